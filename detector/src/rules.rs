@@ -1,0 +1,251 @@
+//! Evaluating an agent's screen rules on one screen.
+//!
+//! A [`ScreenView`] is the plain text the rules may look at: the visible rows,
+//! the title, the progress state and whether the alternate screen is on. It
+//! never holds scrollback, so no rule can match a stale dialog in history.
+
+use serde::Serialize;
+
+use crate::manifest::{Manifest, Region, RegionSource, Rule, RuleState};
+use crate::state::Reason;
+
+/// The parts of a pane a rule may look at.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScreenView {
+    /// Visible rows, top to bottom, right-trimmed.
+    pub rows: Vec<String>,
+    /// The OSC title.
+    pub title: String,
+    /// The OSC 9;4 progress word, empty when never sent.
+    pub progress: String,
+    /// Alternate screen on.
+    pub alternate: bool,
+    /// Cursor `(row, col)`.
+    pub cursor: (u16, u16),
+}
+
+impl ScreenView {
+    /// A view of plain text (as in `tend explain --file`).
+    pub fn from_text(text: &str) -> Self {
+        ScreenView {
+            rows: text.lines().map(|l| l.trim_end().to_owned()).collect(),
+            ..ScreenView::default()
+        }
+    }
+
+    fn last_nonblank(&self) -> usize {
+        self.rows
+            .iter()
+            .rposition(|r| !r.trim().is_empty())
+            .map_or(0, |i| i + 1)
+    }
+
+    /// Indexes of horizontal-rule rows, bottom-most first (at most two).
+    fn rule_rows(&self, manifest: &Manifest) -> (Option<usize>, Option<usize>) {
+        let mut found = self
+            .rows
+            .iter()
+            .enumerate()
+            .rev()
+            .filter(|(_, r)| manifest.screen.horizontal_rule.is_match(r))
+            .map(|(i, _)| i);
+        (found.next(), found.next())
+    }
+
+    /// The rows of `region`.
+    pub fn region<'a>(&'a self, manifest: &Manifest, region: Region) -> Vec<&'a str> {
+        let nonblank = |rows: &'a [String], n: u16| -> Vec<&'a str> {
+            let mut out: Vec<&str> = rows
+                .iter()
+                .rev()
+                .filter(|r| !r.trim().is_empty())
+                .take(usize::from(n))
+                .map(String::as_str)
+                .collect();
+            out.reverse();
+            out
+        };
+        match region {
+            Region::BottomLines(n) => {
+                // Blank rows below the last drawn row are not part of the UI
+                // (an inline agent's screen is not yet full).
+                let end = self.last_nonblank();
+                let start = end.saturating_sub(usize::from(n));
+                self.rows[start..end].iter().map(String::as_str).collect()
+            }
+            Region::BottomNonEmpty(n) => nonblank(&self.rows, n),
+            Region::PromptBox => match self.rule_rows(manifest) {
+                (Some(last), Some(prev)) => self.rows[prev + 1..last].iter().map(String::as_str).collect(),
+                (Some(last), None) => self.rows[last + 1..].iter().map(String::as_str).collect(),
+                _ => Vec::new(),
+            },
+            Region::AbovePromptBox(n) => match self.rule_rows(manifest) {
+                (Some(_), Some(top)) | (Some(top), None) => nonblank(&self.rows[..top], n),
+                _ => Vec::new(),
+            },
+            Region::AfterLastRule => match self.rule_rows(manifest) {
+                (Some(last), _) => self.rows[last + 1..].iter().map(String::as_str).collect(),
+                _ => Vec::new(),
+            },
+            Region::Title => vec![self.title.as_str()],
+            Region::Progress => vec![self.progress.as_str()],
+            Region::Visible => self.rows.iter().map(String::as_str).collect(),
+            Region::CursorLine => self
+                .rows
+                .get(usize::from(self.cursor.0))
+                .map(|r| vec![r.as_str()])
+                .unwrap_or_default(),
+            Region::AboveCursor(n) => {
+                let end = usize::from(self.cursor.0).min(self.rows.len());
+                nonblank(&self.rows[..end], n)
+            }
+        }
+    }
+}
+
+/// The verdict of one rule on one screen.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    /// Rule id.
+    pub rule: String,
+    /// Rule priority.
+    pub priority: i32,
+    /// The state it would give.
+    pub state: RuleState,
+    /// The reason it would give.
+    pub reason: Option<Reason>,
+    /// Did it match.
+    pub matched: bool,
+    /// Why it was not evaluated (e.g. wrong screen), if so.
+    pub skipped: Option<String>,
+    /// Region it looked at.
+    pub region: String,
+}
+
+/// The strongest screen evidence: the highest-priority matching rule.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Evidence {
+    /// Rule id.
+    pub rule: String,
+    /// The state it gives.
+    pub state: RuleState,
+    /// The reason, for waiting.
+    pub reason: Option<Reason>,
+    /// Its confidence.
+    pub confidence: f32,
+}
+
+struct Source<'a> {
+    view: &'a ScreenView,
+    manifest: &'a Manifest,
+}
+
+impl RegionSource for Source<'_> {
+    fn rows_of(&self, region: Region) -> Vec<&str> {
+        self.view.region(self.manifest, region)
+    }
+}
+
+fn rule_matches(view: &ScreenView, manifest: &Manifest, rule: &Rule) -> Result<bool, String> {
+    if let Some(want) = rule.alt_screen {
+        if want != view.alternate {
+            return Err(format!(
+                "applies only {} the alternate screen",
+                if want { "on" } else { "off" }
+            ));
+        }
+    }
+    let rows = view.region(manifest, rule.region);
+    let joined = rows.join("\n");
+    Ok(rule.matcher.matches(&Source { view, manifest }, &rows, &joined))
+}
+
+/// The first (highest-priority) matching rule, without evaluating the rest.
+pub fn evaluate(view: &ScreenView, manifest: &Manifest) -> Option<Evidence> {
+    manifest
+        .rules
+        .iter()
+        .find(|r| rule_matches(view, manifest, r).unwrap_or(false))
+        .map(|r| Evidence {
+            rule: r.id.clone(),
+            state: r.state,
+            reason: r.reason,
+            confidence: r.confidence,
+        })
+}
+
+/// Every rule's verdict, in priority order (for `tend explain`).
+pub fn verdicts(view: &ScreenView, manifest: &Manifest) -> Vec<Verdict> {
+    manifest
+        .rules
+        .iter()
+        .map(|r| {
+            let (matched, skipped) = match rule_matches(view, manifest, r) {
+                Ok(m) => (m, None),
+                Err(why) => (false, Some(why)),
+            };
+            Verdict {
+                rule: r.id.clone(),
+                priority: r.priority,
+                state: r.state,
+                reason: r.reason,
+                matched,
+                skipped,
+                region: r.region.to_string(),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest() -> Manifest {
+        Manifest::parse(
+            "t.toml",
+            r#"
+id = "t"
+name = "T"
+[[rule]]
+id = "box"
+state = "ready"
+region = "prompt_box"
+cite = "test"
+match = { line_regex = "^❯" }
+[[rule]]
+id = "above"
+state = "working"
+priority = 5
+region = "above_prompt_box:1"
+cite = "test"
+match = { contains = "esc to interrupt" }
+"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn regions() {
+        let m = manifest();
+        let view = ScreenView::from_text("old stuff\nesc to interrupt\n\n──────────\n❯ hi\n──────────\n  footer\n\n");
+        assert_eq!(view.region(&m, Region::PromptBox), vec!["❯ hi"]);
+        assert_eq!(view.region(&m, Region::AbovePromptBox(1)), vec!["esc to interrupt"]);
+        assert_eq!(view.region(&m, Region::AfterLastRule), vec!["  footer", "", ""]);
+        assert_eq!(view.region(&m, Region::BottomLines(2)), vec!["──────────", "  footer"]);
+        assert_eq!(view.region(&m, Region::BottomNonEmpty(2)), vec!["──────────", "  footer"]);
+        let e = evaluate(&view, &m).unwrap();
+        assert_eq!(e.rule, "t/above");
+        let v = verdicts(&view, &m);
+        assert!(v.iter().all(|v| v.matched));
+    }
+
+    #[test]
+    fn no_rules_no_region() {
+        let m = manifest();
+        let view = ScreenView::from_text("just text\n");
+        assert!(view.region(&m, Region::PromptBox).is_empty());
+        assert!(view.region(&m, Region::AbovePromptBox(3)).is_empty());
+        assert!(evaluate(&view, &m).is_none());
+    }
+}

@@ -1,0 +1,333 @@
+//! The per-pane screen model: a real terminal emulator (`vt100`) plus the
+//! out-of-band signals an agent sends through the same byte stream.
+//!
+//! Why `vt100`: it exposes the hooks the detector needs (window title,
+//! unhandled OSC/CSI, rows scrolled off) without a renderer attached, keeps
+//! cells at 32 bytes and needs no event loop. The comparison with
+//! `alacritty_terminal` is recorded in `docs/decisions/0001-terminal-emulator.md`.
+//!
+//! The emulator keeps **no scrollback**: the detector must never read stale
+//! history (SPEC §4), and a bounded plain-text ring ([`History`]) keeps the
+//! lines that scrolled off for `tend read`, at a fraction of the memory.
+
+use std::collections::VecDeque;
+use std::num::NonZeroU16;
+
+use crate::signals::{self, Signal};
+
+/// Default number of plain-text lines kept after they scroll off the screen.
+pub const DEFAULT_HISTORY_LINES: usize = 2_000;
+
+/// Longest line kept in [`History`], in bytes; longer lines are cut.
+const HISTORY_LINE_MAX: usize = 1_024;
+
+/// Most signals buffered between two drains; older ones are dropped first.
+const MAX_PENDING_SIGNALS: usize = 256;
+
+/// A bounded ring of plain-text lines that scrolled off the main screen.
+#[derive(Debug, Default, Clone)]
+pub struct History {
+    lines: VecDeque<String>,
+    capacity: usize,
+}
+
+impl History {
+    fn new(capacity: usize) -> Self {
+        Self {
+            lines: VecDeque::new(),
+            capacity,
+        }
+    }
+
+    fn push(&mut self, mut line: String) {
+        if self.capacity == 0 {
+            return;
+        }
+        if line.len() > HISTORY_LINE_MAX {
+            let mut cut = HISTORY_LINE_MAX;
+            while !line.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            line.truncate(cut);
+        }
+        line.shrink_to_fit();
+        if self.lines.len() == self.capacity {
+            self.lines.pop_front();
+        }
+        self.lines.push_back(line);
+    }
+
+    /// Lines oldest first.
+    pub fn lines(&self) -> impl Iterator<Item = &str> {
+        self.lines.iter().map(String::as_str)
+    }
+
+    /// Number of lines held.
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// True when nothing has scrolled off yet.
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    /// Approximate heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.lines.iter().map(|l| l.capacity() + 24).sum::<usize>()
+            + self.lines.capacity() * std::mem::size_of::<String>()
+    }
+}
+
+/// Everything the emulator reports through its callbacks.
+#[derive(Debug, Default)]
+struct Capture {
+    title: String,
+    pending: Vec<Signal>,
+    /// DEC private mode 2026 (synchronized output) is on: the app is mid-frame.
+    synchronized: bool,
+    history: History,
+}
+
+impl Capture {
+    fn push(&mut self, signal: Signal) {
+        if self.pending.len() >= MAX_PENDING_SIGNALS {
+            self.pending.remove(0);
+        }
+        self.pending.push(signal);
+    }
+}
+
+impl vt100::Callbacks for Capture {
+    fn set_window_title(&mut self, _: &mut vt100::Screen, title: &[u8]) {
+        let title = String::from_utf8_lossy(title).into_owned();
+        if title != self.title {
+            self.title.clone_from(&title);
+            self.push(Signal::Title(title));
+        }
+    }
+
+    fn audible_bell(&mut self, _: &mut vt100::Screen) {
+        self.push(Signal::Bell);
+    }
+
+    fn unhandled_osc(&mut self, _: &mut vt100::Screen, params: &[&[u8]]) {
+        if let Some(signal) = signals::parse_osc(params) {
+            self.push(signal);
+        }
+    }
+
+    fn unhandled_csi(
+        &mut self,
+        _: &mut vt100::Screen,
+        i1: Option<u8>,
+        _i2: Option<u8>,
+        params: &[&[u16]],
+        c: char,
+    ) {
+        if i1 == Some(b'?') && params.iter().any(|p| p.first() == Some(&2026)) {
+            match c {
+                'h' => self.synchronized = true,
+                'l' => self.synchronized = false,
+                _ => {}
+            }
+        }
+    }
+
+    fn on_scroll(&mut self, contents: vt100::capture::RowContents<'_>, alternate_screen: bool) {
+        // Only the main screen has history worth keeping; an alternate-screen
+        // TUI redraws itself and its scrolled rows are frames, not output.
+        if !alternate_screen && self.history.capacity > 0 {
+            let mut formatted = String::new();
+            let mut state = vt100::capture::BasicFormattedCaptureState::new();
+            if contents.write_formatted_basic(&mut formatted, &mut state).is_ok() {
+                let line: String = vt100::capture::basic_formatted_to_plain(&formatted).collect();
+                self.history.push(line.trim_end().to_owned());
+            }
+        }
+    }
+}
+
+/// A pane's screen: the emulator plus the signals seen in its output.
+pub struct Screen {
+    parser: vt100::Parser<Capture>,
+}
+
+impl std::fmt::Debug for Screen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (rows, cols) = self.size();
+        f.debug_struct("Screen")
+            .field("rows", &rows)
+            .field("cols", &cols)
+            .field("alternate", &self.alternate())
+            .field("title", &self.title())
+            .finish()
+    }
+}
+
+fn nz(v: u16) -> NonZeroU16 {
+    NonZeroU16::new(v).unwrap_or(NonZeroU16::MIN)
+}
+
+impl Screen {
+    /// A blank screen of `rows` × `cols` (zero is taken as one).
+    pub fn new(rows: u16, cols: u16) -> Self {
+        Self::with_history(rows, cols, DEFAULT_HISTORY_LINES)
+    }
+
+    /// A blank screen keeping at most `history` scrolled-off lines.
+    pub fn with_history(rows: u16, cols: u16, history: usize) -> Self {
+        let capture = Capture {
+            history: History::new(history),
+            ..Capture::default()
+        };
+        Self {
+            parser: vt100::Parser::new_with_callbacks(nz(rows), nz(cols), 0, capture),
+        }
+    }
+
+    /// Feeds raw pane output. Any bytes are accepted; nothing here can panic
+    /// on malformed input.
+    pub fn process(&mut self, bytes: &[u8]) {
+        self.parser.process(bytes);
+    }
+
+    /// Resizes the emulator (a pane resize, never activity by itself).
+    pub fn resize(&mut self, rows: u16, cols: u16) {
+        self.parser.set_size(nz(rows), nz(cols));
+    }
+
+    /// `(rows, cols)`.
+    pub fn size(&self) -> (u16, u16) {
+        let (rows, cols) = self.parser.screen().size();
+        (rows.get(), cols.get())
+    }
+
+    /// Whether the alternate screen is active.
+    pub fn alternate(&self) -> bool {
+        self.parser.screen().alternate_screen()
+    }
+
+    /// Cursor `(row, col)`.
+    pub fn cursor(&self) -> (u16, u16) {
+        self.parser.screen().cursor_position()
+    }
+
+    /// The last OSC 0/2 title.
+    pub fn title(&self) -> &str {
+        &self.parser.callbacks().title
+    }
+
+    /// Whether a synchronized update (DEC 2026) is in progress.
+    pub fn synchronized(&self) -> bool {
+        self.parser.callbacks().synchronized
+    }
+
+    /// Takes the signals seen since the last call.
+    pub fn drain_signals(&mut self) -> Vec<Signal> {
+        std::mem::take(&mut self.parser.callbacks_mut().pending)
+    }
+
+    /// The visible rows as plain text, right-trimmed, top to bottom.
+    pub fn rows(&self) -> Vec<String> {
+        let (_, cols) = self.size();
+        self.parser
+            .screen()
+            .rows(0, cols)
+            .map(|r| r.trim_end().to_owned())
+            .collect()
+    }
+
+    /// Plain-text lines that scrolled off the main screen, oldest first.
+    pub fn history(&self) -> &History {
+        &self.parser.callbacks().history
+    }
+
+    /// Approximate bytes held by this screen model (grid cells, history).
+    pub fn memory_bytes(&self) -> usize {
+        let (rows, cols) = self.size();
+        // Main and alternate grid, 32-byte cells (see vt100::Cell).
+        2 * usize::from(rows) * usize::from(cols) * 32
+            + self.history().heap_bytes()
+            + std::mem::size_of::<Self>()
+    }
+
+    /// A cheap fingerprint of the visible text (activity detection).
+    pub fn fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        let (_, cols) = self.size();
+        for row in self.parser.screen().rows(0, cols) {
+            row.hash(&mut h);
+        }
+        h.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_and_title() {
+        let mut s = Screen::new(5, 20);
+        s.process(b"\x1b]0;hello\x07abc\r\ndef");
+        assert_eq!(s.title(), "hello");
+        assert_eq!(&s.rows()[..2], &["abc".to_owned(), "def".to_owned()]);
+        assert_eq!(s.drain_signals(), vec![Signal::Title("hello".into())]);
+        assert!(s.drain_signals().is_empty());
+    }
+
+    #[test]
+    fn alternate_screen_and_history() {
+        let mut s = Screen::new(2, 10);
+        s.process(b"one\r\ntwo\r\nthree");
+        assert_eq!(s.history().lines().collect::<Vec<_>>(), vec!["one"]);
+        s.process(b"\x1b[?1049h");
+        assert!(s.alternate());
+        assert_eq!(s.rows(), vec![String::new(), String::new()]);
+        s.process(b"x\r\ny\r\nz");
+        // Alternate-screen scrolling never reaches history.
+        assert_eq!(s.history().len(), 1);
+        s.process(b"\x1b[?1049l");
+        assert!(!s.alternate());
+        assert_eq!(s.rows(), vec!["two".to_owned(), "three".to_owned()]);
+    }
+
+    #[test]
+    fn synchronized_output_mode() {
+        let mut s = Screen::new(2, 10);
+        s.process(b"\x1b[?2026h");
+        assert!(s.synchronized());
+        s.process(b"\x1b[?2026l");
+        assert!(!s.synchronized());
+    }
+
+    #[test]
+    fn wide_characters_take_two_cells() {
+        let mut s = Screen::new(2, 6);
+        s.process("日本x".as_bytes());
+        assert_eq!(s.cursor(), (0, 5));
+        assert_eq!(s.rows()[0], "日本x");
+    }
+
+    #[test]
+    fn resize_keeps_content() {
+        let mut s = Screen::new(3, 10);
+        s.process(b"abc");
+        s.resize(5, 20);
+        assert_eq!(s.size(), (5, 20));
+        assert_eq!(s.rows()[0], "abc");
+        s.resize(0, 0);
+        assert_eq!(s.size(), (1, 1));
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let mut s = Screen::new(4, 8);
+        s.process(&[0xff, 0xfe, 0x1b, b'[', b'9', b'9', b'9', b'9', b'9', b'9', b'9', b'9', b'H']);
+        s.process(b"\x1b[99999999999;99999999999r\x1b]9;4;99999\x07\x1b]");
+        s.process(&vec![0u8; 10_000]);
+        let _ = s.rows();
+    }
+}

@@ -1,0 +1,108 @@
+//! `tend explain --file SCREEN.txt --agent ID`: every rule's verdict on one
+//! screen.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+use tend_detector::rules::{self, ScreenView};
+
+use crate::error::{read_file, CliError};
+
+/// Arguments of `tend explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// A pane id (`%3`) to explain live (needs the daemon).
+    pub pane: Option<String>,
+    /// A plain-text screen to explain instead of a live pane.
+    #[arg(long, conflicts_with = "pane")]
+    pub file: Option<PathBuf>,
+    /// The agent whose rules to apply (with --file).
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// The window title to assume (with --file).
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Treat the screen as the alternate screen (with --file).
+    #[arg(long)]
+    pub alternate: bool,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs the command.
+pub fn run(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let Some(file) = &args.file else {
+        return Err(CliError::new(
+            "no_daemon",
+            "explaining a live pane needs the tend daemon (tend start); to explain a saved screen use --file SCREEN.txt --agent ID",
+        ));
+    };
+    let (registry, errors) = crate::manifests::load();
+    for e in &errors {
+        eprintln!("tend: warning: manifest not used: {e}");
+    }
+    let agent = args.agent.as_deref().ok_or_else(|| {
+        CliError::new(
+            "missing_agent",
+            format!("--file needs --agent ID, one of: {}", registry.ids().join(", ")),
+        )
+    })?;
+    let manifest = registry.get(agent).ok_or_else(|| {
+        CliError::new(
+            "unknown_agent",
+            format!("no manifest for agent `{agent}`; known agents: {}", registry.ids().join(", ")),
+        )
+    })?;
+    let text = read_file(file)?;
+    let mut view = ScreenView::from_text(&text);
+    view.title = args.title.clone().unwrap_or_default();
+    view.alternate = args.alternate;
+    // A saved screen has no cursor: take the last non-blank row.
+    let last = view.rows.iter().rposition(|r| !r.trim().is_empty()).unwrap_or(0);
+    view.cursor = (u16::try_from(last).unwrap_or(u16::MAX), 0);
+    let verdicts = rules::verdicts(&view, manifest);
+    let winner = rules::evaluate(&view, manifest);
+    let io = |e: std::io::Error| CliError::new("io", format!("cannot write output: {e}"));
+    if args.json {
+        let v = serde_json::json!({
+            "agent": manifest.id,
+            "manifest": manifest.source,
+            "verified": manifest.verified,
+            "evidence": winner,
+            "verdicts": verdicts,
+        });
+        writeln!(out, "{v}").map_err(io)?;
+        return Ok(());
+    }
+    writeln!(out, "agent     {} ({}; {})", manifest.id, manifest.source, if manifest.verified { "verified on recordings" } else { "unverified" }).map_err(io)?;
+    match &winner {
+        Some(e) => {
+            let state = match e.reason {
+                Some(r) => format!("{:?}/{}", e.state, r).to_lowercase(),
+                None => format!("{:?}", e.state).to_lowercase(),
+            };
+            writeln!(out, "evidence  {state} by rule {} (confidence {:.2})", e.rule, e.confidence).map_err(io)?
+        }
+        None => writeln!(
+            out,
+            "evidence  none: no rule matched. tend never reads that as idle; a live pane would stay in its state, or go working/waiting on activity and silence"
+        )
+        .map_err(io)?,
+    }
+    writeln!(out, "rules (highest priority first):").map_err(io)?;
+    for v in &verdicts {
+        let mark = if v.matched { "MATCH" } else if v.skipped.is_some() { "skip " } else { "  -  " };
+        let state = match v.reason {
+            Some(r) => format!("{:?}/{}", v.state, r).to_lowercase(),
+            None => format!("{:?}", v.state).to_lowercase(),
+        };
+        write!(out, "  {mark} {:>4}  {:<32} {:<18} in {}", v.priority, v.rule, state, v.region).map_err(io)?;
+        if let Some(why) = &v.skipped {
+            write!(out, " ({why})").map_err(io)?;
+        }
+        writeln!(out).map_err(io)?;
+    }
+    Ok(())
+}

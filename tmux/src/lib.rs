@@ -1,0 +1,1 @@
+//! tend-tmux: everything that speaks to tmux.
