@@ -33,4 +33,4 @@ say "lint"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 say "tests"
-cargo test --workspace --quiet 2>&1 | tee target/test-output.txt
+cargo test --workspace --quiet 2>&1 

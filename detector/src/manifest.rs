@@ -253,6 +253,9 @@ pub struct IdentityKeys {
 pub struct ScreenHints {
     /// Recognises a horizontal rule line (input-box borders).
     pub horizontal_rule: Regex,
+    /// True when the input box is a single marker line (matched by
+    /// `horizontal_rule`) rather than rows between two rules.
+    pub single_line_box: bool,
 }
 
 /// A loaded, validated agent manifest.
@@ -298,6 +301,8 @@ struct RawManifest {
 #[serde(deny_unknown_fields)]
 struct RawScreen {
     horizontal_rule: Option<String>,
+    #[serde(default)]
+    single_line_box: bool,
 }
 
 #[derive(Deserialize)]
@@ -526,7 +531,10 @@ impl Manifest {
             verified: raw.verified,
             source: file.to_owned(),
             identity: raw.identity,
-            screen: ScreenHints { horizontal_rule },
+            screen: ScreenHints {
+                horizontal_rule,
+                single_line_box: raw.screen.single_line_box,
+            },
             rules,
         })
     }

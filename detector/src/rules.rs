@@ -42,6 +42,13 @@ impl ScreenView {
 
     /// Indexes of horizontal-rule rows, bottom-most first (at most two).
     fn rule_rows(&self, manifest: &Manifest) -> (Option<usize>, Option<usize>) {
+        if manifest.screen.single_line_box {
+            let last = self
+                .rows
+                .iter()
+                .rposition(|r| manifest.screen.horizontal_rule.is_match(r));
+            return (last, None);
+        }
         let mut found = self
             .rows
             .iter()
@@ -75,6 +82,7 @@ impl ScreenView {
             }
             Region::BottomNonEmpty(n) => nonblank(&self.rows, n),
             Region::PromptBox => match self.rule_rows(manifest) {
+                (Some(last), _) if manifest.screen.single_line_box => vec![self.rows[last].as_str()],
                 (Some(last), Some(prev)) => self.rows[prev + 1..last].iter().map(String::as_str).collect(),
                 (Some(last), None) => self.rows[last + 1..].iter().map(String::as_str).collect(),
                 _ => Vec::new(),
@@ -231,7 +239,7 @@ match = { contains = "esc to interrupt" }
         let view = ScreenView::from_text("old stuff\nesc to interrupt\n\n──────────\n❯ hi\n──────────\n  footer\n\n");
         assert_eq!(view.region(&m, Region::PromptBox), vec!["❯ hi"]);
         assert_eq!(view.region(&m, Region::AbovePromptBox(1)), vec!["esc to interrupt"]);
-        assert_eq!(view.region(&m, Region::AfterLastRule), vec!["  footer", "", ""]);
+        assert_eq!(view.region(&m, Region::AfterLastRule), vec!["  footer", ""]);
         assert_eq!(view.region(&m, Region::BottomLines(2)), vec!["──────────", "  footer"]);
         assert_eq!(view.region(&m, Region::BottomNonEmpty(2)), vec!["──────────", "  footer"]);
         let e = evaluate(&view, &m).unwrap();
