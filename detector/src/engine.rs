@@ -110,6 +110,10 @@ pub struct PaneDetector {
     last_eval: Option<Duration>,
     fingerprint: u64,
     last_activity: Option<Duration>,
+    /// The unexplained screen change before the latest one.
+    prev_activity: Option<Duration>,
+    /// The latest screen change no rule explained.
+    unexplained_change: Option<Duration>,
     last_output: Option<Duration>,
     suppress_until: Duration,
     last_typing: Option<Duration>,
@@ -192,6 +196,8 @@ impl PaneDetector {
             last_eval: None,
             fingerprint: 0,
             last_activity: None,
+            prev_activity: None,
+            unexplained_change: None,
             last_output: None,
             suppress_until: Duration::ZERO,
             last_typing: None,
@@ -541,18 +547,31 @@ impl PaneDetector {
             let mut h = std::collections::hash_map::DefaultHasher::new();
             view.rows.hash(&mut h);
             view.title.hash(&mut h);
+            view.cursor.hash(&mut h);
             h.finish()
         };
-        if fp != self.fingerprint {
-            self.fingerprint = fp;
-            if at >= self.suppress_until {
+        let changed = fp != self.fingerprint && at >= self.suppress_until;
+        self.fingerprint = fp;
+        let Some(manifest) = self.manifest.clone() else {
+            if changed {
                 self.last_activity = Some(at);
             }
-        }
-        let Some(manifest) = self.manifest.clone() else {
             return;
         };
         self.evidence = rules::evaluate(&view, &manifest);
+        if changed {
+            self.last_activity = Some(at);
+            // Only changes no rule explains count towards "activity": the
+            // agent redrawing a screen a rule already claims (echo at its
+            // prompt, a spinner) is that rule's business.
+            self.prev_activity = match self.evidence {
+                None => self.unexplained_change.replace(at),
+                Some(_) => {
+                    self.unexplained_change = None;
+                    None
+                }
+            };
+        }
         self.decide(at);
     }
 
@@ -592,8 +611,10 @@ impl PaneDetector {
                 })
             }
             None => {
+                // One repaint is not work (a cursor moved, an Enter echoed):
+                // activity is two screen changes within the window.
                 let active = self
-                    .last_activity
+                    .prev_activity
                     .is_some_and(|a| at.saturating_sub(a) <= self.cfg.activity_window);
                 if active && cur_state != Some(State::Directing) {
                     Some(Candidate {
@@ -625,6 +646,7 @@ impl PaneDetector {
         let cur = self.machine.current().clone();
         // A lock that expired may let the last evidence through now.
         if self.machine.lock_until().is_some_and(|d| at >= d) {
+            self.machine.expire_lock(at);
             self.decide(at);
         }
         match cur.state {

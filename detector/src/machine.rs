@@ -117,6 +117,13 @@ impl Machine {
         self.lock_until
     }
 
+    /// Forgets a strong lock that has run out by `at`.
+    pub fn expire_lock(&mut self, at: Duration) {
+        if self.lock_until.is_some_and(|until| at >= until) {
+            self.lock_until = None;
+        }
+    }
+
     /// Maps the "agent's prompt is up" evidence to idle or completed.
     pub fn ready_state(&self) -> State {
         if self.had_turn {
