@@ -82,7 +82,10 @@ impl Cast {
     /// Parses asciicast v2 text. Unknown event codes are skipped (the format
     /// allows them); malformed lines are errors naming the line.
     pub fn parse(text: &str) -> Result<Cast, CastError> {
-        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty());
         let (_, first) = lines.next().ok_or(CastError {
             line: 1,
             problem: "empty file: an asciicast v2 recording starts with a JSON header line".into(),
@@ -94,13 +97,19 @@ impl Cast {
         if header.version != 2 {
             return Err(CastError {
                 line: 1,
-                problem: format!("asciicast version {} is not supported (only 2)", header.version),
+                problem: format!(
+                    "asciicast version {} is not supported (only 2)",
+                    header.version
+                ),
             });
         }
         let mut events = Vec::new();
         let mut last = Duration::ZERO;
         for (i, line) in lines {
-            let err = |problem: String| CastError { line: i + 1, problem };
+            let err = |problem: String| CastError {
+                line: i + 1,
+                problem,
+            };
             let (t, code, data): (f64, String, String) = serde_json::from_str(line)
                 .map_err(|e| err(format!("not an event `[time, code, data]`: {e}")))?;
             if !t.is_finite() || t < 0.0 {
@@ -163,12 +172,14 @@ mod tests {
     #[test]
     fn errors_name_the_line() {
         assert_eq!(Cast::parse("").unwrap_err().line, 1);
-        let e = Cast::parse("{\"version\": 2, \"width\": 8, \"height\": 2}\n[1, \"o\"]\n").unwrap_err();
+        let e =
+            Cast::parse("{\"version\": 2, \"width\": 8, \"height\": 2}\n[1, \"o\"]\n").unwrap_err();
         assert_eq!(e.line, 2);
         assert!(e.to_string().starts_with("line 2: not an event"));
         let e = Cast::parse("{\"version\": 1, \"width\": 8, \"height\": 2}").unwrap_err();
         assert!(e.problem.contains("version 1"));
-        let e = Cast::parse("{\"version\": 2, \"width\": 8, \"height\": 2}\n[1, \"r\", \"big\"]").unwrap_err();
+        let e = Cast::parse("{\"version\": 2, \"width\": 8, \"height\": 2}\n[1, \"r\", \"big\"]")
+            .unwrap_err();
         assert!(e.problem.contains("COLSxROWS"));
     }
 }

@@ -100,7 +100,9 @@ impl DetectorConfig {
             ));
         }
         if self.settle.is_zero() {
-            return Err("settle = 0s: a pause mid-thought would read as waiting; use at least 1s".into());
+            return Err(
+                "settle = 0s: a pause mid-thought would read as waiting; use at least 1s".into(),
+            );
         }
         Ok(())
     }

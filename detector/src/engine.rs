@@ -283,6 +283,14 @@ impl PaneDetector {
         self.dirty = true;
     }
 
+    /// Rebuilds the screen from a capture (`capture-pane` after a gap, or
+    /// the first sight of a pane). The redraw is not activity.
+    pub fn seed(&mut self, now: Duration, bytes: &[u8]) {
+        self.catch_up(now, false);
+        self.suppress_until = self.suppress_until.max(now + self.cfg.echo_window);
+        self.feed(now, bytes);
+    }
+
     /// The user typed `bytes` into the pane at `now`.
     pub fn input(&mut self, now: Duration, bytes: &[u8]) {
         self.catch_up(now, false);
@@ -470,7 +478,10 @@ impl PaneDetector {
         ScreenView {
             rows: self.screen.rows(),
             title: self.screen.title().to_owned(),
-            progress: self.progress.map(|p| p.word().to_owned()).unwrap_or_default(),
+            progress: self
+                .progress
+                .map(|p| p.word().to_owned())
+                .unwrap_or_default(),
             alternate: self.screen.alternate(),
             cursor: self.screen.cursor(),
         }
@@ -501,7 +512,11 @@ impl PaneDetector {
         if self.cpu_busy || self.cpu_hold_since.is_some() {
             // Held by CPU; the hold itself expires.
             let since = self.cpu_hold_since.unwrap_or(base);
-            return Some(if self.cpu_busy { since + self.cfg.cpu_backstop_max } else { base });
+            return Some(if self.cpu_busy {
+                since + self.cfg.cpu_backstop_max
+            } else {
+                base
+            });
         }
         Some(base)
     }
@@ -519,13 +534,25 @@ impl PaneDetector {
             if d > now || (!inclusive && d == now) {
                 break;
             }
-            let before = (self.dirty, self.last_eval, self.machine.current().seq, self.quiet, self.cpu_hold_since);
+            let before = (
+                self.dirty,
+                self.last_eval,
+                self.machine.current().seq,
+                self.quiet,
+                self.cpu_hold_since,
+            );
             self.clock = self.clock.max(d);
             if self.dirty && d >= self.eval_deadline() {
                 self.evaluate(d);
             }
             self.run_timers(d);
-            let after = (self.dirty, self.last_eval, self.machine.current().seq, self.quiet, self.cpu_hold_since);
+            let after = (
+                self.dirty,
+                self.last_eval,
+                self.machine.current().seq,
+                self.quiet,
+                self.cpu_hold_since,
+            );
             if before == after {
                 // Nothing was due after all (e.g. a lock that already
                 // expired): step past it.

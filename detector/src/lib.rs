@@ -20,6 +20,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod attention;
 pub mod cast;
 pub mod config;
 pub mod engine;

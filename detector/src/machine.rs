@@ -218,8 +218,13 @@ mod tests {
         assert!(m.propose(ms(4000), c(State::Completed, 0.9)));
         assert!(m.propose(ms(5000), c(State::Exited, 1.0)));
         assert!(!m.propose(ms(6000), c(State::Working, 1.0)));
-        let all: Vec<_> = std::iter::from_fn(|| m.poll_transition()).map(|t| t.to).collect();
-        assert_eq!(all, vec![State::Idle, State::Working, State::Completed, State::Exited]);
+        let all: Vec<_> = std::iter::from_fn(|| m.poll_transition())
+            .map(|t| t.to)
+            .collect();
+        assert_eq!(
+            all,
+            vec![State::Idle, State::Working, State::Completed, State::Exited]
+        );
         assert_eq!(m.current().seq, 4);
     }
 

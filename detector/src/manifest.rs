@@ -129,10 +129,13 @@ impl Region {
             None => (s.trim(), None),
         };
         let count = |arg: Option<&str>| -> Result<u16, String> {
-            let a = arg.ok_or_else(|| format!("region `{name}` needs a line count, e.g. `{name}:12`"))?;
+            let a =
+                arg.ok_or_else(|| format!("region `{name}` needs a line count, e.g. `{name}:12`"))?;
             match a.parse::<u16>() {
                 Ok(n) if (1..=500).contains(&n) => Ok(n),
-                _ => Err(format!("region `{s}`: line count must be a whole number from 1 to 500")),
+                _ => Err(format!(
+                    "region `{s}`: line count must be a whole number from 1 to 500"
+                )),
             }
         };
         let none = |r: Region| -> Result<Region, String> {
@@ -356,7 +359,10 @@ fn compile_matcher(raw: &RawMatcher, depth: usize) -> Result<Matcher, String> {
             any: raw.any.as_ref().map(|v| v.iter().map(clone_raw).collect()),
             not: raw.not.as_ref().map(|b| Box::new(clone_raw(b))),
         };
-        return Ok(Matcher::In(region, Box::new(compile_matcher(&inner, depth + 1)?)));
+        return Ok(Matcher::In(
+            region,
+            Box::new(compile_matcher(&inner, depth + 1)?),
+        ));
     }
     let set = [
         raw.contains.is_some(),
@@ -378,7 +384,10 @@ fn compile_matcher(raw: &RawMatcher, depth: usize) -> Result<Matcher, String> {
         if items.is_empty() {
             return Err(format!("`{name}` needs at least one matcher"));
         }
-        items.iter().map(|m| compile_matcher(m, depth + 1)).collect()
+        items
+            .iter()
+            .map(|m| compile_matcher(m, depth + 1))
+            .collect()
     };
     if let Some(s) = &raw.contains {
         if s.is_empty() {
@@ -419,9 +428,9 @@ fn clone_raw(r: &RawMatcher) -> RawMatcher {
 fn valid_id(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= 64
-        && id
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_' || c == '.')
+        && id.chars().all(|c| {
+            c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_' || c == '.'
+        })
 }
 
 impl Manifest {
@@ -463,18 +472,19 @@ impl Manifest {
             if !seen.insert(rid.to_owned()) {
                 return Err(err(Some(rid), "duplicate rule id".into()));
             }
-            let state = match r.state.as_str() {
-                "working" => RuleState::Working,
-                "waiting" => RuleState::Waiting,
-                "ready" => RuleState::Ready,
-                "exited" => RuleState::Exited,
-                other => {
-                    return Err(err(
+            let state =
+                match r.state.as_str() {
+                    "working" => RuleState::Working,
+                    "waiting" => RuleState::Waiting,
+                    "ready" => RuleState::Ready,
+                    "exited" => RuleState::Exited,
+                    other => return Err(err(
                         Some(rid),
-                        format!("unknown state `{other}` (expected working, waiting, ready or exited)"),
-                    ))
-                }
-            };
+                        format!(
+                            "unknown state `{other}` (expected working, waiting, ready or exited)"
+                        ),
+                    )),
+                };
             let reason = match (&r.reason, state) {
                 (None, RuleState::Waiting) => {
                     return Err(err(
@@ -495,19 +505,22 @@ impl Manifest {
             };
             let confidence = r.confidence.unwrap_or(0.9);
             if !(0.0..=1.0).contains(&confidence) {
-                return Err(err(Some(rid), format!("confidence {confidence} is not between 0 and 1")));
+                return Err(err(
+                    Some(rid),
+                    format!("confidence {confidence} is not between 0 and 1"),
+                ));
             }
             let region = Region::parse(&r.region).map_err(|p| err(Some(rid), p))?;
             let matcher = compile_matcher(&r.matcher, 0).map_err(|p| err(Some(rid), p))?;
-            let cite = match &r.cite {
-                Some(c) if !c.trim().is_empty() => c.clone(),
-                _ => {
-                    return Err(err(
+            let cite =
+                match &r.cite {
+                    Some(c) if !c.trim().is_empty() => c.clone(),
+                    _ => return Err(err(
                         Some(rid),
-                        "`cite` is required: name the recording or source that motivates the rule".into(),
-                    ))
-                }
-            };
+                        "`cite` is required: name the recording or source that motivates the rule"
+                            .into(),
+                    )),
+                };
             rules.push(Rule {
                 id: format!("{}/{}", raw.id, rid),
                 state,
@@ -630,7 +643,10 @@ match = { contains = "esc to interrupt" }
     fn bundled_manifests_all_load() {
         let (reg, errors) = Registry::load(&[]);
         assert!(errors.is_empty(), "{errors:?}");
-        for id in ["claude", "codex", "gemini", "aider", "opencode", "copilot", "cursor", "amp", "goose", "crush", "qwen", "kimi", "droid", "kiro", "cline"] {
+        for id in [
+            "claude", "codex", "gemini", "aider", "opencode", "copilot", "cursor", "amp", "goose",
+            "crush", "qwen", "kimi", "droid", "kiro", "cline",
+        ] {
             assert!(reg.get(id).is_some(), "missing bundled manifest {id}");
         }
     }
@@ -669,15 +685,22 @@ match = { contains = "esc to interrupt" }
         );
         let dup = format!("{GOOD}\n[[rule]]\nid = \"spin\"\nstate = \"ready\"\nregion = \"title\"\ncite = \"x\"\nmatch = {{ contains = \"y\" }}\n");
         assert_eq!(parse_err(&dup), "demo.toml: rule `spin`: duplicate rule id");
-        assert!(parse_err(&GOOD.replace("priority", "prio").replace("region =", "colour = 1\nregion ="))
-            .starts_with("demo.toml: not a valid manifest: "));
+        assert!(parse_err(
+            &GOOD
+                .replace("priority", "prio")
+                .replace("region =", "colour = 1\nregion =")
+        )
+        .starts_with("demo.toml: not a valid manifest: "));
         assert!(parse_err("id = ").starts_with("demo.toml: not a valid manifest: "));
     }
 
     #[test]
     fn user_file_overrides_and_bad_file_is_reported() {
         let user = vec![
-            ("/u/claude.toml".to_owned(), GOOD.replace("\"demo\"", "\"claude\"")),
+            (
+                "/u/claude.toml".to_owned(),
+                GOOD.replace("\"demo\"", "\"claude\""),
+            ),
             ("/u/broken.toml".to_owned(), "id = 3".to_owned()),
         ];
         let (reg, errors) = Registry::load(&user);

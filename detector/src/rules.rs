@@ -82,8 +82,13 @@ impl ScreenView {
             }
             Region::BottomNonEmpty(n) => nonblank(&self.rows, n),
             Region::PromptBox => match self.rule_rows(manifest) {
-                (Some(last), _) if manifest.screen.single_line_box => vec![self.rows[last].as_str()],
-                (Some(last), Some(prev)) => self.rows[prev + 1..last].iter().map(String::as_str).collect(),
+                (Some(last), _) if manifest.screen.single_line_box => {
+                    vec![self.rows[last].as_str()]
+                }
+                (Some(last), Some(prev)) => self.rows[prev + 1..last]
+                    .iter()
+                    .map(String::as_str)
+                    .collect(),
                 (Some(last), None) => self.rows[last + 1..].iter().map(String::as_str).collect(),
                 _ => Vec::new(),
             },
@@ -165,7 +170,9 @@ fn rule_matches(view: &ScreenView, manifest: &Manifest, rule: &Rule) -> Result<b
     }
     let rows = view.region(manifest, rule.region);
     let joined = rows.join("\n");
-    Ok(rule.matcher.matches(&Source { view, manifest }, &rows, &joined))
+    Ok(rule
+        .matcher
+        .matches(&Source { view, manifest }, &rows, &joined))
 }
 
 /// The first (highest-priority) matching rule, without evaluating the rest.
@@ -236,12 +243,23 @@ match = { contains = "esc to interrupt" }
     #[test]
     fn regions() {
         let m = manifest();
-        let view = ScreenView::from_text("old stuff\nesc to interrupt\n\n──────────\n❯ hi\n──────────\n  footer\n\n");
+        let view = ScreenView::from_text(
+            "old stuff\nesc to interrupt\n\n──────────\n❯ hi\n──────────\n  footer\n\n",
+        );
         assert_eq!(view.region(&m, Region::PromptBox), vec!["❯ hi"]);
-        assert_eq!(view.region(&m, Region::AbovePromptBox(1)), vec!["esc to interrupt"]);
+        assert_eq!(
+            view.region(&m, Region::AbovePromptBox(1)),
+            vec!["esc to interrupt"]
+        );
         assert_eq!(view.region(&m, Region::AfterLastRule), vec!["  footer", ""]);
-        assert_eq!(view.region(&m, Region::BottomLines(2)), vec!["──────────", "  footer"]);
-        assert_eq!(view.region(&m, Region::BottomNonEmpty(2)), vec!["──────────", "  footer"]);
+        assert_eq!(
+            view.region(&m, Region::BottomLines(2)),
+            vec!["──────────", "  footer"]
+        );
+        assert_eq!(
+            view.region(&m, Region::BottomNonEmpty(2)),
+            vec!["──────────", "  footer"]
+        );
         let e = evaluate(&view, &m).unwrap();
         assert_eq!(e.rule, "t/above");
         let v = verdicts(&view, &m);

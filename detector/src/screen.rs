@@ -140,7 +140,10 @@ impl vt100::Callbacks for Capture {
         if !alternate_screen && self.history.capacity > 0 {
             let mut formatted = String::new();
             let mut state = vt100::capture::BasicFormattedCaptureState::new();
-            if contents.write_formatted_basic(&mut formatted, &mut state).is_ok() {
+            if contents
+                .write_formatted_basic(&mut formatted, &mut state)
+                .is_ok()
+            {
                 let line: String = vt100::capture::basic_formatted_to_plain(&formatted).collect();
                 self.history.push(line.trim_end().to_owned());
             }
@@ -325,7 +328,9 @@ mod tests {
     #[test]
     fn garbage_never_panics() {
         let mut s = Screen::new(4, 8);
-        s.process(&[0xff, 0xfe, 0x1b, b'[', b'9', b'9', b'9', b'9', b'9', b'9', b'9', b'9', b'H']);
+        s.process(&[
+            0xff, 0xfe, 0x1b, b'[', b'9', b'9', b'9', b'9', b'9', b'9', b'9', b'9', b'H',
+        ]);
         s.process(b"\x1b[99999999999;99999999999r\x1b]9;4;99999\x07\x1b]");
         s.process(&vec![0u8; 10_000]);
         let _ = s.rows();

@@ -71,8 +71,13 @@ fn load(dir: &Path) -> Recording {
         .to_owned();
     let name = format!(
         "{}/{}",
-        dir.parent().and_then(|p| p.file_name()).map(|s| s.to_string_lossy()).unwrap_or_default(),
-        dir.file_name().map(|s| s.to_string_lossy()).unwrap_or_default()
+        dir.parent()
+            .and_then(|p| p.file_name())
+            .map(|s| s.to_string_lossy())
+            .unwrap_or_default(),
+        dir.file_name()
+            .map(|s| s.to_string_lossy())
+            .unwrap_or_default()
     );
     Recording {
         name,
@@ -90,7 +95,10 @@ fn recordings() -> Vec<PathBuf> {
         if !agent.path().is_dir() {
             continue;
         }
-        for case in std::fs::read_dir(agent.path()).expect("agent dir").flatten() {
+        for case in std::fs::read_dir(agent.path())
+            .expect("agent dir")
+            .flatten()
+        {
             if case.path().join("labels.json").is_file() {
                 out.push(case.path());
             }
@@ -141,8 +149,14 @@ fn score(rec: &Recording, ts: &[Transition]) -> Score {
         .unwrap_or_else(|| tl.last().and_then(|b| b["t"].as_f64()).unwrap_or(0.0) + 5.0);
     let unc = |b: &Value| -> (f64, f64) {
         let u = b["unc"].as_array();
-        let lo = u.and_then(|u| u.first()).and_then(Value::as_f64).unwrap_or(0.0);
-        let hi = u.and_then(|u| u.get(1)).and_then(Value::as_f64).unwrap_or(0.0);
+        let lo = u
+            .and_then(|u| u.first())
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0);
+        let hi = u
+            .and_then(|u| u.get(1))
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0);
         (lo, hi)
     };
     let excluded: Vec<(f64, f64)> = tl[1..]
@@ -156,12 +170,19 @@ fn score(rec: &Recording, ts: &[Transition]) -> Score {
     let mut s = Score::default();
     for (i, b) in tl.iter().enumerate() {
         let start = b["t"].as_f64().unwrap_or(0.0);
-        let end = tl.get(i + 1).and_then(|n| n["t"].as_f64()).unwrap_or(duration);
+        let end = tl
+            .get(i + 1)
+            .and_then(|n| n["t"].as_f64())
+            .unwrap_or(duration);
         let Some(label) = b["state"].as_str().and_then(State::parse) else {
             continue;
         };
         let reason = b["reason"].as_str().and_then(Reason::parse);
-        let need = label == State::Waiting && matches!(reason, Some(Reason::Approval | Reason::Question | Reason::Error));
+        let need = label == State::Waiting
+            && matches!(
+                reason,
+                Some(Reason::Approval | Reason::Question | Reason::Error)
+            );
         let mut hit = false;
         let mut x = start;
         while x < end {
@@ -182,7 +203,8 @@ fn score(rec: &Recording, ts: &[Transition]) -> Score {
                         pr.map(|r| format!("/{r}")).unwrap_or_default()
                     ));
                 }
-                if label == State::Working && matches!(ps, Some(State::Waiting | State::Completed)) {
+                if label == State::Working && matches!(ps, Some(State::Waiting | State::Completed))
+                {
                     s.false_demand += 1;
                 }
             }
@@ -199,7 +221,11 @@ fn score(rec: &Recording, ts: &[Transition]) -> Score {
 #[test]
 fn corpus_agreement_with_labels() {
     let dirs = recordings();
-    assert!(dirs.len() >= 28, "expected the whole corpus, found {} recordings", dirs.len());
+    assert!(
+        dirs.len() >= 28,
+        "expected the whole corpus, found {} recordings",
+        dirs.len()
+    );
     let (mut n, mut exact) = (0, 0);
     let mut failures = Vec::new();
     let mut table = String::new();
@@ -224,10 +250,16 @@ fn corpus_agreement_with_labels() {
             failures.push(format!("{}: {:.1} % < 90 %", rec.name, share * 100.0));
         }
         if s.caught < s.need {
-            failures.push(format!("{}: a labelled approval/question/error segment was never detected", rec.name));
+            failures.push(format!(
+                "{}: a labelled approval/question/error segment was never detected",
+                rec.name
+            ));
         }
         if s.false_demand > 0 {
-            failures.push(format!("{}: {} samples waiting/completed while working", rec.name, s.false_demand));
+            failures.push(format!(
+                "{}: {} samples waiting/completed while working",
+                rec.name, s.false_demand
+            ));
         }
     }
     let pooled = exact as f64 / n.max(1) as f64;
@@ -247,13 +279,22 @@ fn split(cast: &Cast, cuts: &[f64]) -> Cast {
                 let f = cuts[i % cuts.len()];
                 let at = ((b.len() as f64) * f) as usize;
                 let at = at.clamp(1, b.len() - 1);
-                events.push(Event { at: ev.at, kind: EventKind::Output(b[..at].to_vec()) });
-                events.push(Event { at: ev.at, kind: EventKind::Output(b[at..].to_vec()) });
+                events.push(Event {
+                    at: ev.at,
+                    kind: EventKind::Output(b[..at].to_vec()),
+                });
+                events.push(Event {
+                    at: ev.at,
+                    kind: EventKind::Output(b[at..].to_vec()),
+                });
             }
             _ => events.push(ev.clone()),
         }
     }
-    Cast { header: cast.header.clone(), events }
+    Cast {
+        header: cast.header.clone(),
+        events,
+    }
 }
 
 proptest! {
