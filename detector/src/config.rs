@@ -126,7 +126,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "d" => n * 86400.0,
         u => return Err(format!("`{s}`: unknown unit `{u}` (use ms, s, m, h or d)")),
     };
-    if !secs.is_finite() || secs < 0.0 || secs > 10.0 * 365.0 * 86400.0 {
+    if !(0.0..=10.0 * 365.0 * 86400.0).contains(&secs) {
         return Err(format!("`{s}` is out of range"));
     }
     Ok(Duration::from_secs_f64(secs))

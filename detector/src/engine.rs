@@ -702,9 +702,9 @@ impl PaneDetector {
                     );
                 }
             }
-            Some(State::Directing) => {
-                if !self.directing_live(at) {
-                    // Released: back to what the screen shows.
+            Some(State::Directing) if !self.directing_live(at) => {
+                // Released: back to what the screen shows.
+                {
                     let state = self.machine.ready_state();
                     let rule = self
                         .evidence
@@ -722,21 +722,20 @@ impl PaneDetector {
                     );
                 }
             }
-            Some(State::Waiting) => {
+            Some(State::Waiting)
                 if self.live_child == Some(false)
-                    && at.saturating_sub(self.silence_anchor()) >= self.cfg.watchdog
-                {
-                    self.propose(
-                        at,
-                        Candidate {
-                            state: State::Idle,
-                            reason: None,
-                            rule: "builtin/watchdog".into(),
-                            confidence: 0.5,
-                            trigger: Trigger::Watchdog,
-                        },
-                    );
-                }
+                    && at.saturating_sub(self.silence_anchor()) >= self.cfg.watchdog =>
+            {
+                self.propose(
+                    at,
+                    Candidate {
+                        state: State::Idle,
+                        reason: None,
+                        rule: "builtin/watchdog".into(),
+                        confidence: 0.5,
+                        trigger: Trigger::Watchdog,
+                    },
+                );
             }
             _ => {}
         }

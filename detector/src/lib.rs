@@ -27,11 +27,14 @@ pub mod engine;
 pub mod identity;
 pub mod machine;
 pub mod manifest;
+pub mod park;
 pub mod replay;
+pub mod report;
 pub mod rules;
 pub mod screen;
 pub mod signals;
 pub mod state;
+pub mod stopflag;
 
 pub use config::DetectorConfig;
 pub use engine::{PaneDetector, ProcessObservation, Status};

@@ -9,7 +9,7 @@
 //! | (none) | anything |
 //! | idle | working, waiting, directing, exited |
 //! | working | waiting, completed, exited (idle only before the first turn) |
-//! | waiting | working, completed, waiting (other reason), exited, idle (watchdog) |
+//! | waiting | working, completed, waiting (other reason), exited, idle (watchdog, or before the first turn) |
 //! | completed | working, waiting, directing, exited |
 //! | directing | working, waiting, idle/completed (released), exited |
 //! | exited | nothing: a new run starts a new machine |
@@ -75,7 +75,9 @@ fn allowed(from: Option<State>, to: State, had_turn: bool, trigger: Trigger) -> 
         (Working, Waiting | Completed) => true,
         (Working, Idle) => !had_turn,
         (Waiting, Working | Completed | Waiting) => true,
-        (Waiting, Idle) => trigger == Trigger::Watchdog,
+        // Before the first turn a wait (a start-up dialog, or silence on a
+        // screen no rule knows) ends at the prompt as idle.
+        (Waiting, Idle) => trigger == Trigger::Watchdog || !had_turn,
         (Completed, Working | Waiting | Directing) => true,
         (Directing, Working | Waiting | Idle | Completed) => true,
         _ => false,
@@ -255,6 +257,15 @@ mod tests {
         let mut wd = c(State::Idle, 0.5);
         wd.trigger = Trigger::Watchdog;
         assert!(m.propose(ms(4000), wd));
+    }
+
+    #[test]
+    fn a_start_up_wait_ends_idle() {
+        let mut m = Machine::new(&DetectorConfig::default());
+        let mut w = c(State::Waiting, 0.9);
+        w.reason = Some(Reason::Approval);
+        assert!(m.propose(ms(0), w));
+        assert!(m.propose(ms(1000), c(State::Idle, 0.9)));
     }
 
     #[test]

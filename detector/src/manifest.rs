@@ -472,19 +472,20 @@ impl Manifest {
             if !seen.insert(rid.to_owned()) {
                 return Err(err(Some(rid), "duplicate rule id".into()));
             }
-            let state =
-                match r.state.as_str() {
-                    "working" => RuleState::Working,
-                    "waiting" => RuleState::Waiting,
-                    "ready" => RuleState::Ready,
-                    "exited" => RuleState::Exited,
-                    other => return Err(err(
+            let state = match r.state.as_str() {
+                "working" => RuleState::Working,
+                "waiting" => RuleState::Waiting,
+                "ready" => RuleState::Ready,
+                "exited" => RuleState::Exited,
+                other => {
+                    return Err(err(
                         Some(rid),
                         format!(
                             "unknown state `{other}` (expected working, waiting, ready or exited)"
                         ),
-                    )),
-                };
+                    ))
+                }
+            };
             let reason = match (&r.reason, state) {
                 (None, RuleState::Waiting) => {
                     return Err(err(
@@ -535,7 +536,7 @@ impl Manifest {
             });
         }
         // Stable: equal priorities keep file order.
-        rules.sort_by(|a, b| b.priority.cmp(&a.priority));
+        rules.sort_by_key(|r| std::cmp::Reverse(r.priority));
         let short_name = raw.short_name.unwrap_or_else(|| raw.name.clone());
         Ok(Manifest {
             id: raw.id,

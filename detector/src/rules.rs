@@ -61,6 +61,11 @@ impl ScreenView {
 
     /// The rows of `region`.
     pub fn region<'a>(&'a self, manifest: &Manifest, region: Region) -> Vec<&'a str> {
+        self.region_in(&Layout::of(self, manifest), region)
+    }
+
+    /// The rows of `region`, with the input-box rules already located.
+    fn region_in<'a>(&'a self, layout: &Layout, region: Region) -> Vec<&'a str> {
         let nonblank = |rows: &'a [String], n: u16| -> Vec<&'a str> {
             let mut out: Vec<&str> = rows
                 .iter()
@@ -81,8 +86,8 @@ impl ScreenView {
                 self.rows[start..end].iter().map(String::as_str).collect()
             }
             Region::BottomNonEmpty(n) => nonblank(&self.rows, n),
-            Region::PromptBox => match self.rule_rows(manifest) {
-                (Some(last), _) if manifest.screen.single_line_box => {
+            Region::PromptBox => match layout.rules {
+                (Some(last), _) if layout.single_line_box => {
                     vec![self.rows[last].as_str()]
                 }
                 (Some(last), Some(prev)) => self.rows[prev + 1..last]
@@ -92,11 +97,11 @@ impl ScreenView {
                 (Some(last), None) => self.rows[last + 1..].iter().map(String::as_str).collect(),
                 _ => Vec::new(),
             },
-            Region::AbovePromptBox(n) => match self.rule_rows(manifest) {
+            Region::AbovePromptBox(n) => match layout.rules {
                 (Some(_), Some(top)) | (Some(top), None) => nonblank(&self.rows[..top], n),
                 _ => Vec::new(),
             },
-            Region::AfterLastRule => match self.rule_rows(manifest) {
+            Region::AfterLastRule => match layout.rules {
                 (Some(last), _) => self.rows[last + 1..].iter().map(String::as_str).collect(),
                 _ => Vec::new(),
             },
@@ -148,18 +153,35 @@ pub struct Evidence {
     pub confidence: f32,
 }
 
+/// Where the input box's rules are on one screen, for one manifest:
+/// located once per evaluation, not once per rule.
+struct Layout {
+    rules: (Option<usize>, Option<usize>),
+    single_line_box: bool,
+}
+
+impl Layout {
+    fn of(view: &ScreenView, manifest: &Manifest) -> Layout {
+        Layout {
+            rules: view.rule_rows(manifest),
+            single_line_box: manifest.screen.single_line_box,
+        }
+    }
+}
+
 struct Source<'a> {
     view: &'a ScreenView,
-    manifest: &'a Manifest,
+    layout: Layout,
 }
 
 impl RegionSource for Source<'_> {
     fn rows_of(&self, region: Region) -> Vec<&str> {
-        self.view.region(self.manifest, region)
+        self.view.region_in(&self.layout, region)
     }
 }
 
-fn rule_matches(view: &ScreenView, manifest: &Manifest, rule: &Rule) -> Result<bool, String> {
+fn rule_matches(src: &Source<'_>, rule: &Rule) -> Result<bool, String> {
+    let view = src.view;
     if let Some(want) = rule.alt_screen {
         if want != view.alternate {
             return Err(format!(
@@ -168,19 +190,21 @@ fn rule_matches(view: &ScreenView, manifest: &Manifest, rule: &Rule) -> Result<b
             ));
         }
     }
-    let rows = view.region(manifest, rule.region);
+    let rows = src.rows_of(rule.region);
     let joined = rows.join("\n");
-    Ok(rule
-        .matcher
-        .matches(&Source { view, manifest }, &rows, &joined))
+    Ok(rule.matcher.matches(src, &rows, &joined))
 }
 
 /// The first (highest-priority) matching rule, without evaluating the rest.
 pub fn evaluate(view: &ScreenView, manifest: &Manifest) -> Option<Evidence> {
+    let src = Source {
+        view,
+        layout: Layout::of(view, manifest),
+    };
     manifest
         .rules
         .iter()
-        .find(|r| rule_matches(view, manifest, r).unwrap_or(false))
+        .find(|r| rule_matches(&src, r).unwrap_or(false))
         .map(|r| Evidence {
             rule: r.id.clone(),
             state: r.state,
@@ -191,11 +215,15 @@ pub fn evaluate(view: &ScreenView, manifest: &Manifest) -> Option<Evidence> {
 
 /// Every rule's verdict, in priority order (for `tend explain`).
 pub fn verdicts(view: &ScreenView, manifest: &Manifest) -> Vec<Verdict> {
+    let src = Source {
+        view,
+        layout: Layout::of(view, manifest),
+    };
     manifest
         .rules
         .iter()
         .map(|r| {
-            let (matched, skipped) = match rule_matches(view, manifest, r) {
+            let (matched, skipped) = match rule_matches(&src, r) {
                 Ok(m) => (m, None),
                 Err(why) => (false, Some(why)),
             };

@@ -191,13 +191,33 @@ impl Screen {
 
     /// Feeds raw pane output. Any bytes are accepted; nothing here can panic
     /// on malformed input.
+    ///
+    /// `vt100` 0.18.1 itself can panic on some wide-character edge cases (a
+    /// VS16 emoji such as `⚠️` widened in the last column of the bottom row,
+    /// then overwritten; `tests/bad_input.rs`). Should it, the screen starts
+    /// over blank at the same size — title, history and pending signals kept
+    /// — and the program's next redraw fills it again.
     pub fn process(&mut self, bytes: &[u8]) {
-        self.parser.process(bytes);
+        let parser = &mut self.parser;
+        let run = std::panic::AssertUnwindSafe(|| parser.process(bytes));
+        if std::panic::catch_unwind(run).is_err() {
+            let (rows, cols) = self.parser.screen().size();
+            let capture = std::mem::take(self.parser.callbacks_mut());
+            self.parser = vt100::Parser::new_with_callbacks(rows, cols, 0, capture);
+        }
     }
 
     /// Resizes the emulator (a pane resize, never activity by itself).
     pub fn resize(&mut self, rows: u16, cols: u16) {
+        let cols_before = self.size().1;
         self.parser.set_size(nz(rows), nz(cols));
+        if self.size().1 != cols_before {
+            // vt100 widens each row with `Vec::resize` (its capacity doubles)
+            // and never shrinks one: a pane widened by a single column would
+            // hold twice its grids. A clone has exact capacities.
+            let compact = self.parser.screen().clone();
+            *self.parser.screen_mut() = compact;
+        }
     }
 
     /// `(rows, cols)`.

@@ -2,8 +2,16 @@
 //!
 //! The binary (`src/main.rs`) parses arguments and dispatches to one module
 //! per command; everything that talks to the operating system lives here,
-//! everything that decides lives in `tend-detector`.
+//! everything that decides lives in `tend-detector`, everything that speaks
+//! to tmux in `tend-tmux`.
 
 pub mod cli;
+pub mod client;
+pub mod config;
+pub mod daemon;
 pub mod error;
 pub mod manifests;
+pub mod paths;
+pub mod protocol;
+pub mod sampler;
+pub mod tap;

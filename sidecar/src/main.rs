@@ -10,9 +10,24 @@ fn main() -> ExitCode {
     let json = cli::wants_json(&cli);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
+    let s = &cli.server;
     let result = match &cli.command {
+        Command::Start(a) => cli::lifecycle::start(s, a, &mut out),
+        Command::Stop(a) => cli::lifecycle::stop(s, a, &mut out),
+        Command::Daemon => cli::lifecycle::daemon(s),
+        Command::Status(a) => cli::query::status(s, a, &mut out),
+        Command::List(a) => cli::query::list(s, a, &mut out),
+        Command::Next(a) => cli::query::next(s, a, &mut out),
+        Command::Jump(a) => cli::query::jump(s, a, &mut out),
+        Command::Explain(a) => cli::explain::run(s, a, &mut out),
         Command::Replay(a) => cli::replay::run(a, &mut out),
-        Command::Explain(a) => cli::explain::run(a, &mut out),
+        Command::Doctor(a) => cli::doctor::run(s, a, &mut out),
+        Command::Hooks(a) => cli::hooks::run(a, &mut out),
+        Command::Demo(a) => cli::demo::demo(s, a, &mut out),
+        Command::Play(a) => cli::demo::play(a),
+        Command::Tap(a) => cli::internal::tap(a),
+        Command::Poke(a) => cli::internal::poke(a),
+        Command::Key(a) => cli::internal::key(s, a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,6 +7,12 @@ use std::path::PathBuf;
 use clap::Args;
 use tend_detector::rules::{self, ScreenView};
 
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::target::{ServerArgs, Target};
+use crate::client;
 use crate::error::{read_file, CliError};
 
 /// Arguments of `tend explain`.
@@ -31,13 +37,122 @@ pub struct ExplainArgs {
     pub json: bool,
 }
 
+/// Explains a live pane through the daemon.
+fn live(
+    server: &ServerArgs,
+    pane: &str,
+    args: &ExplainArgs,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let t = Target::resolve(server)?;
+    let v = client::call(
+        &t.control,
+        "explain",
+        json!({"pane": pane}),
+        Duration::from_secs(5),
+    )?;
+    let io = |e: std::io::Error| CliError::new("io", format!("cannot write output: {e}"));
+    if args.json {
+        writeln!(out, "{v}").map_err(io)?;
+        return Ok(());
+    }
+    let p = &v["pane"];
+    let s = |x: &Value| x.as_str().unwrap_or("-").to_owned();
+    writeln!(
+        out,
+        "pane      {} (session {}, window {})",
+        s(&p["pane"]),
+        s(&p["session"]),
+        s(&p["window"])
+    )
+    .map_err(io)?;
+    let state = match p["reason"].as_str() {
+        Some(r) => format!("{}/{r}", s(&p["state"])),
+        None => s(&p["state"]),
+    };
+    writeln!(
+        out,
+        "state     {state}  band {}  rule {}",
+        s(&p["band"]),
+        s(&p["rule"])
+    )
+    .map_err(io)?;
+    writeln!(out, "authority screen (no self-report)").map_err(io)?;
+    let tap = s(&v["tap"]);
+    let tap_words = match tap.as_str() {
+        "pipe" => "pipe-pane tap".to_owned(),
+        "polling" => {
+            "capture-pane polling: another pipe-pane is on this pane, and tend leaves it alone"
+                .to_owned()
+        }
+        other => other.to_owned(),
+    };
+    writeln!(out, "output    {tap_words}").map_err(io)?;
+    let id = &v["identity"];
+    match id["committed"].as_object() {
+        Some(m) => writeln!(
+            out,
+            "identity  {} (pid {}, {} `{}`, {} agreeing samples)",
+            m.get("agent").and_then(Value::as_str).unwrap_or("-"),
+            m.get("pid").map(|x| x.to_string()).unwrap_or_default(),
+            m.get("via").and_then(Value::as_str).unwrap_or("-"),
+            m.get("key").and_then(Value::as_str).unwrap_or("-"),
+            id["agreeing"].as_u64().unwrap_or(0)
+        )
+        .map_err(io)?,
+        None => writeln!(out, "identity  none: no agent process found in the pane's foreground group; screen rules are not applied").map_err(io)?,
+    }
+    writeln!(out, "identity evidence: {}", id).map_err(io)?;
+    let ex = &v["explain"];
+    writeln!(out, "title     {}", s(&ex["title"])).map_err(io)?;
+    writeln!(out, "rules (highest priority first):").map_err(io)?;
+    for r in ex["verdicts"].as_array().into_iter().flatten() {
+        let mark = if r["matched"].as_bool() == Some(true) {
+            "MATCH"
+        } else if r["skipped"].is_string() {
+            "skip "
+        } else {
+            "  -  "
+        };
+        writeln!(
+            out,
+            "  {mark} {:>4}  {:<32} in {}",
+            r["priority"],
+            s(&r["rule"]),
+            s(&r["region"])
+        )
+        .map_err(io)?;
+    }
+    writeln!(out, "recent transitions:").map_err(io)?;
+    for t in ex["recent"].as_array().into_iter().flatten() {
+        writeln!(
+            out,
+            "  {:>10.3}s {} → {}{} by {} ({})",
+            t["at"].as_f64().unwrap_or(0.0),
+            s(&t["from"]),
+            s(&t["to"]),
+            t["reason"]
+                .as_str()
+                .map(|r| format!("/{r}"))
+                .unwrap_or_default(),
+            s(&t["rule"]),
+            s(&t["trigger"])
+        )
+        .map_err(io)?;
+    }
+    Ok(())
+}
+
 /// Runs the command.
-pub fn run(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> {
+pub fn run(server: &ServerArgs, args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let Some(file) = &args.file else {
-        return Err(CliError::new(
-            "no_daemon",
-            "explaining a live pane needs the tend daemon (tend start); to explain a saved screen use --file SCREEN.txt --agent ID",
-        ));
+        return match &args.pane {
+            Some(p) => live(server, p, args, out),
+            None => Err(CliError::new(
+                "bad_request",
+                "name a pane (`tend explain %3`) or a saved screen (`tend explain --file SCREEN.txt --agent ID`)",
+            )),
+        };
     };
     let (registry, errors) = crate::manifests::load();
     for e in &errors {
@@ -46,13 +161,19 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let agent = args.agent.as_deref().ok_or_else(|| {
         CliError::new(
             "missing_agent",
-            format!("--file needs --agent ID, one of: {}", registry.ids().join(", ")),
+            format!(
+                "--file needs --agent ID, one of: {}",
+                registry.ids().join(", ")
+            ),
         )
     })?;
     let manifest = registry.get(agent).ok_or_else(|| {
         CliError::new(
             "unknown_agent",
-            format!("no manifest for agent `{agent}`; known agents: {}", registry.ids().join(", ")),
+            format!(
+                "no manifest for agent `{agent}`; known agents: {}",
+                registry.ids().join(", ")
+            ),
         )
     })?;
     let text = read_file(file)?;
@@ -60,7 +181,11 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> {
     view.title = args.title.clone().unwrap_or_default();
     view.alternate = args.alternate;
     // A saved screen has no cursor: take the last non-blank row.
-    let last = view.rows.iter().rposition(|r| !r.trim().is_empty()).unwrap_or(0);
+    let last = view
+        .rows
+        .iter()
+        .rposition(|r| !r.trim().is_empty())
+        .unwrap_or(0);
     view.cursor = (u16::try_from(last).unwrap_or(u16::MAX), 0);
     let verdicts = rules::verdicts(&view, manifest);
     let winner = rules::evaluate(&view, manifest);
@@ -76,7 +201,18 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> {
         writeln!(out, "{v}").map_err(io)?;
         return Ok(());
     }
-    writeln!(out, "agent     {} ({}; {})", manifest.id, manifest.source, if manifest.verified { "verified on recordings" } else { "unverified" }).map_err(io)?;
+    writeln!(
+        out,
+        "agent     {} ({}; {})",
+        manifest.id,
+        manifest.source,
+        if manifest.verified {
+            "verified on recordings"
+        } else {
+            "unverified"
+        }
+    )
+    .map_err(io)?;
     match &winner {
         Some(e) => {
             let state = match e.reason {
@@ -93,12 +229,23 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     writeln!(out, "rules (highest priority first):").map_err(io)?;
     for v in &verdicts {
-        let mark = if v.matched { "MATCH" } else if v.skipped.is_some() { "skip " } else { "  -  " };
+        let mark = if v.matched {
+            "MATCH"
+        } else if v.skipped.is_some() {
+            "skip "
+        } else {
+            "  -  "
+        };
         let state = match v.reason {
             Some(r) => format!("{:?}/{}", v.state, r).to_lowercase(),
             None => format!("{:?}", v.state).to_lowercase(),
         };
-        write!(out, "  {mark} {:>4}  {:<32} {:<18} in {}", v.priority, v.rule, state, v.region).map_err(io)?;
+        write!(
+            out,
+            "  {mark} {:>4}  {:<32} {:<18} in {}",
+            v.priority, v.rule, state, v.region
+        )
+        .map_err(io)?;
         if let Some(why) = &v.skipped {
             write!(out, " ({why})").map_err(io)?;
         }

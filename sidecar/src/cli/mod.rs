@@ -1,9 +1,14 @@
 //! Command-line commands, one module each.
 
+pub mod demo;
+pub mod doctor;
 pub mod explain;
+pub mod hooks;
+pub mod internal;
+pub mod lifecycle;
+pub mod query;
 pub mod replay;
-
-use std::path::PathBuf;
+pub mod target;
 
 use clap::{Parser, Subcommand};
 
@@ -12,6 +17,9 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "tend", version, about, long_about = None)]
 pub struct Cli {
+    /// Which tmux server.
+    #[command(flatten)]
+    pub server: target::ServerArgs,
     /// The command.
     #[command(subcommand)]
     pub command: Command,
@@ -20,20 +28,56 @@ pub struct Cli {
 /// Every command.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the detector over an asciicast v2 recording and print its state
-    /// transitions.
-    Replay(replay::ReplayArgs),
-    /// Explain a state: every rule's verdict on a screen.
+    /// Start the daemon for this tmux server (idempotent).
+    Start(lifecycle::StartArgs),
+    /// Stop the daemon and remove what it installed in tmux.
+    Stop(lifecycle::StopArgs),
+    /// One line: how many agents need you.
+    Status(query::JsonArgs),
+    /// Every pane with its agent, state and band.
+    List(query::JsonArgs),
+    /// The next agent waiting on you (or working, with --working).
+    Next(query::NextArgs),
+    /// Move the tmux client to the next agent waiting on you.
+    Jump(query::NextArgs),
+    /// Explain a state: every rule's verdict on a pane or a saved screen.
     Explain(explain::ExplainArgs),
+    /// Run the detector over an asciicast v2 recording.
+    Replay(replay::ReplayArgs),
+    /// Check tmux, the daemon, taps, hooks, config and manifests.
+    Doctor(doctor::DoctorArgs),
+    /// Wire an agent's own hooks (claude, codex, gemini) to `tend report`.
+    Hooks(hooks::HooksArgs),
+    /// Open a tmux session replaying real agents, to see tend work.
+    Demo(demo::DemoArgs),
+    /// Play a recording's output on its own clock (what demo panes run).
+    #[command(hide = true)]
+    Play(demo::PlayArgs),
+    /// Run the daemon in this process (what `tend start` launches).
+    #[command(hide = true)]
+    Daemon,
+    /// The pipe-pane process (run by tmux).
+    #[command(hide = true)]
+    Tap(internal::TapArgs),
+    /// Hook entry point (run by tmux).
+    #[command(hide = true)]
+    Poke(internal::PokeArgs),
+    /// Key entry point (run by tmux).
+    #[command(hide = true)]
+    Key(internal::PokeArgs),
 }
 
-/// Where the user wants JSON instead of text.
+/// Whether the user asked for JSON.
 pub fn wants_json(cli: &Cli) -> bool {
     match &cli.command {
-        Command::Replay(a) => a.json,
+        Command::Start(a) => a.json,
+        Command::Stop(a) => a.json,
+        Command::Status(a) | Command::List(a) => a.json,
+        Command::Next(a) | Command::Jump(a) => a.json,
         Command::Explain(a) => a.json,
+        Command::Replay(a) => a.json,
+        Command::Doctor(a) => a.json,
+        Command::Hooks(_) => false,
+        Command::Demo(_) | Command::Play(_) | Command::Daemon | Command::Tap(_) | Command::Poke(_) | Command::Key(_) => false,
     }
 }
-
-/// A path argument.
-pub type PathArg = PathBuf;

@@ -42,7 +42,11 @@ pub fn parse_procs(text: &str, path: &Path) -> Result<Vec<ProcSample>, CliError>
         procs: Vec<ProcessInfo>,
     }
     let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
         let l: Line = serde_json::from_str(line).map_err(|e| {
             CliError::new(
                 "bad_procs",
@@ -83,7 +87,10 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let cast = Cast::parse(&text).map_err(|e| {
         CliError::new(
             "bad_recording",
-            format!("{}: {e}; expected an asciicast v2 recording", args.file.display()),
+            format!(
+                "{}: {e}; expected an asciicast v2 recording",
+                args.file.display()
+            ),
         )
     })?;
     let (registry, errors) = crate::manifests::load();
@@ -118,7 +125,10 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let manifest = registry.get(&agent).cloned().ok_or_else(|| {
         CliError::new(
             "unknown_agent",
-            format!("no manifest for agent `{agent}`; known agents: {}", registry.ids().join(", ")),
+            format!(
+                "no manifest for agent `{agent}`; known agents: {}",
+                registry.ids().join(", ")
+            ),
         )
     })?;
     let transitions = replay::replay(
@@ -145,7 +155,10 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 from,
                 state,
                 t.rule,
-                serde_json::to_value(t.trigger).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default(),
+                serde_json::to_value(t.trigger)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
                 t.confidence
             )
             .map_err(io)?;

@@ -1,0 +1,325 @@
+//! Identity resolution over every real process recording in the corpus
+//! (`shared/corpus/<agent>/<scenario>/procs.jsonl`, beside the checkout).
+//!
+//! The recordings have no `pgid`/`tpgid` (the resolver then considers every
+//! process below the shell); they do carry the agents' real process shapes:
+//! claude's native binary with a rewritten argv, codex's node launcher and
+//! native binary and daemons, gemini re-executing itself under node, aider
+//! under a venv python.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use tend_detector::identity::{
+    self, ChangeReason, IdentityTracker, ProcSample, ProcessInfo, ProcessTracker, WalkLimits,
+};
+use tend_detector::Registry;
+
+fn corpus_dir() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus");
+    dir.is_dir().then_some(dir)
+}
+
+#[derive(Deserialize)]
+struct ProcLine {
+    t: f64,
+    procs: Vec<ProcessInfo>,
+}
+
+#[derive(Deserialize)]
+struct ScreenLine {
+    t: f64,
+    #[serde(default)]
+    screen: String,
+    #[serde(default)]
+    alt: bool,
+}
+
+struct Recording {
+    name: String,
+    expected: String,
+    scenario: String,
+    samples: Vec<ProcSample>,
+    /// (time, shell prompt visible) from the screen snapshots.
+    prompts: Vec<(f64, bool)>,
+}
+
+/// Removes CSI/OSC escape sequences (enough for the recorded screens).
+fn strip_escapes(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('[') => {
+                for n in chars.by_ref() {
+                    if ('@'..='~').contains(&n) {
+                        break;
+                    }
+                }
+            }
+            Some(']') => {
+                while let Some(n) = chars.next() {
+                    if n == '\u{7}' || (n == '\u{1b}' && chars.next_if_eq(&'\\').is_some()) {
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn load(dir: &Path) -> Recording {
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
+    let meta: serde_json::Value = serde_json::from_str(&read("meta.json")).unwrap_or_default();
+    let labels: serde_json::Value = serde_json::from_str(&read("labels.json")).unwrap_or_default();
+    let expected = labels["expected_agent"]
+        .as_str()
+        .or(meta["agent"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let ps1 = meta["env"]["PS1"]
+        .as_str()
+        .unwrap_or("$ ")
+        .trim_end()
+        .to_owned();
+    let mut samples = Vec::new();
+    for (i, line) in read("procs.jsonl").lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let l: ProcLine = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("{}: line {}: {e}", dir.display(), i + 1));
+        samples.push(ProcSample {
+            at: Duration::from_secs_f64(l.t.max(0.0)),
+            procs: l.procs,
+        });
+    }
+    let mut prompts = Vec::new();
+    for line in read("snapshots.jsonl").lines() {
+        if let Ok(s) = serde_json::from_str::<ScreenLine>(line) {
+            let text = strip_escapes(&s.screen);
+            let last = text
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
+            prompts.push((s.t, !s.alt && last.trim_end().starts_with(&ps1)));
+        }
+    }
+    Recording {
+        name: dir
+            .strip_prefix(dir.parent().and_then(Path::parent).unwrap_or(dir))
+            .unwrap_or(dir)
+            .display()
+            .to_string(),
+        expected,
+        scenario: meta["scenario"].as_str().unwrap_or_default().to_owned(),
+        samples,
+        prompts,
+    }
+}
+
+fn recordings() -> Option<Vec<Recording>> {
+    let Some(root) = corpus_dir() else {
+        println!("identity_corpus: no corpus at ../shared/corpus beside the checkout; skipped");
+        return None;
+    };
+    let mut out = Vec::new();
+    let mut agents: Vec<_> = std::fs::read_dir(&root).ok()?.flatten().collect();
+    agents.sort_by_key(|e| e.file_name());
+    for agent in agents.iter().filter(|e| e.path().is_dir()) {
+        let mut scenarios: Vec<_> = std::fs::read_dir(agent.path()).ok()?.flatten().collect();
+        scenarios.sort_by_key(|e| e.file_name());
+        for sc in scenarios {
+            if sc.path().join("procs.jsonl").is_file() {
+                out.push(load(&sc.path()));
+            }
+        }
+    }
+    Some(out)
+}
+
+/// The prompt visibility nearest to time `t`.
+fn prompt_at(rec: &Recording, t: Duration) -> bool {
+    let t = t.as_secs_f64();
+    rec.prompts
+        .iter()
+        .min_by(|a, b| (a.0 - t).abs().total_cmp(&(b.0 - t).abs()))
+        .is_some_and(|(_, v)| *v)
+}
+
+/// Whether a sample shows a live process below the shell other than the
+/// harness's start-up `sleep`.
+fn has_agent_process(s: &ProcSample) -> bool {
+    s.procs
+        .iter()
+        .any(|p| p.depth > 0 && !p.argv.is_empty() && p.argv[0] != "sleep")
+}
+
+#[test]
+fn every_sample_resolves_to_the_expected_agent() {
+    let Some(recs) = recordings() else { return };
+    assert!(!recs.is_empty(), "corpus folder has no recordings");
+    let registry = Registry::bundled();
+    let mut checked = 0;
+    for rec in &recs {
+        assert!(!rec.expected.is_empty(), "{}: no expected agent", rec.name);
+        let mut with_agent = 0;
+        let mut resolved = 0;
+        for s in &rec.samples {
+            let r = identity::resolve_pane(&registry, &s.procs, &WalkLimits::default());
+            if let Some(m) = &r.agent {
+                assert_eq!(
+                    m.agent, rec.expected,
+                    "{} at {:?}: resolved {m:?} from {:?}",
+                    rec.name, s.at, s.procs
+                );
+                // The match is the agent's own process, not a tool below it.
+                let p = s
+                    .procs
+                    .iter()
+                    .find(|p| p.pid == m.pid)
+                    .expect("matched pid in sample");
+                assert!(
+                    p.depth >= 1 && p.depth <= 2,
+                    "{}: matched at depth {}",
+                    rec.name,
+                    p.depth
+                );
+            }
+            if has_agent_process(s) {
+                with_agent += 1;
+                resolved += usize::from(r.agent.is_some());
+            }
+            // The legacy entry point agrees.
+            assert_eq!(
+                identity::resolve(&registry, &s.procs).map(|m| m.agent),
+                r.agent.map(|m| m.agent)
+            );
+            checked += 1;
+        }
+        assert!(with_agent > 0, "{}: no sample shows the agent", rec.name);
+        // A process caught mid-exec or mid-exit may have no readable exe or
+        // argv; everything else resolves.
+        assert!(
+            resolved * 100 >= with_agent * 95,
+            "{}: only {resolved} of {with_agent} samples resolved",
+            rec.name
+        );
+        println!(
+            "{}: {resolved}/{with_agent} samples → {}",
+            rec.name, rec.expected
+        );
+    }
+    println!(
+        "identity_corpus: {} recordings, {checked} samples",
+        recs.len()
+    );
+}
+
+#[test]
+fn hysteresis_commits_the_agent_and_drops_it_when_it_exits() {
+    let Some(recs) = recordings() else { return };
+    let registry = Registry::bundled();
+    for rec in &recs {
+        let mut tracker = IdentityTracker::new();
+        let mut changes = Vec::new();
+        let mut first_seen = None;
+        for (i, s) in rec.samples.iter().enumerate() {
+            let r = identity::resolve_pane(&registry, &s.procs, &WalkLimits::default());
+            if r.agent.is_some() && first_seen.is_none() {
+                first_seen = Some(i);
+            }
+            if let Some(c) = tracker.observe(s.at, &r, prompt_at(rec, s.at)) {
+                changes.push((i, c));
+            }
+        }
+        let (i, first) = changes
+            .first()
+            .unwrap_or_else(|| panic!("{}: never committed", rec.name));
+        assert_eq!(
+            first.to.as_deref(),
+            Some(rec.expected.as_str()),
+            "{}",
+            rec.name
+        );
+        assert_eq!(
+            Some(*i),
+            first_seen.map(|f| f + 1),
+            "{}: commit on the second sample",
+            rec.name
+        );
+        assert!(
+            changes
+                .iter()
+                .all(|(_, c)| c.to.is_none() || c.to.as_deref() == Some(&rec.expected)),
+            "{}: committed another agent: {changes:?}",
+            rec.name
+        );
+        if rec.scenario == "exit" {
+            let (_, last) = changes.last().expect("changes");
+            assert_eq!(last.to, None, "{}: still committed after exit", rec.name);
+            assert_eq!(last.reason, ChangeReason::ShellBack, "{}", rec.name);
+            assert_eq!(tracker.agent(), None);
+        } else {
+            assert_eq!(changes.len(), 1, "{}: flapped: {changes:?}", rec.name);
+            assert_eq!(tracker.agent(), Some(rec.expected.as_str()), "{}", rec.name);
+            let e = tracker.evidence();
+            assert!(e.agreeing >= 2, "{}: {e:?}", rec.name);
+            let m = e.matched.expect("evidence");
+            assert!(!m.key.is_empty() && !m.via.is_empty());
+        }
+    }
+}
+
+#[test]
+fn process_tracker_sees_the_agent_alive_and_gone() {
+    let Some(recs) = recordings() else { return };
+    let registry = Registry::bundled();
+    for rec in &recs {
+        let mut t = ProcessTracker::default();
+        let obs: Vec<_> = rec
+            .samples
+            .iter()
+            .filter_map(|s| t.observe(&registry, &rec.expected, s))
+            .collect();
+        assert!(
+            obs.iter().any(|o| o.agent_alive),
+            "{}: never alive",
+            rec.name
+        );
+        assert!(
+            obs.iter().any(|o| o.cpu_percent.is_some_and(|c| c > 0.0)),
+            "{}: no CPU seen",
+            rec.name
+        );
+        if rec.scenario == "exit" {
+            assert!(
+                !obs.last().expect("obs").agent_alive,
+                "{}: alive after exit",
+                rec.name
+            );
+        }
+        if rec.scenario == "long_tool" {
+            assert!(
+                obs.iter().any(|o| o.live_child == Some(true)),
+                "{}: the long tool was not seen",
+                rec.name
+            );
+        }
+        if rec.scenario == "idle" {
+            assert!(
+                obs.iter().all(|o| o.live_child != Some(true)),
+                "{}: a tool while idle",
+                rec.name
+            );
+        }
+    }
+}

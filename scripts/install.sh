@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Builds and installs tend, and — when run inside tmux — starts it for this
+# tmux server and loads its key bindings.
+#
+#   scripts/install.sh              # install to ~/.cargo/bin (cargo's bin dir)
+#   PREFIX=/usr/local scripts/install.sh
+#
+# Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "error: cargo not found. Install Rust (https://rustup.rs) and run this again." >&2
+  exit 1
+fi
+if ! command -v tmux >/dev/null 2>&1; then
+  echo "tmux not found; installing it with apt-get" >&2
+  if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq tmux
+fi
+
+root=${PREFIX:-${CARGO_HOME:-$HOME/.cargo}}
+echo "== building and installing tend into $root/bin"
+cargo install --quiet --locked --force --path sidecar --root "$root"
+tend="$root/bin/tend"
+"$tend" --version
+
+plugin="$(pwd)/tmux/tend.tmux"
+if [ -n "${TMUX:-}" ]; then
+  echo "== starting tend for this tmux server"
+  TEND_BIN="$tend" tmux run-shell "$plugin"
+  "$tend" status || true
+  cat <<MSG
+
+tend is running. To start it with every tmux server, add this to ~/.tmux.conf:
+
+    run-shell '$plugin'
+
+(or with TPM: set -g @plugin '<this repository>'). See README.md for the
+status-line snippets and keys (prefix N: next agent waiting on you).
+MSG
+else
+  cat <<MSG
+
+Installed $tend. Inside tmux, run:   $tend start
+To start it with every tmux server, add to ~/.tmux.conf:   run-shell '$plugin'
+MSG
+fi

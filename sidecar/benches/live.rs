@@ -1,0 +1,267 @@
+//! Live benchmark against a real tmux server (not a test: it measures).
+//!
+//! ```text
+//! cargo bench -p tend --bench live                      # latency + 10 and 50 panes
+//! cargo bench -p tend --bench live -- --latency-runs 100 --panes 10,50,200 --secs 30
+//! ```
+//!
+//! 1. **Latency**: a pane whose process is an identified agent (declared with
+//!    `TEND_AGENT=claude`) alternates between a working frame and an
+//!    approval dialog (frames rendered from the `claude/approval`
+//!    recording). Time from the dialog's bytes being written to
+//!    `@tend_state` reading `waiting`, over N runs: p50, p99, max.
+//! 2. **Cost**: N panes streaming (a spinner line at 60 Hz, as a working
+//!    agent redraws) for S seconds; CPU (user+system, % of one core) and
+//!    memory of the daemon (RSS) and of the taps (PSS, summed), and the tmux
+//!    server's CPU; then the same panes watched instead by a `capture-pane`
+//!    poller at 500 ms (what polling plugins do), side by side.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use tend_detector::cast::{Cast, EventKind};
+
+struct Server {
+    name: String,
+    dir: tempfile::TempDir,
+    tend: PathBuf,
+}
+
+impl Server {
+    fn new(tag: &str) -> Server {
+        let name = format!("tend-bench-{tag}-{}", std::process::id());
+        let dir = tempfile::tempdir().expect("tempdir");
+        for sub in ["run", "state", "config"] {
+            std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
+        }
+        let tend = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/tend");
+        let s = Server { name, dir, tend };
+        s.tmux(&["-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "200", "-y", "50"]);
+        s
+    }
+    fn tmux(&self, args: &[&str]) -> String {
+        let o = Command::new("tmux").arg("-L").arg(&self.name).args(args).output().expect("tmux");
+        String::from_utf8_lossy(&o.stdout).trim_end().to_owned()
+    }
+    fn tend(&self, args: &[&str]) -> String {
+        let d = self.dir.path();
+        let o = Command::new(&self.tend)
+            .env("XDG_RUNTIME_DIR", d.join("run"))
+            .env("XDG_STATE_HOME", d.join("state"))
+            .env("XDG_CONFIG_HOME", d.join("config"))
+            .env_remove("TMUX")
+            .arg("-L")
+            .arg(&self.name)
+            .args(args)
+            .output()
+            .expect("tend");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.tend(&["stop"]);
+        self.tmux(&["kill-server"]);
+    }
+}
+
+/// A frame: the screen of the recording at time `t`, as bytes that draw it.
+fn frame_at(cast: &Cast, t: f64) -> Vec<u8> {
+    let nz = |v: u16| std::num::NonZeroU16::new(v).unwrap_or(std::num::NonZeroU16::MIN);
+    let mut p = vt100::Parser::new(nz(cast.header.height), nz(cast.header.width), 0);
+    for ev in &cast.events {
+        if ev.at.as_secs_f64() > t {
+            break;
+        }
+        if let EventKind::Output(b) = &ev.kind {
+            p.process(b);
+        }
+    }
+    let mut out = b"\x1b[H\x1b[2J".to_vec();
+    out.extend_from_slice(p.screen().contents_formatted().as_bytes());
+    out
+}
+
+fn ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let get = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    get(11) + get(12)
+}
+
+fn status_kb(pid: u32, key: &str, file: &str) -> u64 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/{file}")).unwrap_or_default();
+    text.lines()
+        .find(|l| l.starts_with(key))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn pids_named(pattern: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if cmd.contains(pattern) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+fn latency(runs: usize) {
+    let s = Server::new("lat");
+    s.tend(&["start"]);
+    let cast_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/claude/approval/pane.cast");
+    let cast = Cast::parse(&std::fs::read_to_string(cast_path).expect("cast")).expect("parse");
+    let working = frame_at(&cast, 7.0);
+    let dialog = frame_at(&cast, 15.0);
+    let fifo = s.dir.path().join("agent.fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
+    // The pane's agent: reads frames from the fifo and prints them.
+    let cmd = format!("env TEND_AGENT=claude sh -c 'printf \"\\033[?1049h\"; exec cat \"{}\"'", fifo.display());
+    let pane = s.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", &cmd]);
+    let mut w = std::fs::OpenOptions::new().write(true).open(&fifo).expect("open fifo");
+    let state = |s: &Server| s.tmux(&["show-options", "-pqv", "-t", &pane, "@tend_state"]);
+    let wait = |want: &str, limit: Duration| -> Option<Duration> {
+        let t0 = Instant::now();
+        while t0.elapsed() < limit {
+            if state(&s) == want {
+                return Some(t0.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        None
+    };
+    w.write_all(&working).expect("write");
+    wait("working", Duration::from_secs(20)).expect("pane never identified as working");
+    let mut lat = Vec::new();
+    for _ in 0..runs {
+        w.write_all(&working).expect("write");
+        wait("working", Duration::from_secs(5));
+        std::thread::sleep(Duration::from_millis(700)); // past the strong lock
+        let t0 = Instant::now();
+        w.write_all(&dialog).expect("write");
+        w.flush().ok();
+        if wait("waiting", Duration::from_secs(5)).is_some() {
+            lat.push(t0.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    lat.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    println!(
+        "latency dialog→@tend_state  runs={} p50={:.1}ms p99={:.1}ms max={:.1}ms (poll resolution ~1ms + a tmux call)",
+        lat.len(),
+        pct(&lat, 0.5),
+        pct(&lat, 0.99),
+        lat.last().copied().unwrap_or(f64::NAN)
+    );
+}
+
+fn cost(panes: usize, secs: u64) {
+    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK).ok().flatten().unwrap_or(100) as f64;
+    // A working agent's redraw: a spinner line at 60 Hz.
+    let spinner = "env TEND_AGENT=claude sh -c 'i=0; while :; do i=$((i+1)); printf \"\\r* Working… (%ss · esc to interrupt) frame %s   \" $((i/60)) $i; sleep 0.016; done'";
+    let s = Server::new(&format!("cost{panes}"));
+    for _ in 0..panes {
+        s.tmux(&["new-window", "-d", spinner]);
+    }
+    let server_pid: u32 = s.tmux(&["display", "-p", "#{pid}"]).parse().unwrap_or(0);
+    std::thread::sleep(Duration::from_secs(2));
+    // Phase A: tend.
+    s.tend(&["start"]);
+    std::thread::sleep(Duration::from_secs(3));
+    let dpid = pids_named(&format!("daemon -S /tmp/tmux-{}/{}", nix::unistd::getuid(), s.name));
+    let dpid = dpid.first().copied().unwrap_or(0);
+    let taps = pids_named(&format!("{}", s.dir.path().join("run").display()))
+        .into_iter()
+        .filter(|p| *p != dpid)
+        .collect::<Vec<_>>();
+    let d0 = ticks(dpid);
+    let t0: u64 = taps.iter().map(|p| ticks(*p)).sum();
+    let s0 = ticks(server_pid);
+    std::thread::sleep(Duration::from_secs(secs));
+    let d1 = ticks(dpid);
+    let t1: u64 = taps.iter().map(|p| ticks(*p)).sum();
+    let s1 = ticks(server_pid);
+    let rss = status_kb(dpid, "VmRSS:", "status");
+    let pss: u64 = taps.iter().map(|p| status_kb(*p, "Pss:", "smaps_rollup")).sum();
+    let per = |a: u64, b: u64| (b.saturating_sub(a)) as f64 / hz / secs as f64 * 100.0;
+    println!(
+        "tend    panes={panes:>3} daemon cpu={:.2}% rss={:.1}MB | taps({}) cpu={:.2}% pss={:.1}MB | tmux server cpu={:.2}%",
+        per(d0, d1),
+        rss as f64 / 1024.0,
+        taps.len(),
+        per(t0, t1),
+        pss as f64 / 1024.0,
+        per(s0, s1)
+    );
+    s.tend(&["stop"]);
+    std::thread::sleep(Duration::from_secs(1));
+    // Phase B: a capture-pane poller at 500 ms on the same panes.
+    let ids: Vec<String> = s
+        .tmux(&["list-panes", "-a", "-F", "#{pane_id}"])
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let me0 = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).expect("rusage");
+    let s0 = ticks(server_pid);
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(secs) {
+        let tick = Instant::now();
+        for id in &ids {
+            let _ = Command::new("tmux")
+                .args(["-L", &s.name, "capture-pane", "-p", "-t", id])
+                .stdout(Stdio::null())
+                .status();
+        }
+        if let Some(rest) = Duration::from_millis(500).checked_sub(tick.elapsed()) {
+            std::thread::sleep(rest);
+        }
+    }
+    let me1 = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).expect("rusage");
+    let s1 = ticks(server_pid);
+    let tv = |u: nix::sys::time::TimeVal| u.tv_sec() as f64 + u.tv_usec() as f64 / 1e6;
+    let poll_cpu = (tv(me1.user_time()) + tv(me1.system_time()) - tv(me0.user_time()) - tv(me0.system_time())) / secs as f64 * 100.0;
+    println!(
+        "poller  panes={panes:>3} capture-pane processes cpu={:.2}% | tmux server cpu={:.2}%  (500 ms interval, {} captures)",
+        poll_cpu,
+        per(s0, s1),
+        ids.len() as u64 * secs * 2
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let get = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
+    let runs: usize = get("--latency-runs").and_then(|v| v.parse().ok()).unwrap_or(50);
+    let secs: u64 = get("--secs").and_then(|v| v.parse().ok()).unwrap_or(15);
+    let panes: Vec<usize> = get("--panes")
+        .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
+        .unwrap_or_else(|| vec![10, 50]);
+    if args.iter().any(|a| a == "--list") {
+        return;
+    }
+    let release = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/tend");
+    if !release.exists() {
+        eprintln!("build the release binary first: cargo build --release -p tend");
+        return;
+    }
+    latency(runs);
+    for n in panes {
+        cost(n, secs);
+    }
+}

@@ -1,0 +1,169 @@
+//! `tend demo`: a tmux session whose panes replay small recordings of real
+//! agents (bundled into the binary), so a newcomer sees tend work within a
+//! minute without any agent installed. `tend play` is the player each pane
+//! runs.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use tend_detector::cast::{Cast, EventKind};
+use tend_tmux::escape::shell_join;
+
+use super::target::ServerArgs;
+use crate::error::{read_file, CliError};
+
+/// The demo's recordings: `(agent, name, cast)`. Trimmed copies of corpus
+/// recordings (the first ~40 s of each).
+pub const DEMO_CASTS: &[(&str, &str, &str)] = &[
+    ("claude", "approval", include_str!("../../demo/claude-approval.cast")),
+    ("codex", "question", include_str!("../../demo/codex-question.cast")),
+    ("gemini", "question", include_str!("../../demo/gemini-question.cast")),
+    ("aider", "question", include_str!("../../demo/aider-question.cast")),
+];
+
+/// Arguments of `tend demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Name of the session to create.
+    #[arg(long, default_value = "tend-demo")]
+    pub session: String,
+    /// Do not switch or attach to the demo session.
+    #[arg(long)]
+    pub detached: bool,
+}
+
+/// Arguments of `tend play`.
+#[derive(Debug, Args)]
+pub struct PlayArgs {
+    /// A recording file, or `demo:<agent>` for a bundled one.
+    pub cast: String,
+    /// Play it again and again.
+    #[arg(long)]
+    pub repeat: bool,
+    /// Seconds to hold the last screen (0: forever).
+    #[arg(long, default_value_t = 0.0)]
+    pub hold: f64,
+}
+
+/// `tend play`: writes a recording's output to stdout on its own clock.
+pub fn play(args: &PlayArgs) -> Result<(), CliError> {
+    let text = match args.cast.strip_prefix("demo:") {
+        Some(agent) => DEMO_CASTS
+            .iter()
+            .find(|(a, _, _)| *a == agent)
+            .map(|(_, _, c)| (*c).to_owned())
+            .ok_or_else(|| CliError::new("unknown_agent", format!("no demo recording for `{agent}`")))?,
+        None => read_file(&PathBuf::from(&args.cast))?,
+    };
+    let cast = Cast::parse(&text).map_err(|e| CliError::new("bad_recording", format!("{}: {e}", args.cast)))?;
+    quiet_terminal();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    loop {
+        let start = Instant::now();
+        for ev in &cast.events {
+            if let EventKind::Output(b) = &ev.kind {
+                let due = start + ev.at;
+                let now = Instant::now();
+                if due > now {
+                    std::thread::sleep(due - now);
+                }
+                if out.write_all(b).and_then(|_| out.flush()).is_err() {
+                    return Ok(());
+                }
+            }
+        }
+        if !args.repeat {
+            break;
+        }
+        std::thread::sleep(Duration::from_secs(5));
+        let _ = out.write_all(b"\x1b[?1049l\x1b[2J\x1b[H");
+    }
+    if args.hold > 0.0 {
+        std::thread::sleep(Duration::from_secs_f64(args.hold));
+    } else {
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
+    Ok(())
+}
+
+/// Recorded agents ask the terminal questions (cursor position reports,
+/// colour queries); the terminal's answers arrive on our stdin. Turn off
+/// echo so they do not print over the replayed screen, and swallow them.
+fn quiet_terminal() {
+    use nix::sys::termios::{self, LocalFlags, SetArg};
+    let stdin = std::io::stdin();
+    if let Ok(mut t) = termios::tcgetattr(&stdin) {
+        t.local_flags.remove(LocalFlags::ECHO | LocalFlags::ICANON);
+        let _ = termios::tcsetattr(&stdin, SetArg::TCSANOW, &t);
+    }
+    std::thread::spawn(|| {
+        use std::io::Read;
+        let mut sink = [0u8; 1024];
+        let mut input = std::io::stdin();
+        while matches!(input.read(&mut sink), Ok(n) if n > 0) {}
+    });
+}
+
+/// `tend demo`.
+pub fn demo(server: &ServerArgs, args: &DemoArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let srv = server.server();
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::new("exe", format!("cannot find the tend executable: {e}")))?;
+    let exe = exe.to_string_lossy().into_owned();
+    let tmux_err = |e: tend_tmux::TmuxError| CliError::new("tmux", e.to_string());
+    let cmd = |agent: &str| {
+        // TEND_AGENT declares the agent (SPEC §3), as a container would.
+        format!("env TEND_AGENT={agent} {}", shell_join(&[exe.as_str(), "play", &format!("demo:{agent}"), "--repeat"]))
+    };
+    let first = DEMO_CASTS[0].0;
+    let mut new_session = vec!["new-session", "-d", "-s", &args.session, "-x", "200", "-y", "50"];
+    let c0 = cmd(first);
+    new_session.push(&c0);
+    // Starts the tmux server too when none is running.
+    srv.run(new_session).map_err(tmux_err)?;
+    let target = format!("={}:", args.session);
+    for (agent, _, _) in &DEMO_CASTS[1..] {
+        let c = cmd(agent);
+        srv.run(["new-window", "-d", "-t", &target, &c]).map_err(tmux_err)?;
+    }
+    let start = std::process::Command::new(&exe)
+        .args(socket_args(server))
+        .arg("start")
+        .output()
+        .map_err(|e| CliError::new("spawn", format!("cannot run tend start: {e}")))?;
+    let io = |e: std::io::Error| CliError::new("io", format!("cannot write output: {e}"));
+    out.write_all(&start.stdout).map_err(io)?;
+    writeln!(
+        out,
+        "demo session `{}`: {} windows replaying recordings of real agents. Watch `tend list`, the @tend_* options, \
+         and press prefix N to jump to the agent that needs you.",
+        args.session,
+        DEMO_CASTS.len()
+    )
+    .map_err(io)?;
+    if !args.detached {
+        if std::env::var_os("TMUX").is_some() {
+            let _ = srv.run(["switch-client", "-t", &target]);
+        } else {
+            writeln!(out, "attach with: tmux {} attach -t {}", socket_hint(server), args.session).map_err(io)?;
+        }
+    }
+    Ok(())
+}
+
+fn socket_args(server: &ServerArgs) -> Vec<String> {
+    match (&server.socket_name, &server.socket_path) {
+        (_, Some(p)) => vec!["-S".into(), p.to_string_lossy().into_owned()],
+        (Some(n), None) => vec!["-L".into(), n.clone()],
+        _ => Vec::new(),
+    }
+}
+
+fn socket_hint(server: &ServerArgs) -> String {
+    socket_args(server).join(" ")
+}

@@ -1,0 +1,190 @@
+//! `tend doctor`: checks every part tend depends on and says what to do
+//! about each problem.
+
+use std::io::Write;
+use std::time::Duration;
+
+use clap::Args;
+use serde_json::json;
+
+use super::target::{ServerArgs, Target};
+use crate::client;
+use crate::error::CliError;
+use crate::protocol::PaneView;
+
+/// Arguments of `tend doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+struct Check {
+    name: &'static str,
+    ok: bool,
+    detail: String,
+}
+
+/// Runs the checks. Exits non-zero when any failed.
+pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let mut checks = Vec::new();
+    let srv = server.server();
+    match srv.version() {
+        Ok(v) if v.at_least(3, 2) => checks.push(Check {
+            name: "tmux",
+            ok: true,
+            detail: format!("tmux {}", v.raw),
+        }),
+        Ok(v) => checks.push(Check {
+            name: "tmux",
+            ok: false,
+            detail: format!(
+                "tmux {} is too old: tend needs 3.2 or newer (pane options, run-shell -C)",
+                v.raw
+            ),
+        }),
+        Err(e) => checks.push(Check {
+            name: "tmux",
+            ok: false,
+            detail: e.to_string(),
+        }),
+    }
+    let target = Target::resolve(server);
+    match &target {
+        Ok(t) => checks.push(Check {
+            name: "server",
+            ok: true,
+            detail: format!("tmux server at {}", t.tmux_socket.display()),
+        }),
+        Err(e) => checks.push(Check {
+            name: "server",
+            ok: false,
+            detail: e.message.clone(),
+        }),
+    }
+    match crate::config::load() {
+        Ok(_) => checks.push(Check {
+            name: "config",
+            ok: true,
+            detail: crate::config::path().map_or("defaults".into(), |p| {
+                if p.exists() {
+                    format!("{} is valid", p.display())
+                } else {
+                    format!("defaults ({} does not exist)", p.display())
+                }
+            }),
+        }),
+        Err(e) => checks.push(Check {
+            name: "config",
+            ok: false,
+            detail: e.message,
+        }),
+    }
+    let (_, errors) = crate::manifests::load();
+    checks.push(Check {
+        name: "manifests",
+        ok: errors.is_empty(),
+        detail: if errors.is_empty() {
+            "bundled and user manifests load".into()
+        } else {
+            errors
+                .iter()
+                .map(|e| format!("not used: {e}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        },
+    });
+    if let Ok(t) = &target {
+        match client::call(&t.control, "ping", json!({}), Duration::from_secs(2)) {
+            Ok(p) => {
+                checks.push(Check {
+                    name: "daemon",
+                    ok: p["protocol"] == crate::protocol::PROTOCOL_VERSION,
+                    detail: format!("running, pid {}, protocol {}", p["pid"], p["protocol"]),
+                });
+                if let Ok(v) = client::call(&t.control, "list", json!({}), Duration::from_secs(3)) {
+                    let panes: Vec<PaneView> = serde_json::from_value(v).unwrap_or_default();
+                    let polling: Vec<&str> = panes
+                        .iter()
+                        .filter(|p| p.tap == "polling")
+                        .map(|p| p.pane.as_str())
+                        .collect();
+                    let none: Vec<&str> = panes
+                        .iter()
+                        .filter(|p| p.tap == "none")
+                        .map(|p| p.pane.as_str())
+                        .collect();
+                    checks.push(Check {
+                        name: "taps",
+                        ok: none.is_empty(),
+                        detail: format!(
+                            "{} panes, {} tapped with pipe-pane{}{}",
+                            panes.len(),
+                            panes.iter().filter(|p| p.tap == "pipe").count(),
+                            if polling.is_empty() {
+                                String::new()
+                            } else {
+                                format!(
+                                    "; {} watched by capture-pane polling because another pipe-pane is on them (yours is left alone): {}",
+                                    polling.len(),
+                                    polling.join(" ")
+                                )
+                            },
+                            if none.is_empty() { String::new() } else { format!("; not tapped yet: {}", none.join(" ")) }
+                        ),
+                    });
+                }
+            }
+            Err(e) => checks.push(Check {
+                name: "daemon",
+                ok: false,
+                detail: e.message,
+            }),
+        }
+        let hooks = t
+            .server
+            .list_hooks()
+            .map(|h| h.into_iter().filter(|e| e.is_ours()).count())
+            .unwrap_or(0);
+        checks.push(Check {
+            name: "hooks",
+            ok: true,
+            detail: format!("{hooks} tend hook entries installed (next to yours)"),
+        });
+        let keys = t
+            .server
+            .list_bindings(None)
+            .map(|b| b.into_iter().filter(|b| b.is_ours()).count())
+            .unwrap_or(0);
+        checks.push(Check {
+            name: "keys",
+            ok: true,
+            detail: format!("{keys} tend key bindings"),
+        });
+    }
+    let failed = checks.iter().filter(|c| !c.ok).count();
+    let io = |e: std::io::Error| CliError::new("io", format!("cannot write output: {e}"));
+    if args.json {
+        let v: Vec<_> = checks
+            .iter()
+            .map(|c| json!({"check": c.name, "ok": c.ok, "detail": c.detail}))
+            .collect();
+        writeln!(out, "{}", json!({"ok": failed == 0, "checks": v})).map_err(io)?;
+    } else {
+        for c in &checks {
+            writeln!(
+                out,
+                "{} {:<10} {}",
+                if c.ok { "ok  " } else { "FAIL" },
+                c.name,
+                c.detail
+            )
+            .map_err(io)?;
+        }
+    }
+    if failed > 0 {
+        return Err(CliError::new("doctor", format!("{failed} check(s) failed")));
+    }
+    Ok(())
+}

@@ -1,0 +1,169 @@
+//! `tend start`, `tend stop` and the hidden `tend daemon`.
+
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use serde_json::{json, Value};
+
+use super::target::{ServerArgs, Target};
+use crate::client;
+use crate::daemon;
+use crate::error::CliError;
+use crate::paths;
+
+/// Arguments of `tend start`.
+#[derive(Debug, Args)]
+pub struct StartArgs {
+    /// Stay in the foreground (logs to stderr).
+    #[arg(long)]
+    pub foreground: bool,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `tend stop`.
+#[derive(Debug, Args)]
+pub struct StopArgs {
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn ping(control: &std::path::Path) -> Option<Value> {
+    client::call(control, "ping", json!({}), Duration::from_secs(2)).ok()
+}
+
+/// `tend start`: one daemon per tmux server; a second start reports the
+/// running one.
+pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let t = Target::resolve(server)?;
+    let io = |e: std::io::Error| CliError::new("io", format!("cannot write output: {e}"));
+    if let Some(p) = ping(&t.control) {
+        let pid = p["pid"].as_u64().unwrap_or(0);
+        if args.json {
+            writeln!(
+                out,
+                "{}",
+                json!({"running": true, "started": false, "pid": pid, "tmux_socket": t.tmux_socket})
+            )
+            .map_err(io)?;
+        } else {
+            writeln!(
+                out,
+                "tend is already running for {} (pid {pid})",
+                t.tmux_socket.display()
+            )
+            .map_err(io)?;
+        }
+        return Ok(());
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::new("exe", format!("cannot find the tend executable: {e}")))?;
+    if args.foreground {
+        return daemon::run(options(&t, exe)?);
+    }
+    let log = paths::log_file(&t.tmux_socket)?;
+    let logf = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log)
+        .map_err(|e| CliError::new("log", format!("cannot open {}: {e}", log.display())))?;
+    let err = logf
+        .try_clone()
+        .map_err(|e| CliError::new("log", format!("cannot open {}: {e}", log.display())))?;
+    let mut cmd = Command::new(&exe);
+    cmd.arg("daemon")
+        .arg("-S")
+        .arg(&t.tmux_socket)
+        .stdin(Stdio::null())
+        .stdout(logf)
+        .stderr(err)
+        .env_remove("TMUX_PANE");
+    // SAFETY: setsid is async-signal-safe; it detaches the daemon from the
+    // caller's session so closing that terminal does not end it.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::unistd::setsid()
+                .map(|_| ())
+                .map_err(std::io::Error::from)
+        });
+    }
+    let child = cmd
+        .spawn()
+        .map_err(|e| CliError::new("spawn", format!("cannot start the daemon: {e}")))?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(p) = ping(&t.control) {
+            let pid = p["pid"].as_u64().unwrap_or(u64::from(child.id()));
+            if args.json {
+                writeln!(out, "{}", json!({"running": true, "started": true, "pid": pid, "tmux_socket": t.tmux_socket})).map_err(io)?;
+            } else {
+                writeln!(
+                    out,
+                    "tend started for {} (pid {pid})",
+                    t.tmux_socket.display()
+                )
+                .map_err(io)?;
+            }
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(CliError::new(
+                "start_failed",
+                format!(
+                    "the daemon did not come up within 10 s; see its log {}",
+                    log.display()
+                ),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn options(t: &Target, exe: std::path::PathBuf) -> Result<daemon::Options, CliError> {
+    Ok(daemon::Options {
+        server: t.server.clone(),
+        control: t.control.clone(),
+        tap: paths::tap_socket(&t.tmux_socket)?,
+        tend_bin: exe,
+        detector: crate::config::load_detector_config()?,
+    })
+}
+
+/// `tend daemon` (run by `tend start`).
+pub fn daemon(server: &ServerArgs) -> Result<(), CliError> {
+    let t = Target::resolve(server)?;
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::new("exe", format!("cannot find the tend executable: {e}")))?;
+    daemon::run(options(&t, exe)?)
+}
+
+/// `tend stop`: the daemon removes its pipes, hooks, options and bindings
+/// and exits.
+pub fn stop(server: &ServerArgs, args: &StopArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let t = Target::resolve(server)?;
+    let io = |e: std::io::Error| CliError::new("io", format!("cannot write output: {e}"));
+    if ping(&t.control).is_none() {
+        if args.json {
+            writeln!(out, "{}", json!({"running": false, "stopped": false})).map_err(io)?;
+        } else {
+            writeln!(out, "tend is not running for {}", t.tmux_socket.display()).map_err(io)?;
+        }
+        return Ok(());
+    }
+    client::call(&t.control, "stop", json!({}), Duration::from_secs(5))?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while t.control.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if args.json {
+        writeln!(out, "{}", json!({"running": false, "stopped": true})).map_err(io)?;
+    } else {
+        writeln!(out, "tend stopped for {}", t.tmux_socket.display()).map_err(io)?;
+    }
+    Ok(())
+}

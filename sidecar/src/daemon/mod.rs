@@ -1,0 +1,105 @@
+//! The daemon: one per tmux server. It owns the pane table ([`core`]),
+//! listens on two Unix sockets (control requests; tap streams), and runs
+//! every tmux command on one worker thread ([`worker`]).
+//!
+//! ```text
+//!  tend tap ──frames──▶ tap socket ─┐
+//!  tend CLI ──JSON────▶ control ────┼─▶ events ─▶ Core (pane table) ─▶ jobs ─▶ tmux worker
+//!  tmux hooks ─poke───▶ control ────┘                 ▲                           │
+//!                                                    └──── results as events ────┘
+//! ```
+
+pub mod core;
+pub mod ipc;
+pub mod publish;
+pub mod worker;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tend_detector::DetectorConfig;
+use tend_tmux::Server;
+
+use self::core::{Core, Event};
+use crate::error::CliError;
+
+/// How often panes are listed even without a hook firing (new panes also
+/// arrive through break-pane, join-pane, respawn, which have no hook).
+pub const RECONCILE_EVERY: Duration = Duration::from_secs(1);
+
+/// What the daemon needs to run.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The tmux server.
+    pub server: Server,
+    /// Control socket path.
+    pub control: PathBuf,
+    /// Tap socket path.
+    pub tap: PathBuf,
+    /// This executable (for tap, hook and key commands).
+    pub tend_bin: PathBuf,
+    /// Detector timings.
+    pub detector: DetectorConfig,
+}
+
+/// Runs the daemon until `tend stop`, a signal, or the tmux server's end.
+/// On the way out it removes what it installed in tmux.
+pub fn run(opts: Options) -> Result<(), CliError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::new("runtime", format!("cannot start the async runtime: {e}")))?;
+    rt.block_on(serve(opts))
+}
+
+async fn serve(opts: Options) -> Result<(), CliError> {
+    let control = ipc::bind(&opts.control)?;
+    let taps = ipc::bind(&opts.tap)?;
+    let (ev_tx, mut ev_rx) = tokio::sync::mpsc::channel::<Event>(4096);
+    let (job_tx, job_rx) = std::sync::mpsc::channel();
+    let worker = worker::spawn(opts.clone(), job_rx, ev_tx.clone());
+    tokio::spawn(ipc::accept_control(control, ev_tx.clone()));
+    tokio::spawn(ipc::accept_taps(taps, ev_tx.clone()));
+    let (registry, errors) = crate::manifests::load();
+    for e in &errors {
+        eprintln!("tend: manifest not used: {e}");
+    }
+    let mut core = Core::new(Arc::new(opts.detector.clone()), registry, job_tx.clone());
+    let _ = job_tx.send(worker::setup_job());
+    core.reconcile();
+    let mut reconcile = tokio::time::interval(RECONCILE_EVERY);
+    reconcile.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| CliError::new("signal", format!("cannot watch SIGTERM: {e}")))?;
+    let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .map_err(|e| CliError::new("signal", format!("cannot watch SIGINT: {e}")))?;
+    let mut wait = Duration::from_millis(10);
+    loop {
+        tokio::select! {
+            ev = ev_rx.recv() => {
+                let Some(ev) = ev else { break };
+                core.handle(ev);
+                // Take everything already queued before publishing once.
+                while let Ok(ev) = ev_rx.try_recv() {
+                    core.handle(ev);
+                }
+            }
+            _ = tokio::time::sleep(wait) => {}
+            _ = reconcile.tick() => core.reconcile(),
+            _ = sigterm.recv() => core.stopping = true,
+            _ = sigint.recv() => core.stopping = true,
+        }
+        wait = core.tick();
+        if core.stopping {
+            break;
+        }
+    }
+    // Leave tmux as we found it: taps, hooks, options, bindings.
+    let _ = job_tx.send(worker::Job::Cleanup);
+    drop(job_tx);
+    let _ = tokio::task::spawn_blocking(move || worker.join()).await;
+    let _ = std::fs::remove_file(&opts.control);
+    let _ = std::fs::remove_file(&opts.tap);
+    Ok(())
+}

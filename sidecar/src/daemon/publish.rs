@@ -1,0 +1,302 @@
+//! What the daemon publishes into tmux: `@tend_*` options at pane, window,
+//! session and global scope, computed from the pane table as plain data and
+//! diffed against what was published last, so tmux only hears changes.
+//!
+//! Names never repeat across scopes (except the `@tend_next*` jump targets,
+//! where the pane's value is meant to win): a format looks options up pane
+//! first, so a window rollup named like a pane option would be shadowed.
+//!
+//! | scope | options |
+//! |---|---|
+//! | pane | `@tend_agent`, `@tend_state`, `@tend_reason`, `@tend_band`, `@tend_glyph`, `@tend_since`, `@tend_next`, `@tend_next_session`, `@tend_next_working` |
+//! | window | `@tend_window_band`, `@tend_window_glyph` |
+//! | session | `@tend_session_band`, `@tend_session_needs` |
+//! | global | `@tend_needs`, `@tend_quiet`, `@tend_summary`, `@tend_server_band`, `@tend_next`, `@tend_next_working` |
+
+use std::collections::{BTreeMap, HashMap};
+
+use tend_detector::attention::{self, Band, Candidate};
+use tend_tmux::{OptionUpdate, Scope};
+
+/// One pane's published facts (input to the rollups).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PaneRow {
+    /// `%N`.
+    pub pane: tend_tmux::PaneId,
+    /// `@N`.
+    pub window: tend_tmux::WindowId,
+    /// `$N`.
+    pub session: tend_tmux::SessionId,
+    /// Session name.
+    pub session_name: String,
+    /// Agent id.
+    pub agent: Option<String>,
+    /// State name.
+    pub state: Option<String>,
+    /// Reason name.
+    pub reason: Option<tend_detector::Reason>,
+    /// Band.
+    pub band: Option<Band>,
+    /// Unix seconds the state was entered.
+    pub since: Option<f64>,
+}
+
+/// A glyph per band for compact status lines.
+pub fn glyph(band: Band) -> &'static str {
+    match band {
+        Band::Blocked => "✖",
+        Band::Waiting => "●",
+        Band::Quiet => "…",
+        Band::ReadyForReview => "✔",
+        Band::Working => "◐",
+        Band::Parked => "⏸",
+        Band::Snoozed => "z",
+        Band::Finished => "✓",
+        Band::Idle => "○",
+        Band::Exited => "·",
+    }
+}
+
+/// The full option set for the current table. Keys are `(scope, name)`.
+pub fn compute(rows: &[PaneRow]) -> BTreeMap<(Scope, String), String> {
+    let mut out = BTreeMap::new();
+    let mut put = |scope: Scope, name: &str, value: String| {
+        out.insert((scope, name.to_owned()), value);
+    };
+    let mut windows: HashMap<tend_tmux::WindowId, Vec<Band>> = HashMap::new();
+    let mut sessions: HashMap<tend_tmux::SessionId, Vec<Band>> = HashMap::new();
+    let mut session_needs: HashMap<tend_tmux::SessionId, usize> = HashMap::new();
+    for r in rows {
+        let Some(agent) = &r.agent else { continue };
+        let p = Scope::Pane(r.pane);
+        put(p, "@tend_agent", agent.clone());
+        put(p, "@tend_state", r.state.clone().unwrap_or_default());
+        put(
+            p,
+            "@tend_reason",
+            r.reason.map(|x| x.as_str().to_owned()).unwrap_or_default(),
+        );
+        if let Some(b) = r.band {
+            put(p, "@tend_band", b.as_str().to_owned());
+            put(p, "@tend_glyph", glyph(b).to_owned());
+            windows.entry(r.window).or_default().push(b);
+            sessions.entry(r.session).or_default().push(b);
+            if b.is_demand() {
+                *session_needs.entry(r.session).or_default() += 1;
+            }
+        }
+        if let Some(s) = r.since {
+            put(p, "@tend_since", format!("{}", s as i64));
+        }
+    }
+    for (w, bands) in &windows {
+        if let Some(b) = attention::rollup(bands) {
+            put(Scope::Window(*w), "@tend_window_band", b.as_str().to_owned());
+            put(Scope::Window(*w), "@tend_window_glyph", glyph(b).to_owned());
+        }
+    }
+    for (s, bands) in &sessions {
+        if let Some(b) = attention::rollup(bands) {
+            put(Scope::Session(*s), "@tend_session_band", b.as_str().to_owned());
+        }
+        put(
+            Scope::Session(*s),
+            "@tend_session_needs",
+            session_needs.get(s).copied().unwrap_or(0).to_string(),
+        );
+    }
+    let bands: Vec<Band> = rows.iter().filter_map(|r| r.band).collect();
+    let demands = bands.iter().filter(|b| b.is_demand()).count();
+    let quiet = bands.iter().filter(|b| **b == Band::Quiet).count();
+    put(Scope::Global, "@tend_needs", demands.to_string());
+    put(Scope::Global, "@tend_quiet", quiet.to_string());
+    put(
+        Scope::Global,
+        "@tend_summary",
+        attention::summary(demands, quiet),
+    );
+    put(
+        Scope::Global,
+        "@tend_server_band",
+        attention::rollup(&bands)
+            .map(|b| b.as_str().to_owned())
+            .unwrap_or_default(),
+    );
+    // Jump targets. Per pane: where "next" goes from that pane (so a key
+    // bound to `switch-client -t '#{@tend_next}'` cycles without spawning
+    // a process); globally: the first target.
+    let pane_ids: Vec<String> = rows.iter().map(|r| r.pane.to_string()).collect();
+    let cands: Vec<Candidate<'_>> = rows
+        .iter()
+        .zip(&pane_ids)
+        .filter_map(|(r, id)| {
+            Some(Candidate {
+                pane: id.as_str(),
+                session: r.session_name.as_str(),
+                band: r.band?,
+                reason: r.reason,
+                since: r.since.unwrap_or(0.0),
+            })
+        })
+        .collect();
+    let order = attention::attention_order(&cands);
+    let working = attention::working_order(&cands);
+    put(
+        Scope::Global,
+        "@tend_next",
+        attention::next_after(&order, None)
+            .unwrap_or_default()
+            .to_owned(),
+    );
+    put(
+        Scope::Global,
+        "@tend_next_working",
+        attention::next_after(&working, None)
+            .unwrap_or_default()
+            .to_owned(),
+    );
+    for (r, id) in rows.iter().zip(&pane_ids) {
+        let p = Scope::Pane(r.pane);
+        put(
+            p,
+            "@tend_next",
+            attention::next_after(&order, Some(id))
+                .unwrap_or_default()
+                .to_owned(),
+        );
+        put(
+            p,
+            "@tend_next_working",
+            attention::next_after(&working, Some(id))
+                .unwrap_or_default()
+                .to_owned(),
+        );
+        let in_session: Vec<&str> = order
+            .iter()
+            .copied()
+            .filter(|p| {
+                cands
+                    .iter()
+                    .any(|c| c.pane == *p && c.session == r.session_name)
+            })
+            .collect();
+        put(
+            p,
+            "@tend_next_session",
+            attention::next_after(&in_session, Some(id))
+                .unwrap_or_default()
+                .to_owned(),
+        );
+    }
+    out
+}
+
+/// The updates that turn `old` into `new` (sets for new or changed values,
+/// unsets for vanished keys).
+pub fn diff(
+    old: &BTreeMap<(Scope, String), String>,
+    new: &BTreeMap<(Scope, String), String>,
+) -> Vec<OptionUpdate> {
+    let mut ups = Vec::new();
+    for ((scope, name), value) in new {
+        if old.get(&(*scope, name.clone())) != Some(value) {
+            ups.push(OptionUpdate::set(*scope, name.clone(), value.clone()));
+        }
+    }
+    for (scope, name) in old.keys() {
+        if !new.contains_key(&(*scope, name.clone())) {
+            ups.push(OptionUpdate::unset(*scope, name.clone()));
+        }
+    }
+    ups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tend_detector::Reason;
+    use tend_tmux::{PaneId, SessionId, WindowId};
+
+    fn row(p: u32, w: u32, s: u32, band: Band, reason: Option<Reason>, since: f64) -> PaneRow {
+        PaneRow {
+            pane: PaneId(p),
+            window: WindowId(w),
+            session: SessionId(s),
+            session_name: format!("s{s}"),
+            agent: Some("claude".into()),
+            state: Some("waiting".into()),
+            reason,
+            band: Some(band),
+            since: Some(since),
+        }
+    }
+
+    #[test]
+    fn rollups_counts_and_jumps() {
+        let rows = vec![
+            row(1, 1, 1, Band::Waiting, Some(Reason::Question), 10.0),
+            row(2, 1, 1, Band::Working, None, 5.0),
+            row(3, 2, 2, Band::Waiting, Some(Reason::Approval), 20.0),
+            row(4, 2, 2, Band::Quiet, None, 1.0),
+        ];
+        let set = compute(&rows);
+        let get = |s: Scope, n: &str| set.get(&(s, n.to_owned())).cloned();
+        assert_eq!(get(Scope::Global, "@tend_needs").as_deref(), Some("2"));
+        assert_eq!(get(Scope::Global, "@tend_quiet").as_deref(), Some("1"));
+        assert_eq!(
+            get(Scope::Global, "@tend_summary").as_deref(),
+            Some("2 agents need you · 1 agent has gone quiet")
+        );
+        // Approval before question.
+        assert_eq!(get(Scope::Global, "@tend_next").as_deref(), Some("%3"));
+        assert_eq!(
+            get(Scope::Pane(PaneId(3)), "@tend_next").as_deref(),
+            Some("%1")
+        );
+        assert_eq!(
+            get(Scope::Pane(PaneId(1)), "@tend_next").as_deref(),
+            Some("%4")
+        );
+        assert_eq!(
+            get(Scope::Pane(PaneId(2)), "@tend_next_session").as_deref(),
+            Some("%1")
+        );
+        assert_eq!(
+            get(Scope::Window(WindowId(1)), "@tend_window_band").as_deref(),
+            Some("waiting")
+        );
+        assert_eq!(
+            get(Scope::Session(SessionId(2)), "@tend_session_needs").as_deref(),
+            Some("1")
+        );
+        assert_eq!(
+            get(Scope::Global, "@tend_next_working").as_deref(),
+            Some("%4")
+        );
+        assert_eq!(
+            get(Scope::Global, "@tend_server_band").as_deref(),
+            Some("waiting")
+        );
+    }
+
+    #[test]
+    fn diff_sets_and_unsets() {
+        let mut a = BTreeMap::new();
+        a.insert((Scope::Global, "@tend_needs".to_owned()), "1".to_owned());
+        a.insert(
+            (Scope::Pane(PaneId(1)), "@tend_state".to_owned()),
+            "working".to_owned(),
+        );
+        let mut b = BTreeMap::new();
+        b.insert((Scope::Global, "@tend_needs".to_owned()), "2".to_owned());
+        let d = diff(&a, &b);
+        assert_eq!(
+            d,
+            vec![
+                OptionUpdate::set(Scope::Global, "@tend_needs", "2"),
+                OptionUpdate::unset(Scope::Pane(PaneId(1)), "@tend_state"),
+            ]
+        );
+        assert!(diff(&b, &b).is_empty());
+    }
+}

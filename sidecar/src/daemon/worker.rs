@@ -1,0 +1,195 @@
+//! The tmux worker: one thread that runs every tmux command the daemon
+//! needs, in order, and reports results back as events. Keeping tmux calls
+//! off the event loop means a slow tmux never delays tap data.
+
+use std::sync::mpsc::Receiver;
+use std::thread::JoinHandle;
+
+use tend_tmux::escape::shell_join;
+use tend_tmux::{Binding, OptionUpdate, PaneId, Server};
+use tokio::sync::mpsc::Sender;
+
+use super::core::{CapturePurpose, Event};
+use super::Options;
+
+/// Work for the tmux worker thread.
+#[derive(Debug)]
+pub enum Job {
+    /// `list-panes -a` and `list-clients`.
+    List,
+    /// Capture a pane.
+    Capture(PaneId, CapturePurpose),
+    /// Install the tap on a pane.
+    InstallTap(PaneId),
+    /// Apply option updates, then refresh clients.
+    Publish(Vec<OptionUpdate>),
+    /// Switch a client to a pane.
+    Switch {
+        /// The client (`None`: the most recent).
+        client: Option<String>,
+        /// Where to.
+        pane: PaneId,
+    },
+    /// Install hooks and key bindings.
+    Setup,
+    /// Remove everything tend installed, then exit the thread.
+    Cleanup,
+}
+
+/// The first job: hooks and keys.
+pub fn setup_job() -> Job {
+    Job::Setup
+}
+
+/// Hooks that make the daemon reconcile at once (the periodic reconcile
+/// catches everything else).
+const HOOKS: &[&str] = &[
+    "after-new-window",
+    "after-split-window",
+    "pane-exited",
+    "pane-died",
+    "session-created",
+    "client-session-changed",
+    "session-window-changed",
+    "window-pane-changed",
+];
+
+/// The command for a jump key that spawns no process: `run-shell -C`
+/// expands the pane's published `@tend_next…` option (the target after the
+/// current pane, so repeated presses cycle) and runs `switch-client`.
+/// `#{@tend-managed}` expands to nothing and marks the binding as tend's.
+pub fn jump_command(option: &str, none: &str) -> String {
+    format!(
+        "run-shell -C '#{{?{option},switch-client -t #{{{option}}},display-message \"{none}\"}}#{{@{}}}'",
+        tend_tmux::MARKER
+    )
+}
+
+fn bindings(server: &Server, opts: &Options) -> Vec<Binding> {
+    let Ok(keys) = server.resolve_keys() else {
+        return Vec::new();
+    };
+    let program = opts.tend_bin.to_string_lossy().into_owned();
+    let socket = opts.control.to_string_lossy().into_owned();
+    keys.into_iter()
+        .filter_map(|(action, table, key)| {
+            let key = key?;
+            let command = match action.id {
+                "next-waiting" => jump_command("@tend_next", "tend: no agent needs you"),
+                "next-waiting-session" => jump_command(
+                    "@tend_next_session",
+                    "tend: no agent needs you in this session",
+                ),
+                "next-working" => jump_command("@tend_next_working", "tend: no agent is working"),
+                _ => tend_tmux::keys::action_command(
+                    &program,
+                    &["key", "--socket", &socket],
+                    action.id,
+                ),
+            };
+            Some(Binding {
+                table,
+                key,
+                note: action.note.to_owned(),
+                command,
+            })
+        })
+        .collect()
+}
+
+/// Starts the worker.
+pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let server = opts.server.clone();
+        let tap_cmd = |pane: PaneId| {
+            shell_join(&[
+                opts.tend_bin.to_string_lossy().as_ref(),
+                "tap",
+                "--socket",
+                opts.tap.to_string_lossy().as_ref(),
+                "--pane",
+                &pane.to_string(),
+            ])
+        };
+        let send = |ev: Event| {
+            let _ = events.blocking_send(ev);
+        };
+        while let Ok(job) = jobs.recv() {
+            match job {
+                Job::List => match (server.list_panes(), server.list_clients()) {
+                    (Ok(panes), Ok(clients)) => send(Event::Listed { panes, clients }),
+                    (Err(e), _) | (_, Err(e)) => {
+                        if e.is_no_server() {
+                            send(Event::ServerGone);
+                        } else {
+                            eprintln!("tend: listing panes failed: {e}");
+                        }
+                    }
+                },
+                Job::Capture(pane, purpose) => match server.capture(pane) {
+                    Ok(capture) => send(Event::Captured {
+                        pane,
+                        capture,
+                        purpose,
+                    }),
+                    Err(e) if e.is_no_server() => send(Event::ServerGone),
+                    Err(_) => {}
+                },
+                Job::InstallTap(pane) => {
+                    let outcome = server
+                        .install_tap(pane, &tap_cmd(pane))
+                        .map_err(|e| e.to_string());
+                    send(Event::TapInstalled { pane, outcome });
+                }
+                Job::Publish(ups) => {
+                    if let Err(e) = server.set_options(&ups) {
+                        if e.is_no_server() {
+                            send(Event::ServerGone);
+                            continue;
+                        }
+                        // A pane or window vanished between listing and
+                        // publishing: apply the rest one by one.
+                        for u in &ups {
+                            let _ = server.set_options(std::slice::from_ref(u));
+                        }
+                    }
+                    let _ = server.refresh_clients();
+                }
+                Job::Switch { client, pane } => {
+                    let _ = server.switch_to(client.as_deref(), pane);
+                }
+                Job::Setup => {
+                    let program = opts.tend_bin.to_string_lossy().into_owned();
+                    let socket = opts.control.to_string_lossy().into_owned();
+                    let hooks: Vec<(&str, String)> = HOOKS
+                        .iter()
+                        .map(|h| {
+                            (
+                                *h,
+                                tend_tmux::hooks::event_command(
+                                    &program,
+                                    &["poke", "--socket", &socket],
+                                    h,
+                                ),
+                            )
+                        })
+                        .collect();
+                    if let Err(e) = server.install_hooks(&hooks) {
+                        eprintln!("tend: installing hooks failed: {e}");
+                    }
+                    if let Err(e) = server.bind_keys(&bindings(&server, &opts)) {
+                        eprintln!("tend: binding keys failed: {e}");
+                    }
+                }
+                Job::Cleanup => {
+                    let _ = server.remove_all_taps();
+                    let _ = server.remove_hooks();
+                    let _ = server.unbind_keys();
+                    let _ = server.remove_tend_options();
+                    let _ = server.refresh_clients();
+                    return;
+                }
+            }
+        }
+    })
+}

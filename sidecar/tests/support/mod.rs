@@ -1,0 +1,177 @@
+//! Shared helpers for tests against real tmux servers on private sockets.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+/// A private tmux server with its own tend runtime, state and config
+/// directories. Dropping it stops tend and kills the server.
+pub struct Env {
+    pub name: String,
+    root: PathBuf,
+    owner: Option<tempfile::TempDir>,
+}
+
+pub fn tend_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_tend")
+}
+
+pub fn corpus(rel: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let local = root.join("tests/corpus").join(rel);
+    if local.exists() {
+        local
+    } else {
+        root.join("../shared/corpus").join(rel)
+    }
+}
+
+impl Env {
+    pub fn new(tag: &str) -> Env {
+        let n = COUNTER.fetch_add(1, Ordering::SeqCst);
+        let name = format!("tend-{tag}-{}-{n}", std::process::id());
+        let dir = tempfile::tempdir().expect("tempdir");
+        for sub in ["run", "state", "config", "home"] {
+            std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
+        }
+        let env = Env {
+            name,
+            root: dir.path().to_owned(),
+            owner: Some(dir),
+        };
+        let out = env.tmux(&["-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "200", "-y", "50"]);
+        assert!(out.status.success(), "tmux new-session: {}", String::from_utf8_lossy(&out.stderr));
+        env
+    }
+
+    /// A second handle on the same server and directories, for another
+    /// thread; dropping it does nothing.
+    pub fn view(&self) -> Env {
+        Env {
+            name: self.name.clone(),
+            root: self.root.clone(),
+            owner: None,
+        }
+    }
+
+    /// The test's private directory.
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    fn apply_env(&self, cmd: &mut Command) {
+        let d = self.root.as_path();
+        cmd.env("XDG_RUNTIME_DIR", d.join("run"))
+            .env("XDG_STATE_HOME", d.join("state"))
+            .env("XDG_CONFIG_HOME", d.join("config"))
+            .env("HOME", d.join("home"))
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .env_remove("TEND_TMUX_SOCKET");
+    }
+
+    pub fn tmux(&self, args: &[&str]) -> Output {
+        let mut cmd = Command::new("tmux");
+        cmd.arg("-L").arg(&self.name).args(args).stdin(Stdio::null());
+        cmd.output().expect("run tmux")
+    }
+
+    pub fn tmux_out(&self, args: &[&str]) -> String {
+        let o = self.tmux(args);
+        String::from_utf8_lossy(&o.stdout).trim_end_matches('\n').to_owned()
+    }
+
+    pub fn tend(&self, args: &[&str]) -> Output {
+        let mut cmd = Command::new(tend_bin());
+        self.apply_env(&mut cmd);
+        cmd.arg("-L").arg(&self.name).args(args).stdin(Stdio::null());
+        cmd.output().expect("run tend")
+    }
+
+    pub fn tend_ok(&self, args: &[&str]) -> String {
+        let o = self.tend(args);
+        assert!(
+            o.status.success(),
+            "tend {args:?} failed: {}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// The command line a pane runs to replay a recording as agent `agent`.
+    pub fn play_cmd(&self, agent: &str, cast: &Path, hold: u32) -> String {
+        format!(
+            "env TEND_AGENT={agent} '{}' play '{}' --hold {hold}",
+            tend_bin(),
+            cast.display()
+        )
+    }
+
+    /// Opens a window running `cmd`; returns its pane id.
+    pub fn window(&self, session: &str, cmd: &str) -> String {
+        self.tmux_out(&["new-window", "-d", "-P", "-F", "#{pane_id}", "-t", &format!("={session}:"), cmd])
+    }
+
+    pub fn pane_option(&self, pane: &str, name: &str) -> String {
+        self.tmux_out(&["show-options", "-pqv", "-t", pane, name])
+    }
+
+    pub fn global_option(&self, name: &str) -> String {
+        self.tmux_out(&["show-options", "-gqv", name])
+    }
+
+    pub fn list_json(&self) -> serde_json::Value {
+        let out = self.tend_ok(&["list", "--json"]);
+        serde_json::from_str(&out).expect("list --json")
+    }
+
+    pub fn daemon_pid(&self) -> Option<u32> {
+        let out = self.tend(&["start", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+        v["pid"].as_u64().map(|p| p as u32)
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        if self.owner.is_none() {
+            return;
+        }
+        let _ = self.tend(&["stop"]);
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+/// Polls `f` every 50 ms until it returns true or `secs` pass.
+pub fn wait_until(secs: u64, mut f: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < deadline {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    f()
+}
+
+/// The distinct `(state/reason)` values of the labels, in order.
+pub fn label_sequence(labels: &Path) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(labels).expect("labels")).expect("json");
+    let mut out: Vec<String> = Vec::new();
+    for b in v["timeline"].as_array().expect("timeline") {
+        let Some(s) = b["state"].as_str() else { continue };
+        let s = match b["reason"].as_str() {
+            Some(r) => format!("{s}/{r}"),
+            None => s.to_owned(),
+        };
+        if out.last() != Some(&s) {
+            out.push(s);
+        }
+    }
+    out
+}

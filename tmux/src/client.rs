@@ -1,0 +1,171 @@
+//! Acting on a user's client: jumping to a pane, messages, menus.
+//!
+//! These are what a key press leads to. A key binding made with
+//! [`action_command`](crate::keys::action_command) passes the client that
+//! pressed the key (`#{client_name}`); pass it here so the right terminal
+//! moves, whichever client was active last.
+
+use crate::error::{Result, TmuxError};
+use crate::escape::{format_escape, tmux_quote};
+use crate::ids::PaneId;
+use crate::server::Server;
+
+/// One entry of a [`Server::display_menu`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MenuItem {
+    /// A selectable entry.
+    Entry {
+        /// The text shown. Plain text: it is escaped, so names in it are
+        /// never interpreted, and shortened to 72 characters (tmux shows no
+        /// menu wider than the client).
+        label: String,
+        /// A one-key shortcut (`a`, `1`), or empty for none.
+        key: String,
+        /// The tmux command string run when chosen (build the parts with
+        /// [`tmux_quote`]).
+        command: String,
+    },
+    /// A greyed-out line (a heading or an explanation).
+    Disabled(String),
+    /// A separator line.
+    Separator,
+}
+
+impl Server {
+    /// Moves `client` (or the most recently active client, when `None`) to
+    /// `pane`: switches to the pane's session, selects its window and makes
+    /// it the active pane. Works across sessions.
+    pub fn switch_to(&self, client: Option<&str>, pane: PaneId) -> Result<()> {
+        let target = pane.to_string();
+        let mut switch = vec!["switch-client".to_string()];
+        if let Some(c) = client {
+            switch.push("-c".into());
+            switch.push(c.to_string());
+        }
+        switch.extend(["-t".to_string(), target.clone()]);
+        self.run_many(&[
+            switch,
+            vec!["select-window".into(), "-t".into(), target.clone()],
+            vec!["select-pane".into(), "-t".into(), target],
+        ])?;
+        Ok(())
+    }
+
+    /// Shows `text` in `client`'s status line for `duration_ms`
+    /// milliseconds (tmux's `display-time` when `None`). The text is shown
+    /// literally: `#` sequences in it are escaped.
+    pub fn display_message(
+        &self,
+        client: Option<&str>,
+        text: &str,
+        duration_ms: Option<u32>,
+    ) -> Result<()> {
+        let mut cmd = vec!["display-message".to_string()];
+        if let Some(c) = client {
+            cmd.extend(["-c".to_string(), c.to_string()]);
+        }
+        if let Some(d) = duration_ms {
+            cmd.extend(["-d".to_string(), d.to_string()]);
+        }
+        cmd.push("--".into());
+        cmd.push(format_escape(&single_line(text)));
+        self.run(cmd)?;
+        Ok(())
+    }
+
+    /// Opens a menu on `client`, centred, titled `title` (plain text).
+    /// Returns at once; the chosen entry's command runs inside tmux.
+    pub fn display_menu(&self, client: &str, title: &str, items: &[MenuItem]) -> Result<()> {
+        if items.is_empty() {
+            return Err(TmuxError::Invalid {
+                detail: "a menu needs at least one entry".into(),
+            });
+        }
+        let mut cmd = vec![
+            "display-menu".to_string(),
+            "-c".into(),
+            client.to_string(),
+            "-T".into(),
+            label(title),
+            "-x".into(),
+            "C".into(),
+            "-y".into(),
+            "C".into(),
+            "--".into(),
+        ];
+        for item in items {
+            match item {
+                MenuItem::Entry {
+                    label: text,
+                    key,
+                    command,
+                } => {
+                    cmd.push(label(text));
+                    cmd.push(key.clone());
+                    cmd.push(command.clone());
+                }
+                MenuItem::Disabled(text) => {
+                    cmd.push(format!("-{}", label(text)));
+                    cmd.push(String::new());
+                    cmd.push(String::new());
+                }
+                MenuItem::Separator => cmd.push(String::new()),
+            }
+        }
+        self.run(cmd)?;
+        Ok(())
+    }
+}
+
+/// Longest menu label, in characters: tmux does not show a menu wider than
+/// the client, and says nothing.
+const MAX_LABEL: usize = 72;
+
+/// A menu label or title: one line, at most [`MAX_LABEL`] characters,
+/// formats escaped, and not starting with `-` (which would grey the entry
+/// out).
+fn label(text: &str) -> String {
+    let mut line = single_line(text);
+    if line.chars().count() > MAX_LABEL {
+        line = line.chars().take(MAX_LABEL - 1).collect();
+        line.push('…');
+    }
+    let escaped = format_escape(&line);
+    if escaped.starts_with('-') {
+        format!(" {escaped}")
+    } else {
+        escaped
+    }
+}
+
+/// Control characters (newlines included) become spaces: a status line
+/// message or a menu entry is one line.
+fn single_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+/// A tmux command string that moves the client running it to `pane`, for
+/// menu entries.
+pub fn switch_command(pane: PaneId) -> String {
+    let t = tmux_quote(&pane.to_string());
+    format!("switch-client -t {t} ; select-window -t {t} ; select-pane -t {t}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels() {
+        assert_eq!(label("-x"), " -x");
+        assert_eq!(label("a\nb#{x}"), "a b##{x#}");
+        let long = label(&"#".repeat(100));
+        assert_eq!(long, format!("{}…", "##".repeat(71)));
+        assert_eq!(
+            switch_command(PaneId(3)),
+            "switch-client -t '%3' ; select-window -t '%3' ; select-pane -t '%3'"
+        );
+    }
+}

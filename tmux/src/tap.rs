@@ -1,0 +1,141 @@
+//! Taps: `pipe-pane` into tend, without ever touching a user's pipe.
+//!
+//! tmux allows one pipe per pane, does not report a pipe's command, and
+//! closes whatever pipe is open when `pipe-pane` runs without a command (or
+//! with `-o` on an open pipe). So tend:
+//!
+//! * installs a tap only on a pane whose `#{pane_pipe}` is 0, checked and
+//!   installed in one `if-shell -F` so that nothing can slip in between;
+//! * marks each tap it installs with the pane option `@tend_tap` (holding the
+//!   tap's shell command), set in the same step. The mark survives a daemon
+//!   restart, and [`Pane::tap`](crate::Pane::tap) reports it;
+//! * closes a pipe only when the pane carries the mark, again checked and
+//!   done in one step.
+//!
+//! A mark can go stale if the tap process dies on its own (the pipe closes,
+//! the mark stays). The tap process should therefore call
+//! [`Server::clear_tap_mark`] when its input ends, and the daemon clears
+//! marks on panes whose pipe is closed when it reconciles (see
+//! [`Pane::has_stale_tap_mark`](crate::Pane::has_stale_tap_mark)).
+
+use crate::error::{Result, TmuxError};
+use crate::escape::{format_escape_hash, tmux_quote};
+use crate::ids::PaneId;
+use crate::server::Server;
+
+/// The pane option that marks tend's tap; its value is the tap's command.
+pub const TAP_OPTION: &str = "@tend_tap";
+
+/// What [`Server::install_tap`] found and did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TapOutcome {
+    /// The pane had no pipe; tend's tap is now installed.
+    Installed,
+    /// The pane already has a tap installed by tend, running `command`
+    /// (perhaps by an earlier daemon). Nothing was changed.
+    AlreadyTapped {
+        /// The shell command of the existing tap.
+        command: String,
+    },
+    /// The pane has someone else's pipe. Nothing was changed: the pane must
+    /// be watched by polling `capture-pane` instead.
+    Foreign,
+}
+
+impl Server {
+    /// Installs `pipe-pane -O` with `shell_command` on `pane`, unless a pipe
+    /// is already open there.
+    ///
+    /// `shell_command` is a `/bin/sh` command line (build it with
+    /// [`shell_join`](crate::escape::shell_join)); it reads the pane's
+    /// output on its standard input. tmux would expand `#` formats in it;
+    /// this function escapes them, so the command runs exactly as given.
+    ///
+    /// The tap process must never block: tmux buffers a stalled pipe
+    /// without bound.
+    pub fn install_tap(&self, pane: PaneId, shell_command: &str) -> Result<TapOutcome> {
+        if shell_command.trim().is_empty() {
+            return Err(TmuxError::Invalid {
+                detail: "a tap needs a command to pipe the pane's output into".into(),
+            });
+        }
+        let target = pane.to_string();
+        let t = tmux_quote(&target);
+        let busy = format!("display-message -p -t {t} 'busy:#{{{TAP_OPTION}}}'");
+        let install = format!(
+            "pipe-pane -O -t {t} {pipe} ; set-option -p -t {t} {TAP_OPTION} {mark} ; \
+             display-message -p installed",
+            pipe = tmux_quote(&format_escape_hash(shell_command)),
+            mark = tmux_quote(shell_command),
+        );
+        let out = self.run([
+            "if-shell",
+            "-F",
+            "-t",
+            &target,
+            "#{pane_pipe}",
+            &busy,
+            &install,
+        ])?;
+        let out = out.strip_suffix('\n').unwrap_or(&out);
+        if out == "installed" {
+            return Ok(TapOutcome::Installed);
+        }
+        match out.strip_prefix("busy:") {
+            Some("") => Ok(TapOutcome::Foreign),
+            Some(command) => Ok(TapOutcome::AlreadyTapped {
+                command: command.to_string(),
+            }),
+            None => Err(TmuxError::Parse {
+                what: format!("installing the tap on {pane}"),
+                detail: format!("unexpected answer `{out}`"),
+            }),
+        }
+    }
+
+    /// Closes tend's tap on `pane`, if the pane carries tend's mark.
+    /// Returns whether a tap was removed. A user's pipe is never closed.
+    pub fn remove_tap(&self, pane: PaneId) -> Result<bool> {
+        let out = self.run(remove_tap_command(pane))?;
+        Ok(out.trim_end() == "removed")
+    }
+
+    /// Closes tend's taps on every pane (for `tend stop`). Panes that vanish
+    /// meanwhile are skipped. Returns how many taps were removed.
+    pub fn remove_all_taps(&self) -> Result<usize> {
+        let commands: Vec<Vec<String>> = self
+            .list_panes()?
+            .iter()
+            .filter(|p| p.tap.is_some())
+            .map(|p| remove_tap_command(p.pane_id))
+            .collect();
+        let out = self.run_batch_skipping_gone(&commands)?;
+        Ok(out.lines().filter(|l| *l == "removed").count())
+    }
+
+    /// Removes tend's mark from `pane` without touching any pipe. The tap
+    /// process calls this when its input ends (its pipe was closed); the
+    /// daemon calls it for marks left on panes without a pipe.
+    pub fn clear_tap_mark(&self, pane: PaneId) -> Result<()> {
+        let target = pane.to_string();
+        self.run(["set-option", "-p", "-u", "-t", &target, TAP_OPTION])?;
+        Ok(())
+    }
+}
+
+/// `if-shell -F -t %N '#{@tend_tap}' 'pipe-pane -t %N ; set -pu … ; display -p removed'`
+fn remove_tap_command(pane: PaneId) -> Vec<String> {
+    let target = pane.to_string();
+    let t = tmux_quote(&target);
+    vec![
+        "if-shell".into(),
+        "-F".into(),
+        "-t".into(),
+        target.clone(),
+        format!("#{{{TAP_OPTION}}}"),
+        format!(
+            "pipe-pane -t {t} ; set-option -p -u -t {t} {TAP_OPTION} ; \
+             display-message -p removed"
+        ),
+    ]
+}

@@ -1,0 +1,212 @@
+//! Test support: private tmux servers that are always killed.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use tend_tmux::escape::argv_arg;
+use tend_tmux::{Server, SocketSpec};
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+/// A tmux server on a private socket (`tmux -L tend-t-<pid>-<n>`), started
+/// with no configuration. Dropping it kills the server, so a failing test
+/// leaves nothing behind.
+pub struct TestServer {
+    pub name: String,
+    pub server: Server,
+    pub dir: tempfile::TempDir,
+    /// A directory whose path has no `.` or `:` (tmux rewrites those in
+    /// session names), for hostile names that try to create files in it.
+    pub pwn_dir: PathBuf,
+    clients: Vec<Child>,
+}
+
+impl TestServer {
+    /// A server with one detached 200x50 session named `main` running
+    /// `/bin/sh`.
+    pub fn start() -> TestServer {
+        let name = format!(
+            "tend-t-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let pwn_dir = PathBuf::from(format!("/tmp/{name}-pwn"));
+        std::fs::create_dir_all(&pwn_dir).expect("creating the pwn directory");
+        let t = TestServer {
+            server: Server::new(SocketSpec::Name(name.clone())),
+            name,
+            dir,
+            pwn_dir,
+            clients: Vec::new(),
+        };
+        t.tmux_ok(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "200",
+            "-y",
+            "50",
+            "-s",
+            "main",
+            "/bin/sh",
+        ]);
+        t
+    }
+
+    /// Runs tmux on this server directly (not through the crate under
+    /// test), returning (success, stdout, stderr).
+    pub fn tmux(&self, args: &[&str]) -> (bool, String, String) {
+        let out = Command::new("tmux")
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .env("ENV", "/dev/null")
+            .arg("-L")
+            .arg(&self.name)
+            // A trailing `;` would end the command (see escape::argv_arg).
+            .args(args.iter().map(|a| argv_arg(a).into_owned()))
+            .stdin(Stdio::null())
+            .output()
+            .expect("running tmux");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// Runs tmux and panics with its stderr on failure; returns stdout.
+    pub fn tmux_ok(&self, args: &[&str]) -> String {
+        let (ok, out, err) = self.tmux(args);
+        assert!(ok, "tmux {args:?} failed: {err}");
+        out
+    }
+
+    /// `display -p -t target format`, trimmed of its newline.
+    pub fn display(&self, target: &str, format: &str) -> String {
+        let out = self.tmux_ok(&["display-message", "-p", "-t", target, format]);
+        out.strip_suffix('\n').unwrap_or(&out).to_string()
+    }
+
+    /// A path inside the test's temporary directory.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Attaches a real (pseudo-terminal) client in the background, as a
+    /// user would, and waits until tmux lists it. What the client's terminal
+    /// receives is recorded in [`TestServer::typescript`].
+    pub fn attach_client(&mut self, session: &str) -> String {
+        let before = self.client_names();
+        let typescript = self.path(&format!("client-{}.typescript", self.clients.len()));
+        let cmd = format!(
+            "stty cols 120 rows 40; exec tmux -L {} attach -t '{}'",
+            self.name, session
+        );
+        let child = Command::new("script")
+            .arg("-qfc")
+            .arg(&cmd)
+            .arg(&typescript)
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .env("TERM", "xterm-256color")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting script(1) for a client");
+        self.clients.push(child);
+        let mut new = String::new();
+        assert!(
+            wait_until(Duration::from_secs(10), || {
+                let now = self.client_names();
+                match now.into_iter().find(|c| !before.contains(c)) {
+                    Some(c) => {
+                        new = c;
+                        true
+                    }
+                    None => false,
+                }
+            }),
+            "the client never attached"
+        );
+        new
+    }
+
+    /// Types `bytes` into the `n`th attached client's terminal, as a user
+    /// at the keyboard would.
+    pub fn type_keys(&mut self, n: usize, bytes: &[u8]) {
+        use std::io::Write;
+        let stdin = self.clients[n].stdin.as_mut().expect("client stdin");
+        stdin.write_all(bytes).expect("typing into the client");
+        stdin.flush().expect("typing into the client");
+    }
+
+    /// Everything the `n`th attached client's terminal received so far.
+    pub fn typescript(&self, n: usize) -> String {
+        read(&self.path(&format!("client-{n}.typescript")))
+    }
+
+    fn client_names(&self) -> Vec<String> {
+        let (_, out, _) = self.tmux(&["list-clients", "-F", "#{client_name}"]);
+        out.lines().map(str::to_string).collect()
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+        for c in &mut self.clients {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.pwn_dir);
+    }
+}
+
+/// Polls `cond` every 20 ms until it holds or `timeout` passes.
+pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The generous deadline for things tmux does asynchronously.
+pub const DEADLINE: Duration = Duration::from_secs(10);
+
+/// Reads a file, empty if missing.
+pub fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+impl TestServer {
+    /// The hostile name from the brief, with its command substitutions
+    /// aimed at files in [`TestServer::pwn_dir`].
+    pub fn hostile_name(&self) -> String {
+        let d = self.pwn_dir.display();
+        format!("it's \"x\" #{{pane_id}} ; $(touch {d}/pwned) `touch {d}/pwned2` #(touch {d}/pwned3) x;")
+    }
+
+    /// Fails the test if any hostile name got executed.
+    pub fn assert_not_pwned(&self) {
+        let entries: Vec<_> = std::fs::read_dir(&self.pwn_dir)
+            .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name()).collect())
+            .unwrap_or_default();
+        assert!(
+            entries.is_empty(),
+            "a hostile name was executed: {entries:?}"
+        );
+    }
+}

@@ -1,0 +1,213 @@
+//! Queries against a real tmux server, with hostile names.
+
+mod common;
+
+use common::{wait_until, TestServer, DEADLINE};
+use tend_tmux::escape::{format_escape_hash, shell_quote};
+
+const OSC_TITLE: &str = "osc #{session_name} 'q' ; $(x)";
+use tend_tmux::{PaneId, SessionId};
+
+#[test]
+fn list_panes_reads_hostile_names_verbatim() {
+    let t = TestServer::start();
+    let hostile = t.hostile_name();
+    // new-session -s and rename-window expand formats in the name they are
+    // given; `##` makes the stored name the literal hostile text.
+    let literal = format_escape_hash(&hostile);
+    t.tmux_ok(&[
+        "new-session",
+        "-d",
+        "-x",
+        "200",
+        "-y",
+        "50",
+        "-s",
+        &literal,
+        "/bin/sh",
+    ]);
+    t.tmux_ok(&["rename-window", "-t", "=main:0", &literal]);
+    let title = "title with 'quotes' #{session_name} ;";
+    // select-pane -T expands formats too.
+    t.tmux_ok(&[
+        "select-pane",
+        "-t",
+        "=main:0.0",
+        "-T",
+        &format_escape_hash(title),
+    ]);
+
+    // A program whose name contains the separators a naive parser would use.
+    let odd = t.path("sl\u{1f}e\nep");
+    std::fs::copy("/bin/sleep", &odd).unwrap();
+    let script = t.path("run.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nprintf '\\033]2;%s\\033\\\\' {}\nexec \"$(printf '%s' '{}')\" 300\n",
+            shell_quote(OSC_TITLE),
+            odd.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let odd_pane = t.tmux_ok(&[
+        "split-window",
+        "-d",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "-t",
+        "=main:0",
+        &script.to_string_lossy(),
+    ]);
+    let odd_pane: PaneId = odd_pane.trim().parse().unwrap();
+
+    assert!(wait_until(DEADLINE, || {
+        t.server.list_panes().unwrap().iter().any(|p| {
+            p.pane_id == odd_pane && p.current_command.contains("ep") && p.title == OSC_TITLE
+        })
+    }));
+    let panes = t.server.list_panes().unwrap();
+    assert_eq!(panes.len(), 3, "{panes:#?}");
+
+    let main: Vec<_> = panes.iter().filter(|p| p.session_name == "main").collect();
+    assert_eq!(main.len(), 2);
+    assert!(main.iter().all(|p| p.window_name == hostile));
+    let first = main.iter().find(|p| p.pane_index == 0).unwrap();
+    assert_eq!(first.title, title);
+    assert_eq!(first.session_id, SessionId(0));
+    assert_eq!(first.window_id.to_string(), "@0");
+    assert!(first.pane_pid > 1);
+    assert!(first.window_active);
+    assert_eq!(first.session_attached, 0);
+    assert_eq!(first.current_command, "sh");
+    assert!(first.tty.starts_with("/dev/"));
+    assert!(!first.pipe && first.tap.is_none() && !first.dead && !first.alternate_on);
+
+    let odd = panes.iter().find(|p| p.pane_id == odd_pane).unwrap();
+    assert_eq!(odd.current_command, "sl\u{1f}e\nep");
+    assert_eq!(odd.title, OSC_TITLE);
+    assert_eq!(odd.width, 200);
+
+    let other = panes.iter().find(|p| p.session_name == hostile).unwrap();
+    assert_eq!((other.width, other.height), (200, 50));
+    assert!(other.pane_active);
+
+    // One pane by id, and a vanished one.
+    assert_eq!(t.server.pane(odd_pane).unwrap(), *odd);
+    let e = t.server.pane(PaneId(9999)).unwrap_err();
+    assert!(e.is_target_gone(), "{e:?}");
+    t.assert_not_pwned();
+}
+
+#[test]
+fn dead_panes_keep_their_status() {
+    let t = TestServer::start();
+    t.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
+    let id = t.tmux_ok(&[
+        "split-window",
+        "-d",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "-t",
+        "=main:0",
+        "exit 7",
+    ]);
+    let id: PaneId = id.trim().parse().unwrap();
+    assert!(wait_until(DEADLINE, || t
+        .server
+        .pane(id)
+        .map(|p| p.dead)
+        .unwrap_or(false)));
+    let p = t.server.pane(id).unwrap();
+    assert_eq!(p.dead_status, Some(7));
+}
+
+#[test]
+fn capture_reads_text_and_cursor() {
+    let t = TestServer::start();
+    let id = t.tmux_ok(&[
+        "split-window",
+        "-d",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "-t",
+        "=main:0",
+        "printf 'hello\\n\\033[31mworld\\033[0m'; exec sleep 300",
+    ]);
+    let id: PaneId = id.trim().parse().unwrap();
+    assert!(wait_until(DEADLINE, || {
+        t.server
+            .capture(id)
+            .map(|c| c.text.contains("world"))
+            .unwrap_or(false)
+    }));
+    let c = t.server.capture(id).unwrap();
+    assert_eq!(c.pane_id, id);
+    assert!(c.text.starts_with("hello\n"), "{:?}", c.text);
+    assert!(
+        c.text.contains("\u{1b}[31mworld"),
+        "colours kept: {:?}",
+        c.text
+    );
+    assert_eq!((c.cursor_x, c.cursor_y), (5, 1));
+    assert!(!c.alternate_on && !c.in_mode);
+    assert_eq!(c.width, 200);
+    assert!(c.height > 1);
+    let plain = t.server.capture_text(id, 100).unwrap();
+    assert!(plain.starts_with("hello\nworld"), "{plain:?}");
+}
+
+#[test]
+fn capture_sees_the_alternate_screen() {
+    let t = TestServer::start();
+    let id = t.tmux_ok(&[
+        "split-window",
+        "-d",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "-t",
+        "=main:0",
+        "printf 'below\\n'; printf '\\033[?1049h\\033[H\\033[2;3Halt'; exec sleep 300",
+    ]);
+    let id: PaneId = id.trim().parse().unwrap();
+    assert!(wait_until(DEADLINE, || {
+        t.server
+            .capture(id)
+            .map(|c| c.alternate_on && c.text.contains("alt"))
+            .unwrap_or(false)
+    }));
+    let c = t.server.capture(id).unwrap();
+    assert!(!c.text.contains("below"), "{:?}", c.text);
+    assert_eq!((c.cursor_x, c.cursor_y), (5, 1));
+    assert!(t.server.pane(id).unwrap().alternate_on);
+}
+
+#[test]
+fn capture_of_a_vanished_pane_says_so() {
+    let t = TestServer::start();
+    let e = t.server.capture(PaneId(4242)).unwrap_err();
+    assert!(e.is_target_gone(), "{e:?}");
+}
+
+#[test]
+fn clients_are_listed() {
+    let mut t = TestServer::start();
+    assert!(t.server.list_clients().unwrap().is_empty());
+    let name = t.attach_client("main");
+    let clients = t.server.list_clients().unwrap();
+    assert_eq!(clients.len(), 1);
+    let c = &clients[0];
+    assert_eq!(c.name, name);
+    assert_eq!(c.session_id, Some(SessionId(0)));
+    assert_eq!(c.session_name, "main");
+    assert_eq!(c.pane_id, Some(PaneId(0)));
+    assert!(!c.control_mode);
+    assert!(c.pid > 1);
+    assert!(c.flags.contains("attached"), "{}", c.flags);
+    assert_eq!(t.server.pane(PaneId(0)).unwrap().session_attached, 1);
+}

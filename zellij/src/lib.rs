@@ -1,0 +1,54 @@
+//! tend-zellij-host: everything tend says to zellij.
+//!
+//! The zellij counterpart of `tend-tmux`: thin and synchronous. Every
+//! operation runs one `zellij` client process with an argument vector (never
+//! through a shell) and a deadline, and returns typed data or a
+//! [`ZellijError`] that tells a person what happened and what to do. The
+//! daemon calls it from blocking threads. Needs zellij 0.45 or newer.
+//!
+//! # The pieces
+//!
+//! * [`session`] — which session ([`Session::from_env`]: `TEND_ZELLIJ_SESSION`,
+//!   else `$ZELLIJ_SESSION_NAME` inside zellij), the transport
+//!   ([`Session::action`], [`Session::run`]), [`list_sessions`], [`version`].
+//! * [`panes`] — [`Session::list_panes`], [`Session::list_tabs`],
+//!   [`Session::focused_pane`], [`Session::dump_screen`],
+//!   [`Session::focus_pane`].
+//! * [`subscribe`] — [`Subscription`]: `zellij subscribe --format json`
+//!   as a stream of [`SubscribeEvent`]s (whole viewports per pane).
+//! * [`identity`] — pane → processes through `/proc/*/environ`
+//!   (`ZELLIJ_PANE_ID`, `ZELLIJ_SESSION_NAME`): [`pane_processes`].
+//! * [`plugin`] — the status payload for tend's plugin ([`PluginStatus`]),
+//!   [`Session::pipe_to_plugin`], [`Session::push_status`], the zjstatus
+//!   line, and [`grant_permissions`] in zellij's permission cache.
+//! * [`ids`] — [`PaneId`]: `terminal_N` / `plugin_N`.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use tend_zellij_host::Session;
+//!
+//! let session = Session::from_env()?;
+//! for pane in session.list_panes()?.iter().filter(|p| p.is_terminal()) {
+//!     println!("{} {} {:?}", pane.id, pane.tab_name, pane.command);
+//! }
+//! # Ok::<(), tend_zellij_host::ZellijError>(())
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod identity;
+pub mod ids;
+pub mod panes;
+pub mod plugin;
+pub mod session;
+pub mod subscribe;
+
+pub use error::{Result, ZellijError};
+pub use identity::{pane_process, pane_processes, PaneProcess};
+pub use ids::PaneId;
+pub use panes::{Geometry, Pane, Tab};
+pub use plugin::{grant_permissions, permission_cache_path, JumpTarget, PluginStatus};
+pub use session::{inside_zellij, list_sessions, version, Session, SessionInfo};
+pub use subscribe::{PaneUpdate, SubscribeEvent, SubscribeOptions, Subscription};
