@@ -16,6 +16,13 @@ pub struct DetectorConfig {
     /// between is coalesced; the last frame is always evaluated. Default 50ms.
     #[serde(with = "dur")]
     pub eval_interval: Duration,
+    /// While output keeps coming and every evaluation finds the same
+    /// evidence, the interval doubles up to this (a spinner redrawing at
+    /// 60 Hz is read a few times a second, not sixty). Any change of
+    /// evidence, input or resize returns it to `eval_interval`. Default
+    /// 200ms.
+    #[serde(with = "dur")]
+    pub eval_interval_max: Duration,
     /// Longest an evaluation waits for a synchronized update (DEC 2026) to
     /// end before reading a half-drawn frame anyway. Default 250ms.
     #[serde(with = "dur")]
@@ -67,6 +74,7 @@ impl Default for DetectorConfig {
     fn default() -> Self {
         DetectorConfig {
             eval_interval: Duration::from_millis(50),
+            eval_interval_max: Duration::from_millis(200),
             sync_max: Duration::from_millis(250),
             activity_window: Duration::from_millis(1500),
             settle: Duration::from_secs(4),
@@ -97,6 +105,13 @@ impl DetectorConfig {
             return Err(format!(
                 "cpu_low = {} is above cpu_high = {}: the busy spell could never end",
                 self.cpu_low, self.cpu_high
+            ));
+        }
+        if self.eval_interval_max < self.eval_interval {
+            return Err(format!(
+                "eval_interval_max = {} is below eval_interval = {}",
+                format_duration(self.eval_interval_max),
+                format_duration(self.eval_interval)
             ));
         }
         if self.settle.is_zero() {

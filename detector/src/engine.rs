@@ -108,6 +108,8 @@ pub struct PaneDetector {
     dirty: bool,
     sync_since: Option<Duration>,
     last_eval: Option<Duration>,
+    /// The current evaluation interval (adaptive, see `eval_interval_max`).
+    interval: Duration,
     fingerprint: u64,
     last_activity: Option<Duration>,
     /// The unexplained screen change before the latest one.
@@ -184,6 +186,7 @@ impl PaneDetector {
     /// A detector for a `rows` × `cols` pane with no agent identified yet.
     pub fn new(cfg: Arc<DetectorConfig>, rows: u16, cols: u16) -> Self {
         let machine = Machine::new(&cfg);
+        let interval = cfg.eval_interval;
         PaneDetector {
             cfg,
             manifest: None,
@@ -194,6 +197,7 @@ impl PaneDetector {
             dirty: false,
             sync_since: None,
             last_eval: None,
+            interval,
             fingerprint: 0,
             last_activity: None,
             prev_activity: None,
@@ -301,6 +305,7 @@ impl PaneDetector {
             return;
         }
         self.last_typing = Some(now);
+        self.interval = self.cfg.eval_interval;
         self.suppress_until = self.suppress_until.max(now + self.cfg.echo_window);
         let cur = self.machine.current().clone();
         match kind {
@@ -337,6 +342,7 @@ impl PaneDetector {
         self.catch_up(now, false);
         if (rows, cols) != self.screen.size() {
             self.screen.resize(rows, cols);
+            self.interval = self.cfg.eval_interval;
             self.suppress_until = self.suppress_until.max(now + self.cfg.resize_grace);
             self.dirty = true;
         }
@@ -489,7 +495,7 @@ impl PaneDetector {
 
     fn eval_deadline(&self) -> Duration {
         let mut d = match self.last_eval {
-            Some(last) => last + self.cfg.eval_interval,
+            Some(last) => last + self.interval,
             None => Duration::ZERO,
         };
         if let Some(since) = self.sync_since {
@@ -585,7 +591,14 @@ impl PaneDetector {
             }
             return;
         };
-        self.evidence = rules::evaluate(&view, &manifest);
+        let evidence = rules::evaluate(&view, &manifest);
+        // Same evidence again: read less often; anything new: read at once.
+        self.interval = if evidence == self.evidence {
+            (self.interval * 2).clamp(self.cfg.eval_interval, self.cfg.eval_interval_max)
+        } else {
+            self.cfg.eval_interval
+        };
+        self.evidence = evidence;
         if changed {
             self.last_activity = Some(at);
             // Only changes no rule explains count towards "activity": the

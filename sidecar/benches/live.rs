@@ -171,14 +171,46 @@ fn latency(runs: usize) {
     );
 }
 
-fn cost(panes: usize, secs: u64) {
+/// What the panes of a cost run print.
+#[derive(Clone, Copy, PartialEq)]
+enum Load {
+    /// A spinner line redrawn at 60 Hz (the harshest steady redraw).
+    Spinner60Hz,
+    /// Real agents' working turns replayed in a loop (claude, codex,
+    /// gemini, aider in turn).
+    Agents,
+    /// Agents at their prompt, printing nothing.
+    Idle,
+}
+
+fn cost(panes: usize, secs: u64, load: Load) {
     let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK).ok().flatten().unwrap_or(100) as f64;
-    // A working agent's redraw: a spinner line at 60 Hz.
     let spinner = "env TEND_AGENT=claude sh -c 'i=0; while :; do i=$((i+1)); printf \"\\r* Working… (%ss · esc to interrupt) frame %s   \" $((i/60)) $i; sleep 0.016; done'";
-    let s = Server::new(&format!("cost{panes}"));
-    for _ in 0..panes {
-        s.tmux(&["new-window", "-d", spinner]);
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
+    let s = Server::new(&format!("cost{panes}-{}", load as u8));
+    let agents = ["claude", "codex", "gemini", "aider"];
+    for i in 0..panes {
+        let agent = agents[i % agents.len()];
+        let cmd = match load {
+            Load::Spinner60Hz => spinner.to_owned(),
+            Load::Agents => format!(
+                "env TEND_AGENT={agent} '{}' play '{}' --repeat",
+                s.tend.display(),
+                corpus.join(agent).join("working_then_done/pane.cast").display()
+            ),
+            Load::Idle => format!(
+                "env TEND_AGENT={agent} '{}' play '{}'",
+                s.tend.display(),
+                corpus.join(agent).join("idle/pane.cast").display()
+            ),
+        };
+        s.tmux(&["new-window", "-d", &cmd]);
     }
+    let label = match load {
+        Load::Spinner60Hz => "60Hz",
+        Load::Agents => "agents",
+        Load::Idle => "idle",
+    };
     let server_pid: u32 = s.tmux(&["display", "-p", "#{pid}"]).parse().unwrap_or(0);
     std::thread::sleep(Duration::from_secs(2));
     // Phase A: tend.
@@ -201,7 +233,7 @@ fn cost(panes: usize, secs: u64) {
     let pss: u64 = taps.iter().map(|p| status_kb(*p, "Pss:", "smaps_rollup")).sum();
     let per = |a: u64, b: u64| (b.saturating_sub(a)) as f64 / hz / secs as f64 * 100.0;
     println!(
-        "tend    panes={panes:>3} daemon cpu={:.2}% rss={:.1}MB | taps({}) cpu={:.2}% pss={:.1}MB | tmux server cpu={:.2}%",
+        "tend    {label:<6} panes={panes:>3} daemon cpu={:.2}% rss={:.1}MB | taps({}) cpu={:.2}% pss={:.1}MB | tmux server cpu={:.2}%",
         per(d0, d1),
         rss as f64 / 1024.0,
         taps.len(),
@@ -237,7 +269,7 @@ fn cost(panes: usize, secs: u64) {
     let tv = |u: nix::sys::time::TimeVal| u.tv_sec() as f64 + u.tv_usec() as f64 / 1e6;
     let poll_cpu = (tv(me1.user_time()) + tv(me1.system_time()) - tv(me0.user_time()) - tv(me0.system_time())) / secs as f64 * 100.0;
     println!(
-        "poller  panes={panes:>3} capture-pane processes cpu={:.2}% | tmux server cpu={:.2}%  (500 ms interval, {} captures)",
+        "poller  {label:<6} panes={panes:>3} capture-pane processes cpu={:.2}% | tmux server cpu={:.2}%  (500 ms interval, {} captures)",
         poll_cpu,
         per(s0, s1),
         ids.len() as u64 * secs * 2
@@ -260,8 +292,24 @@ fn main() {
         eprintln!("build the release binary first: cargo build --release -p tend");
         return;
     }
-    latency(runs);
-    for n in panes {
-        cost(n, secs);
+    let loads: Vec<Load> = get("--load")
+        .map(|v| {
+            v.split(',')
+                .filter_map(|l| match l {
+                    "60hz" => Some(Load::Spinner60Hz),
+                    "agents" => Some(Load::Agents),
+                    "idle" => Some(Load::Idle),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_else(|| vec![Load::Agents, Load::Spinner60Hz, Load::Idle]);
+    if runs > 0 {
+        latency(runs);
+    }
+    for load in loads {
+        for &n in &panes {
+            cost(n, secs, load);
+        }
     }
 }

@@ -29,6 +29,34 @@ pub const MAX_PENDING: usize = 512 * 1024;
 
 const RECONNECT_EVERY: Duration = Duration::from_secs(1);
 
+/// Reads smaller than this are treated as interactive redraws and coalesced.
+const SMALL_READ: usize = 4096;
+
+/// How long a small read waits for the rest of its burst.
+const COALESCE: Duration = Duration::from_millis(3);
+
+/// Reads whatever is already waiting on stdin, without blocking.
+fn drain_available(input: &mut impl Read, buf: &mut [u8]) -> usize {
+    let mut got = 0;
+    while got < buf.len() {
+        let stdin = std::io::stdin();
+        let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+        match nix::poll::poll(&mut fds, PollTimeout::ZERO) {
+            Ok(n) if n > 0 => {}
+            _ => break,
+        }
+        let ready = fds[0].revents().is_some_and(|r| r.contains(PollFlags::POLLIN));
+        if !ready {
+            break;
+        }
+        match input.read(&mut buf[got..]) {
+            Ok(0) | Err(_) => break,
+            Ok(m) => got += m,
+        }
+    }
+    got
+}
+
 /// Encodes one frame.
 pub fn frame(kind: u8, payload: &[u8]) -> Vec<u8> {
     let mut f = Vec::with_capacity(payload.len() + 5);
@@ -127,7 +155,7 @@ pub fn run(socket: &Path, pane: &str) -> std::io::Result<()> {
         last_try: None,
     };
     link.connect();
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = vec![0u8; 256 * 1024];
     loop {
         link.connect();
         link.flush();
@@ -162,7 +190,19 @@ pub fn run(socket: &Path, pane: &str) -> std::io::Result<()> {
                     }
                     return Ok(());
                 }
-                Ok(n) => link.push(&buf[..n]),
+                Ok(n) => {
+                    let mut len = n;
+                    if n < SMALL_READ {
+                        // A frame of an interactive program: give it a moment
+                        // to finish drawing and send the burst as one frame, so
+                        // the daemon wakes once per redraw, not once per write.
+                        // Large reads (a flood) never wait: tmux must never
+                        // find the pipe full.
+                        std::thread::sleep(COALESCE);
+                        len += drain_available(&mut input, &mut buf[n..]);
+                    }
+                    link.push(&buf[..len]);
+                }
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
