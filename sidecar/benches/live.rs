@@ -38,11 +38,27 @@ impl Server {
         }
         let tend = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/tend");
         let s = Server { name, dir, tend };
-        s.tmux(&["-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "200", "-y", "50"]);
+        s.tmux(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "main",
+            "-x",
+            "200",
+            "-y",
+            "50",
+        ]);
         s
     }
     fn tmux(&self, args: &[&str]) -> String {
-        let o = Command::new("tmux").arg("-L").arg(&self.name).args(args).output().expect("tmux");
+        let o = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.name)
+            .args(args)
+            .output()
+            .expect("tmux");
         String::from_utf8_lossy(&o.stdout).trim_end().to_owned()
     }
     fn tend(&self, args: &[&str]) -> String {
@@ -105,7 +121,9 @@ fn status_kb(pid: u32, key: &str, file: &str) -> u64 {
 fn pids_named(pattern: &str) -> Vec<u32> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
         let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
         let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
         if cmd.contains(pattern) {
@@ -126,16 +144,23 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
 fn latency(runs: usize) {
     let s = Server::new("lat");
     s.tend(&["start"]);
-    let cast_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/claude/approval/pane.cast");
+    let cast_path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/claude/approval/pane.cast");
     let cast = Cast::parse(&std::fs::read_to_string(cast_path).expect("cast")).expect("parse");
     let working = frame_at(&cast, 7.0);
     let dialog = frame_at(&cast, 15.0);
     let fifo = s.dir.path().join("agent.fifo");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
     // The pane's agent: reads frames from the fifo and prints them.
-    let cmd = format!("env TEND_AGENT=claude sh -c 'printf \"\\033[?1049h\"; exec cat \"{}\"'", fifo.display());
+    let cmd = format!(
+        "env TEND_AGENT=claude sh -c 'printf \"\\033[?1049h\"; exec cat \"{}\"'",
+        fifo.display()
+    );
     let pane = s.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", &cmd]);
-    let mut w = std::fs::OpenOptions::new().write(true).open(&fifo).expect("open fifo");
+    let mut w = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&fifo)
+        .expect("open fifo");
     let state = |s: &Server| s.tmux(&["show-options", "-pqv", "-t", &pane, "@tend_state"]);
     let wait = |want: &str, limit: Duration| -> Option<Duration> {
         let t0 = Instant::now();
@@ -184,7 +209,10 @@ enum Load {
 }
 
 fn cost(panes: usize, secs: u64, load: Load) {
-    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK).ok().flatten().unwrap_or(100) as f64;
+    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .unwrap_or(100) as f64;
     let spinner = "env TEND_AGENT=claude sh -c 'i=0; while :; do i=$((i+1)); printf \"\\r* Working… (%ss · esc to interrupt) frame %s   \" $((i/60)) $i; sleep 0.016; done'";
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
     let s = Server::new(&format!("cost{panes}-{}", load as u8));
@@ -196,7 +224,10 @@ fn cost(panes: usize, secs: u64, load: Load) {
             Load::Agents => format!(
                 "env TEND_AGENT={agent} '{}' play '{}' --repeat",
                 s.tend.display(),
-                corpus.join(agent).join("working_then_done/pane.cast").display()
+                corpus
+                    .join(agent)
+                    .join("working_then_done/pane.cast")
+                    .display()
             ),
             Load::Idle => format!(
                 "env TEND_AGENT={agent} '{}' play '{}'",
@@ -216,7 +247,11 @@ fn cost(panes: usize, secs: u64, load: Load) {
     // Phase A: tend.
     s.tend(&["start"]);
     std::thread::sleep(Duration::from_secs(3));
-    let dpid = pids_named(&format!("daemon -S /tmp/tmux-{}/{}", nix::unistd::getuid(), s.name));
+    let dpid = pids_named(&format!(
+        "daemon -S /tmp/tmux-{}/{}",
+        nix::unistd::getuid(),
+        s.name
+    ));
     let dpid = dpid.first().copied().unwrap_or(0);
     let taps = pids_named(&format!("{}", s.dir.path().join("run").display()))
         .into_iter()
@@ -230,7 +265,10 @@ fn cost(panes: usize, secs: u64, load: Load) {
     let t1: u64 = taps.iter().map(|p| ticks(*p)).sum();
     let s1 = ticks(server_pid);
     let rss = status_kb(dpid, "VmRSS:", "status");
-    let pss: u64 = taps.iter().map(|p| status_kb(*p, "Pss:", "smaps_rollup")).sum();
+    let pss: u64 = taps
+        .iter()
+        .map(|p| status_kb(*p, "Pss:", "smaps_rollup"))
+        .sum();
     let per = |a: u64, b: u64| (b.saturating_sub(a)) as f64 / hz / secs as f64 * 100.0;
     println!(
         "tend    {label:<6} panes={panes:>3} daemon cpu={:.2}% rss={:.1}MB | taps({}) cpu={:.2}% pss={:.1}MB | tmux server cpu={:.2}%",
@@ -249,7 +287,8 @@ fn cost(panes: usize, secs: u64, load: Load) {
         .lines()
         .map(str::to_owned)
         .collect();
-    let me0 = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).expect("rusage");
+    let me0 = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
+        .expect("rusage");
     let s0 = ticks(server_pid);
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(secs) {
@@ -264,10 +303,14 @@ fn cost(panes: usize, secs: u64, load: Load) {
             std::thread::sleep(rest);
         }
     }
-    let me1 = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).expect("rusage");
+    let me1 = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
+        .expect("rusage");
     let s1 = ticks(server_pid);
     let tv = |u: nix::sys::time::TimeVal| u.tv_sec() as f64 + u.tv_usec() as f64 / 1e6;
-    let poll_cpu = (tv(me1.user_time()) + tv(me1.system_time()) - tv(me0.user_time()) - tv(me0.system_time())) / secs as f64 * 100.0;
+    let poll_cpu =
+        (tv(me1.user_time()) + tv(me1.system_time()) - tv(me0.user_time()) - tv(me0.system_time()))
+            / secs as f64
+            * 100.0;
     println!(
         "poller  {label:<6} panes={panes:>3} capture-pane processes cpu={:.2}% | tmux server cpu={:.2}%  (500 ms interval, {} captures)",
         poll_cpu,
@@ -278,8 +321,15 @@ fn cost(panes: usize, secs: u64, load: Load) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let get = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
-    let runs: usize = get("--latency-runs").and_then(|v| v.parse().ok()).unwrap_or(50);
+    let get = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let runs: usize = get("--latency-runs")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
     let secs: u64 = get("--secs").and_then(|v| v.parse().ok()).unwrap_or(15);
     let panes: Vec<usize> = get("--panes")
         .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())

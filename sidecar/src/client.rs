@@ -17,6 +17,17 @@ pub fn call(
     params: Value,
     timeout: Duration,
 ) -> Result<Value, CliError> {
+    call_for(socket, method, params, Some(timeout))
+}
+
+/// Sends one request and waits for its response, up to `timeout` (`None`:
+/// as long as it takes, for `wait`).
+pub fn call_for(
+    socket: &Path,
+    method: &str,
+    params: Value,
+    timeout: Option<Duration>,
+) -> Result<Value, CliError> {
     let mut stream = UnixStream::connect(socket).map_err(|e| {
         CliError::new(
             "no_daemon",
@@ -27,8 +38,8 @@ pub fn call(
         )
     })?;
     stream
-        .set_read_timeout(Some(timeout))
-        .and_then(|_| stream.set_write_timeout(Some(timeout)))
+        .set_read_timeout(timeout)
+        .and_then(|_| stream.set_write_timeout(Some(Duration::from_secs(5))))
         .map_err(|e| CliError::new("io", format!("socket setup failed: {e}")))?;
     let req = Request {
         id: 1,
@@ -63,12 +74,26 @@ pub fn call(
 
 /// Error codes are a small fixed set; map a received one onto it.
 fn leak_code(code: &str) -> &'static str {
-    match code {
-        "unknown_pane" => "unknown_pane",
-        "bad_request" => "bad_request",
-        "unknown_method" => "unknown_method",
-        "no_target" => "no_target",
-        "tmux" => "tmux",
-        _ => "daemon_error",
-    }
+    const CODES: &[&str] = &[
+        "unknown_pane",
+        "bad_request",
+        "unknown_method",
+        "no_target",
+        "tmux",
+        "timeout",
+        "agent_blocked",
+        "agent_prompt_stalled",
+        "agent_not_running",
+        "agent_not_idle",
+        "stop_pending",
+        "no_agent",
+        "no_flag",
+        "bad_report",
+        "forbidden",
+    ];
+    CODES
+        .iter()
+        .find(|c| **c == code)
+        .copied()
+        .unwrap_or("daemon_error")
 }

@@ -98,4 +98,37 @@ pub struct PaneView {
     /// else's pipe-pane is on it) or `none` yet.
     #[serde(default)]
     pub tap: String,
+    /// Who decides the state: `screen` or `report` (a self-reporting agent).
+    #[serde(default)]
+    pub authority: String,
+    /// A self-reporting agent's lifecycle word (`working`, `quiet · 12m`).
+    #[serde(default)]
+    pub lifecycle: Option<String>,
+    /// Its last status text.
+    #[serde(default)]
+    pub message: Option<String>,
+    /// Display label (`tend report-metadata`); never affects state.
+    #[serde(default)]
+    pub label: Option<String>,
+    /// Parked by the user.
+    #[serde(default)]
+    pub parked: bool,
+    /// The park's note, in the user's words.
+    #[serde(default)]
+    pub note: Option<String>,
+    /// The pane whose next finished turn releases the park.
+    #[serde(default)]
+    pub gate: Option<String>,
+    /// Snoozed.
+    #[serde(default)]
+    pub snoozed: bool,
+    /// Unix time the snooze ends (none: unlimited).
+    #[serde(default)]
+    pub until: Option<u64>,
+    /// A pending stop flag: `stop pending · not read` / `· read, not acknowledged`.
+    #[serde(default)]
+    pub stop: Option<String>,
+    /// Counts agent runs in this pane (a wait is pinned to one).
+    #[serde(default)]
+    pub run: u64,
 }

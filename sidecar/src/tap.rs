@@ -45,7 +45,9 @@ fn drain_available(input: &mut impl Read, buf: &mut [u8]) -> usize {
             Ok(n) if n > 0 => {}
             _ => break,
         }
-        let ready = fds[0].revents().is_some_and(|r| r.contains(PollFlags::POLLIN));
+        let ready = fds[0]
+            .revents()
+            .is_some_and(|r| r.contains(PollFlags::POLLIN));
         if !ready {
             break;
         }

@@ -17,10 +17,26 @@ use crate::error::{read_file, CliError};
 /// The demo's recordings: `(agent, name, cast)`. Trimmed copies of corpus
 /// recordings (the first ~40 s of each).
 pub const DEMO_CASTS: &[(&str, &str, &str)] = &[
-    ("claude", "approval", include_str!("../../demo/claude-approval.cast")),
-    ("codex", "question", include_str!("../../demo/codex-question.cast")),
-    ("gemini", "question", include_str!("../../demo/gemini-question.cast")),
-    ("aider", "question", include_str!("../../demo/aider-question.cast")),
+    (
+        "claude",
+        "approval",
+        include_str!("../../demo/claude-approval.cast"),
+    ),
+    (
+        "codex",
+        "question",
+        include_str!("../../demo/codex-question.cast"),
+    ),
+    (
+        "gemini",
+        "question",
+        include_str!("../../demo/gemini-question.cast"),
+    ),
+    (
+        "aider",
+        "question",
+        include_str!("../../demo/aider-question.cast"),
+    ),
 ];
 
 /// Arguments of `tend demo`.
@@ -45,6 +61,10 @@ pub struct PlayArgs {
     /// Seconds to hold the last screen (0: forever).
     #[arg(long, default_value_t = 0.0)]
     pub hold: f64,
+    /// Stop at this point of the recording (seconds) until a line of input
+    /// arrives (Enter), then go on: a replayed agent that answers a prompt.
+    #[arg(long)]
+    pub wait_input_at: Option<f64>,
 }
 
 /// `tend play`: writes a recording's output to stdout on its own clock.
@@ -54,17 +74,30 @@ pub fn play(args: &PlayArgs) -> Result<(), CliError> {
             .iter()
             .find(|(a, _, _)| *a == agent)
             .map(|(_, _, c)| (*c).to_owned())
-            .ok_or_else(|| CliError::new("unknown_agent", format!("no demo recording for `{agent}`")))?,
+            .ok_or_else(|| {
+                CliError::new("unknown_agent", format!("no demo recording for `{agent}`"))
+            })?,
         None => read_file(&PathBuf::from(&args.cast))?,
     };
-    let cast = Cast::parse(&text).map_err(|e| CliError::new("bad_recording", format!("{}: {e}", args.cast)))?;
-    quiet_terminal();
+    let cast = Cast::parse(&text)
+        .map_err(|e| CliError::new("bad_recording", format!("{}: {e}", args.cast)))?;
+    let lines = quiet_terminal();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     loop {
-        let start = Instant::now();
+        let mut start = Instant::now();
+        let mut waited = args.wait_input_at.is_none();
         for ev in &cast.events {
             if let EventKind::Output(b) = &ev.kind {
+                if let (false, Some(at)) = (waited, args.wait_input_at) {
+                    if ev.at.as_secs_f64() >= at {
+                        // Hold here until Enter; the rest keeps its pace.
+                        let paused = Instant::now();
+                        while lines.recv().is_ok_and(|l| !l) {}
+                        start += paused.elapsed();
+                        waited = true;
+                    }
+                }
                 let due = start + ev.at;
                 let now = Instant::now();
                 if due > now {
@@ -94,19 +127,29 @@ pub fn play(args: &PlayArgs) -> Result<(), CliError> {
 /// Recorded agents ask the terminal questions (cursor position reports,
 /// colour queries); the terminal's answers arrive on our stdin. Turn off
 /// echo so they do not print over the replayed screen, and swallow them.
-fn quiet_terminal() {
+/// Returns a channel that receives `true` for each Enter typed (and
+/// `false` for other input).
+fn quiet_terminal() -> std::sync::mpsc::Receiver<bool> {
     use nix::sys::termios::{self, LocalFlags, SetArg};
     let stdin = std::io::stdin();
     if let Ok(mut t) = termios::tcgetattr(&stdin) {
         t.local_flags.remove(LocalFlags::ECHO | LocalFlags::ICANON);
         let _ = termios::tcsetattr(&stdin, SetArg::TCSANOW, &t);
     }
-    std::thread::spawn(|| {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
         use std::io::Read;
-        let mut sink = [0u8; 1024];
+        let mut buf = [0u8; 1024];
         let mut input = std::io::stdin();
-        while matches!(input.read(&mut sink), Ok(n) if n > 0) {}
+        while let Ok(n) = input.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let enter = buf[..n].iter().any(|b| *b == b'\r' || *b == b'\n');
+            let _ = tx.send(enter);
+        }
     });
+    rx
 }
 
 /// `tend demo`.
@@ -118,10 +161,22 @@ pub fn demo(server: &ServerArgs, args: &DemoArgs, out: &mut dyn Write) -> Result
     let tmux_err = |e: tend_tmux::TmuxError| CliError::new("tmux", e.to_string());
     let cmd = |agent: &str| {
         // TEND_AGENT declares the agent (SPEC §3), as a container would.
-        format!("env TEND_AGENT={agent} {}", shell_join(&[exe.as_str(), "play", &format!("demo:{agent}"), "--repeat"]))
+        format!(
+            "env TEND_AGENT={agent} {}",
+            shell_join(&[exe.as_str(), "play", &format!("demo:{agent}"), "--repeat"])
+        )
     };
     let first = DEMO_CASTS[0].0;
-    let mut new_session = vec!["new-session", "-d", "-s", &args.session, "-x", "200", "-y", "50"];
+    let mut new_session = vec![
+        "new-session",
+        "-d",
+        "-s",
+        &args.session,
+        "-x",
+        "200",
+        "-y",
+        "50",
+    ];
     let c0 = cmd(first);
     new_session.push(&c0);
     // Starts the tmux server too when none is running.
@@ -129,7 +184,8 @@ pub fn demo(server: &ServerArgs, args: &DemoArgs, out: &mut dyn Write) -> Result
     let target = format!("={}:", args.session);
     for (agent, _, _) in &DEMO_CASTS[1..] {
         let c = cmd(agent);
-        srv.run(["new-window", "-d", "-t", &target, &c]).map_err(tmux_err)?;
+        srv.run(["new-window", "-d", "-t", &target, &c])
+            .map_err(tmux_err)?;
     }
     let start = std::process::Command::new(&exe)
         .args(socket_args(server))
@@ -150,7 +206,13 @@ pub fn demo(server: &ServerArgs, args: &DemoArgs, out: &mut dyn Write) -> Result
         if std::env::var_os("TMUX").is_some() {
             let _ = srv.run(["switch-client", "-t", &target]);
         } else {
-            writeln!(out, "attach with: tmux {} attach -t {}", socket_hint(server), args.session).map_err(io)?;
+            writeln!(
+                out,
+                "attach with: tmux {} attach -t {}",
+                socket_hint(server),
+                args.session
+            )
+            .map_err(io)?;
         }
     }
     Ok(())

@@ -1755,13 +1755,16 @@ fn session_message(agent: &str, input: &Value) -> Vec<String> {
 pub fn report_args(agent: &str, event: &str, input: &Value) -> Option<Vec<String>> {
     let report = |state: &str| vec!["report".to_string(), state.to_string()];
     let args = match (agent, event) {
-        // Session identity only: the screen decides the state.
+        // Session identity only: a display label, which never takes the
+        // authority from the screen (a report would).
         ("claude" | "gemini", "SessionStart") => {
-            let mut a = report("up");
-            a.extend(session_message(agent, input));
-            a
+            let label = match input.get("session_id").and_then(Value::as_str) {
+                Some(id) if !id.is_empty() => format!("{agent} session {}", truncate(id, 80)),
+                _ => format!("{agent} session"),
+            };
+            vec!["report-metadata".to_string(), label]
         }
-        ("claude" | "gemini", "SessionEnd") => vec!["release".to_string()],
+        ("claude" | "gemini", "SessionEnd") => vec!["report-metadata".to_string(), String::new()],
         // Codex reports its states.
         ("codex", "SessionStart") => {
             let mut a = report("idle");

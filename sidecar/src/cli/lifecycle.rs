@@ -131,6 +131,7 @@ fn options(t: &Target, exe: std::path::PathBuf) -> Result<daemon::Options, CliEr
         tap: paths::tap_socket(&t.tmux_socket)?,
         tend_bin: exe,
         detector: crate::config::load_detector_config()?,
+        state: crate::daemon::store::path(&t.tmux_socket)?,
     })
 }
 

@@ -1,5 +1,6 @@
 //! Command-line commands, one module each.
 
+pub mod agents;
 pub mod demo;
 pub mod doctor;
 pub mod explain;
@@ -40,6 +41,38 @@ pub enum Command {
     Next(query::NextArgs),
     /// Move the tmux client to the next agent waiting on you.
     Jump(query::NextArgs),
+    /// One pane's agent, state, band and more.
+    Get(agents::PaneArgs),
+    /// Stream events (`pane.agent_status_changed` and friends) as they happen.
+    Events(agents::EventsArgs),
+    /// Wait until a pane's agent reaches one of some states.
+    Wait(agents::WaitArgs),
+    /// Send an agent a prompt (refused while it waits for approval or a question).
+    Prompt(agents::PromptArgs),
+    /// Send keys to a pane.
+    SendKeys(agents::SendKeysArgs),
+    /// A pane's recent text.
+    Read(agents::ReadArgs),
+    /// Report your own state (run by an agent, its hooks or a wrapper).
+    Report(agents::ReportArgs),
+    /// End your reports: the screen decides again.
+    Release(agents::OwnPaneArgs),
+    /// Set a display label for your pane (never affects state).
+    ReportMetadata(agents::MetadataArgs),
+    /// Put a stop flag on an agent, pending until it acknowledges.
+    StopRequest(agents::StopRequestArgs),
+    /// Read your flags (run by the agent in its pane).
+    Inbox(agents::OwnPaneArgs),
+    /// Acknowledge a stop flag (run by the agent in its pane).
+    Ack(agents::OwnPaneArgs),
+    /// Shelve a pane, with a note and optionally a gate pane.
+    Park(agents::ParkArgs),
+    /// Lift a park.
+    Unpark(agents::PaneArgs),
+    /// Defer a pane's demand: 15m, 30m, 6h or unlimited.
+    Snooze(agents::SnoozeArgs),
+    /// Lift a snooze.
+    Unsnooze(agents::PaneArgs),
     /// Explain a state: every rule's verdict on a pane or a saved screen.
     Explain(explain::ExplainArgs),
     /// Run the detector over an asciicast v2 recording.
@@ -75,9 +108,26 @@ pub fn wants_json(cli: &Cli) -> bool {
         Command::Status(a) | Command::List(a) => a.json,
         Command::Next(a) | Command::Jump(a) => a.json,
         Command::Explain(a) => a.json,
+        Command::Get(a) | Command::Unpark(a) | Command::Unsnooze(a) => a.json,
+        Command::Events(a) => a.json,
+        Command::Wait(a) => a.json,
+        Command::Prompt(a) => a.json,
+        Command::SendKeys(a) => a.json,
+        Command::Read(a) => a.json,
+        Command::Report(a) => a.json,
+        Command::Release(a) | Command::Inbox(a) | Command::Ack(a) => a.json,
+        Command::ReportMetadata(a) => a.json,
+        Command::StopRequest(a) => a.json,
+        Command::Park(a) => a.json,
+        Command::Snooze(a) => a.json,
         Command::Replay(a) => a.json,
         Command::Doctor(a) => a.json,
         Command::Hooks(_) => false,
-        Command::Demo(_) | Command::Play(_) | Command::Daemon | Command::Tap(_) | Command::Poke(_) | Command::Key(_) => false,
+        Command::Demo(_)
+        | Command::Play(_)
+        | Command::Daemon
+        | Command::Tap(_)
+        | Command::Poke(_)
+        | Command::Key(_) => false,
     }
 }

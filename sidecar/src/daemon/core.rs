@@ -7,14 +7,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
-use tend_detector::attention::{self, Band, PaneFacts};
+use tend_detector::attention::Band;
 use tend_detector::engine::PaneDetector;
+use tend_detector::park::ParkStore;
+use tend_detector::report::{Alive, PaneLife, ReportBook, ReportConfig};
+use tend_detector::stopflag::StopFlags;
 use tend_detector::{DetectorConfig, Registry, State};
 use tend_tmux::{Capture, Client, Pane, PaneId, Scope};
 
 use crate::daemon::publish::{self, PaneRow};
+use crate::daemon::status::{self, EffView};
 pub use crate::daemon::worker::Job;
-use crate::protocol::{PaneView, Request, Response};
+use crate::protocol::{Request, Response};
 use crate::sampler::{PaneWatch, Sampler};
 use tend_detector::identity::SamplePolicy;
 
@@ -85,7 +89,7 @@ pub enum TapState {
 }
 
 impl TapState {
-    fn word(self) -> &'static str {
+    pub(crate) fn word(self) -> &'static str {
         match self {
             TapState::None => "none",
             TapState::Installed | TapState::Connected => "pipe",
@@ -94,31 +98,31 @@ impl TapState {
     }
 }
 
-struct PaneEntry {
-    info: Pane,
-    det: PaneDetector,
-    watch: PaneWatch,
-    tap: TapState,
+pub(crate) struct PaneEntry {
+    pub(crate) info: Pane,
+    pub(crate) det: PaneDetector,
+    pub(crate) watch: PaneWatch,
+    pub(crate) tap: TapState,
     conn: Option<u64>,
     /// When the tap was installed or found (to notice a tap that never
     /// connects).
     tap_since: Instant,
     seeded: bool,
     /// The current completion has been looked at.
-    seen: bool,
+    pub(crate) seen: bool,
     last_poll: Option<Instant>,
     /// Last polled screen text (polling mode only feeds changes).
     last_polled: Option<String>,
     /// A client shows this pane right now.
-    focused: bool,
-}
-
-impl PaneEntry {
-    /// What the published options depend on, to notice a change cheaply.
-    fn publish_key(&self) -> (Option<String>, Option<State>, Option<tend_detector::Reason>, bool, bool, u64) {
-        let st = self.det.status();
-        (st.agent, st.state, st.reason, st.quiet, self.seen, st.state_change_seq)
-    }
+    pub(crate) focused: bool,
+    /// The effective status last computed.
+    pub(crate) eff: Option<EffView>,
+    /// Unix time the effective state was entered.
+    pub(crate) eff_since: f64,
+    /// Counts effective state changes (`state_change_seq`).
+    pub(crate) eff_seq: u64,
+    /// The agent last announced (for detected/released events).
+    pub(crate) announced: Option<String>,
 }
 
 /// The daemon's state.
@@ -126,13 +130,25 @@ pub struct Core {
     start: Instant,
     start_wall: f64,
     cfg: Arc<DetectorConfig>,
-    registry: Registry,
+    pub(crate) registry: Registry,
     sampler: Sampler,
-    panes: BTreeMap<PaneId, PaneEntry>,
+    pub(crate) panes: BTreeMap<PaneId, PaneEntry>,
     conns: HashMap<u64, PaneId>,
     clients: Vec<Client>,
+    /// Last `client_activity` per client, to notice keys typed into a pane.
+    client_activity: HashMap<String, u64>,
     published: BTreeMap<(Scope, String), String>,
-    jobs: std::sync::mpsc::Sender<Job>,
+    pub(crate) jobs: std::sync::mpsc::Sender<Job>,
+    /// Self-reports (authority), on the Unix clock.
+    pub(crate) book: ReportBook,
+    /// Stop flags.
+    pub(crate) flags: StopFlags,
+    /// Parks and snoozes.
+    pub(crate) parks: ParkStore,
+    /// Events for `tend events`, `wait` and `prompt --wait`.
+    pub(crate) bus: tokio::sync::broadcast::Sender<Value>,
+    /// Persistent state changed and should be written.
+    pub(crate) persist: bool,
     listed_once: bool,
     /// Panes that received something since the last tick.
     touched: HashSet<PaneId>,
@@ -153,6 +169,7 @@ impl Core {
         cfg: Arc<DetectorConfig>,
         registry: Registry,
         jobs: std::sync::mpsc::Sender<Job>,
+        bus: tokio::sync::broadcast::Sender<Value>,
     ) -> Self {
         let start_wall = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -167,8 +184,14 @@ impl Core {
             panes: BTreeMap::new(),
             conns: HashMap::new(),
             clients: Vec::new(),
+            client_activity: HashMap::new(),
             published: BTreeMap::new(),
             jobs,
+            book: ReportBook::new(ReportConfig::default()),
+            flags: StopFlags::new(),
+            parks: ParkStore::new(),
+            bus,
+            persist: false,
             listed_once: false,
             touched: HashSet::new(),
             next_sweep: Duration::ZERO,
@@ -177,20 +200,33 @@ impl Core {
         }
     }
 
-    fn now(&self) -> Duration {
+    pub(crate) fn now(&self) -> Duration {
         self.start.elapsed()
+    }
+
+    /// Time on the Unix clock (reports, flags, parks persist across
+    /// restarts, so they run on it).
+    pub(crate) fn epoch(&self) -> Duration {
+        Duration::from_secs_f64(self.start_wall) + self.start.elapsed()
+    }
+
+    /// Unix seconds.
+    pub(crate) fn unix(&self) -> u64 {
+        self.epoch().as_secs()
     }
 
     fn at(&self, i: Instant) -> Duration {
         i.saturating_duration_since(self.start)
     }
 
-    fn wall(&self, d: Duration) -> f64 {
-        self.start_wall + d.as_secs_f64()
+    pub(crate) fn job(&self, j: Job) {
+        let _ = self.jobs.send(j);
     }
 
-    fn job(&self, j: Job) {
-        let _ = self.jobs.send(j);
+    /// Makes the next tick look at `pane`.
+    pub(crate) fn mark_touched(&mut self, pane: PaneId) {
+        self.touched.insert(pane);
+        self.changed = true;
     }
 
     /// Asks the worker for a pane listing.
@@ -269,10 +305,8 @@ impl Core {
                     }
                 }
             }
-            Event::Control { req, reply } => {
-                let resp = self.control(req);
-                let _ = reply.send(resp);
-            }
+            // Whatever the request changes is published in this tick.
+            Event::Control { req, reply } => self.control(req, reply),
             Event::Poke => self.reconcile(),
         }
     }
@@ -282,10 +316,36 @@ impl Core {
         // Sessions, windows, focus may all have changed: visit every pane.
         self.changed = true;
         self.next_sweep = Duration::ZERO;
-        self.clients = clients;
         let now = self.now();
+        // Keys typed into a pane: tmux has no keystroke hook, but a client's
+        // activity time moves when its user types, and the client shows one
+        // pane. That is the user directing that agent, and it ends a snooze.
+        for c in &clients {
+            let last = self.client_activity.insert(c.name.clone(), c.activity);
+            let typed = last.is_some_and(|l| c.activity > l);
+            if let (true, Some(pane)) = (typed, c.pane_id) {
+                if let Some(p) = self.panes.get_mut(&pane) {
+                    p.det.input(now, b"key");
+                    self.touched.insert(pane);
+                }
+                if self.parks.typed(&pane.to_string()) {
+                    self.persist = true;
+                }
+            }
+        }
+        self.client_activity
+            .retain(|name, _| clients.iter().any(|c| &c.name == name));
+        self.clients = clients;
         let live: HashSet<PaneId> = panes.iter().map(|p| p.pane_id).collect();
-        self.panes.retain(|id, _| live.contains(id));
+        let gone: Vec<PaneId> = self
+            .panes
+            .keys()
+            .filter(|id| !live.contains(id))
+            .copied()
+            .collect();
+        for id in gone {
+            self.pane_closed(id);
+        }
         for info in panes {
             let id = info.pane_id;
             match self.panes.get_mut(&id) {
@@ -349,6 +409,10 @@ impl Core {
                             last_poll: None,
                             last_polled: None,
                             focused: false,
+                            eff: None,
+                            eff_since: self.start_wall + now.as_secs_f64(),
+                            eff_seq: 0,
+                            announced: None,
                         },
                     );
                     self.job(Job::Capture(id, CapturePurpose::Seed));
@@ -356,6 +420,114 @@ impl Core {
             }
         }
         self.mark_seen();
+    }
+
+    /// A pane vanished: its run ends, gated parks on it release.
+    fn pane_closed(&mut self, id: PaneId) {
+        let Some(p) = self.panes.remove(&id) else {
+            return;
+        };
+        let name = id.to_string();
+        let _ = self
+            .bus
+            .send(json!({"event": "pane.closed", "pane": name, "agent": p.det.status().agent}));
+        for r in self.parks.pane_gone(&name) {
+            self.park_released(r);
+        }
+        self.book.forget(&name);
+        self.flags.forget(&name);
+        self.persist = true;
+        self.changed = true;
+    }
+
+    pub(crate) fn park_released(&mut self, r: tend_detector::park::ParkReleased) {
+        let _ = self.bus.send(json!({
+            "event": "park.released",
+            "pane": r.pane,
+            "gate": r.gate,
+            "note": r.note,
+            "reason": format!("{:?}", r.reason),
+        }));
+        self.persist = true;
+        self.changed = true;
+        self.touched.extend(r.pane.parse::<PaneId>().ok());
+    }
+
+    /// Recomputes one pane's effective status; emits events for changes.
+    fn refresh(&mut self, id: PaneId) {
+        let epoch = self.epoch();
+        let unix = epoch.as_secs();
+        let Some(p) = self.panes.get(&id) else { return };
+        let name = id.to_string();
+        let st = p.det.status();
+        let marks = self.parks.marks(&name, unix);
+        let stop = self.flags.get(&name).map(|f| f.word());
+        let book = &self.book;
+        let view = status::fold(
+            &st,
+            |screen| book.effective(epoch, &name, screen),
+            &marks,
+            p.seen,
+            stop,
+        );
+        let old = p.eff.clone();
+        let agent_now = st.agent.clone();
+        let announced = p.announced.clone();
+        let changed_key = old.as_ref().map(EffView::key) != Some(view.key());
+        let wall = self.start_wall + self.start.elapsed().as_secs_f64();
+        let mut gate_move = None;
+        if let Some(p) = self.panes.get_mut(&id) {
+            if announced != agent_now {
+                if let Some(a) = &announced {
+                    let _ = self
+                        .bus
+                        .send(json!({"event": "pane.agent_released", "pane": name, "agent": a}));
+                }
+                if let Some(a) = &agent_now {
+                    let _ = self
+                        .bus
+                        .send(json!({"event": "pane.agent_detected", "pane": name, "agent": a}));
+                }
+                p.announced = agent_now.clone();
+            }
+            if changed_key {
+                let prev_state = old.as_ref().and_then(|o| o.state);
+                if prev_state != view.state || old.as_ref().and_then(|o| o.reason) != view.reason {
+                    p.eff_seq += 1;
+                    p.eff_since = wall;
+                    if let Some(to) = view.state {
+                        gate_move = Some((prev_state, to));
+                    }
+                }
+                let _ = self.bus.send(json!({
+                    "event": "pane.agent_status_changed",
+                    "pane": name,
+                    "agent": view.agent,
+                    "state": view.state,
+                    "reason": view.reason,
+                    "band": view.band,
+                    "quiet": view.quiet,
+                    "prev_state": prev_state,
+                    "prev_reason": old.as_ref().and_then(|o| o.reason),
+                    "rule": view.rule,
+                    "authority": view.authority,
+                    "state_change_seq": p.eff_seq,
+                    "run": st.run,
+                    "at": wall,
+                }));
+                self.changed = true;
+            } else if old.as_ref() != Some(&view) {
+                self.changed = true;
+            }
+            p.eff = Some(view);
+        }
+        // A park gated on this pane releases the first time it goes from
+        // busy to ready.
+        if let Some((from, to)) = gate_move {
+            for r in self.parks.gate_transition(&name, from, to) {
+                self.park_released(r);
+            }
+        }
     }
 
     /// A completion is seen when a client shows the pane: it is the active
@@ -440,7 +612,8 @@ impl Core {
     /// Returns how long until it next wants to run.
     pub fn tick(&mut self) -> Duration {
         let now = self.now();
-        let ids: Vec<PaneId> = if now >= self.next_sweep {
+        let full = now >= self.next_sweep;
+        let ids: Vec<PaneId> = if full {
             self.touched.clear();
             self.next_sweep = now + Duration::from_secs(1);
             self.panes.keys().copied().collect()
@@ -448,12 +621,14 @@ impl Core {
             self.touched.drain().collect()
         };
         let mut polls = Vec::new();
+        let mut visited: Vec<PaneId> = Vec::new();
         for id in ids {
-            let Some(p) = self.panes.get_mut(&id) else { continue };
+            let Some(p) = self.panes.get_mut(&id) else {
+                continue;
+            };
             if !p.seeded {
                 continue;
             }
-            let before = p.publish_key();
             p.det.tick(now);
             // Identity.
             let prompt_visible = matches!(p.det.status().state, None | Some(State::Exited));
@@ -470,6 +645,10 @@ impl Core {
                         .map(Arc::new);
                     p.det.set_agent(now, manifest);
                     p.seen = false;
+                    if change.to.is_none() {
+                        // The agent's run is over: its reports end with it.
+                        self.book.release(&id.to_string());
+                    }
                 }
                 if let Some(obs) = up.observation {
                     p.det.observe_process(now, obs);
@@ -496,12 +675,63 @@ impl Core {
                 due = due.min(now + POLL_EVERY);
             }
             self.next_sweep = self.next_sweep.min(due);
-            if p.publish_key() != before {
-                self.changed = true;
-            }
+            visited.push(id);
         }
         for id in polls {
             self.job(Job::Capture(id, CapturePurpose::Poll));
+        }
+        // Leases, quiet and gone of self-reporting agents; parks and
+        // snoozes running out.
+        let epoch = self.epoch();
+        if self.book.next_deadline().is_some_and(|d| d <= epoch) || full {
+            let changes = {
+                let panes = &self.panes;
+                let start = self.start;
+                let alive = |pane: &str| -> Alive {
+                    let Some(p) = pane.parse::<PaneId>().ok().and_then(|id| panes.get(&id)) else {
+                        return Alive::NONE;
+                    };
+                    let st = p.det.status();
+                    let silent = st.silent_for;
+                    let last_output = epoch.checked_sub(silent).filter(|_| st.state.is_some());
+                    let _ = start;
+                    Alive {
+                        last_output,
+                        cpu_busy: st.cpu_hold,
+                        life: match p.eff.as_ref().and_then(|e| e.band) {
+                            Some(Band::Quiet) => PaneLife::Quiet,
+                            Some(Band::Exited) | None => PaneLife::Gone,
+                            _ => PaneLife::Live,
+                        },
+                    }
+                };
+                self.book.tick(epoch, &alive)
+            };
+            for c in changes {
+                let _ = self.bus.send(json!({
+                    "event": "pane.report_changed",
+                    "pane": c.pane,
+                    "from": c.from,
+                    "to": c.to,
+                    "notify": c.notify,
+                }));
+                visited.extend(c.pane.parse::<PaneId>().ok());
+                self.persist = true;
+            }
+        }
+        if self
+            .parks
+            .next_deadline()
+            .is_some_and(|d| d <= epoch.as_secs())
+            || full
+        {
+            for pane in self.parks.expire(epoch.as_secs()) {
+                visited.extend(pane.parse::<PaneId>().ok());
+                self.persist = true;
+            }
+        }
+        for id in visited {
+            self.refresh(id);
         }
         if self.changed {
             self.changed = false;
@@ -512,29 +742,21 @@ impl Core {
             .max(Duration::from_millis(2))
     }
 
-    fn rows(&self) -> Vec<PaneRow> {
+    pub(crate) fn rows(&self) -> Vec<PaneRow> {
         self.panes
             .values()
             .map(|p| {
-                let st = p.det.status();
-                let band = attention::band(&PaneFacts {
-                    state: st.state,
-                    reason: st.reason,
-                    quiet: st.quiet,
-                    seen: p.seen,
-                    parked: false,
-                    snoozed: false,
-                });
+                let e = p.eff.as_ref();
                 PaneRow {
                     pane: p.info.pane_id,
                     window: p.info.window_id,
                     session: p.info.session_id,
                     session_name: p.info.session_name.clone(),
-                    agent: st.agent.clone(),
-                    state: st.state.map(|s| s.as_str().to_owned()),
-                    reason: st.reason,
-                    band,
-                    since: st.state.map(|_| self.wall(st.since)),
+                    agent: e.and_then(|e| e.agent.clone()),
+                    state: e.and_then(|e| e.state).map(|s| s.as_str().to_owned()),
+                    reason: e.and_then(|e| e.reason),
+                    band: e.and_then(|e| e.band),
+                    since: e.and_then(|e| e.state).map(|_| p.eff_since),
                 }
             })
             .collect()
@@ -555,173 +777,5 @@ impl Core {
     /// Everything published, for `tend stop` to remove.
     pub fn published_keys(&self) -> Vec<(Scope, String)> {
         self.published.keys().cloned().collect()
-    }
-
-    fn view(&self, p: &PaneEntry) -> PaneView {
-        let st = p.det.status();
-        let band = attention::band(&PaneFacts {
-            state: st.state,
-            reason: st.reason,
-            quiet: st.quiet,
-            seen: p.seen,
-            parked: false,
-            snoozed: false,
-        });
-        PaneView {
-            pane: p.info.pane_id.to_string(),
-            session: p.info.session_name.clone(),
-            window: p.info.window_id.to_string(),
-            agent: st.agent.clone(),
-            state: st.state.map(|s| s.as_str().to_owned()),
-            reason: st.reason.map(|r| r.as_str().to_owned()),
-            band: band.map(|b: Band| b.as_str().to_owned()),
-            since: st.state.map(|_| self.wall(st.since)),
-            rule: st.state.map(|_| st.rule.clone()),
-            quiet: st.quiet,
-            state_change_seq: st.state_change_seq,
-            tap: p.tap.word().to_owned(),
-        }
-    }
-
-    fn control(&mut self, req: Request) -> Response {
-        let id = req.id;
-        match req.method.as_str() {
-            "ping" => Response::ok(
-                id,
-                json!({"protocol": crate::protocol::PROTOCOL_VERSION, "version": env!("CARGO_PKG_VERSION"), "pid": std::process::id(), "panes": self.panes.len()}),
-            ),
-            "list" => {
-                let views: Vec<PaneView> = self.panes.values().map(|p| self.view(p)).collect();
-                Response::ok(id, serde_json::to_value(views).unwrap_or(Value::Null))
-            }
-            "status" => {
-                let rows = self.rows();
-                let bands: Vec<Band> = rows.iter().filter_map(|r| r.band).collect();
-                let demands = bands.iter().filter(|b| b.is_demand()).count();
-                let quiet = bands.iter().filter(|b| **b == Band::Quiet).count();
-                let agents = rows.iter().filter(|r| r.agent.is_some()).count();
-                Response::ok(
-                    id,
-                    json!({"agents": agents, "needs": demands, "quiet": quiet, "summary": attention::summary(demands, quiet)}),
-                )
-            }
-            "next" => self.next(id, &req.params),
-            "explain" => {
-                let Some(pane) = req
-                    .params
-                    .get("pane")
-                    .and_then(Value::as_str)
-                    .and_then(|p| p.parse::<PaneId>().ok())
-                else {
-                    return Response::err(id, "bad_request", "explain needs {\"pane\": \"%N\"}");
-                };
-                match self.panes.get(&pane) {
-                    Some(p) => {
-                        let ex = p.det.explain();
-                        Response::ok(
-                            id,
-                            json!({
-                                "pane": self.view(p),
-                                "explain": ex,
-                                "identity": p.watch.evidence(),
-                                "tap": p.tap.word(),
-                                "screen": p.det.screen().rows(),
-                            }),
-                        )
-                    }
-                    None => Response::err(
-                        id,
-                        "unknown_pane",
-                        format!("no pane {pane} on this tmux server (see `tend list`)"),
-                    ),
-                }
-            }
-            "stop" => {
-                self.stopping = true;
-                Response::ok(id, json!({"stopping": true}))
-            }
-            "poke" => {
-                self.reconcile();
-                Response::ok(id, json!({}))
-            }
-            other => Response::err(id, "unknown_method", format!("unknown method `{other}`")),
-        }
-    }
-
-    fn next(&mut self, id: u64, params: &Value) -> Response {
-        let kind = params
-            .get("kind")
-            .and_then(Value::as_str)
-            .unwrap_or("waiting");
-        let from = params
-            .get("from")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let client = params
-            .get("client")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let jump = params.get("jump").and_then(Value::as_bool).unwrap_or(false);
-        let rows = self.rows();
-        let ids: Vec<String> = rows.iter().map(|r| r.pane.to_string()).collect();
-        let cands: Vec<attention::Candidate<'_>> = rows
-            .iter()
-            .zip(&ids)
-            .filter_map(|(r, id)| {
-                Some(attention::Candidate {
-                    pane: id,
-                    session: &r.session_name,
-                    band: r.band?,
-                    reason: r.reason,
-                    since: r.since.unwrap_or(0.0),
-                })
-            })
-            .collect();
-        let session = from
-            .as_deref()
-            .and_then(|f| cands.iter().find(|c| c.pane == f))
-            .map(|c| c.session.to_owned())
-            .or_else(|| {
-                params
-                    .get("session")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-            });
-        let order: Vec<&str> = match kind {
-            "working" => attention::working_order(&cands),
-            "agent" => {
-                let mut all: Vec<&str> = cands.iter().map(|c| c.pane).collect();
-                all.sort_by_key(|p| p.trim_start_matches('%').parse::<u32>().unwrap_or(0));
-                all
-            }
-            "session" => attention::attention_order(&cands)
-                .into_iter()
-                .filter(|p| {
-                    cands
-                        .iter()
-                        .any(|c| c.pane == *p && Some(c.session) == session.as_deref())
-                })
-                .collect(),
-            _ => attention::attention_order(&cands),
-        };
-        let target = attention::next_after(&order, from.as_deref()).map(str::to_owned);
-        match target {
-            Some(t) => {
-                if jump {
-                    if let Ok(p) = t.parse::<PaneId>() {
-                        self.job(Job::Switch { client, pane: p });
-                    }
-                }
-                Response::ok(id, json!({"pane": t, "order": order}))
-            }
-            None => Response::err(
-                id,
-                "no_target",
-                match kind {
-                    "working" => "no agent is working".to_owned(),
-                    _ => "no agent needs you".to_owned(),
-                },
-            ),
-        }
     }
 }

@@ -3,7 +3,9 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
@@ -50,7 +52,7 @@ fn same_user(stream: &UnixStream) -> bool {
 }
 
 /// Serves control connections.
-pub async fn accept_control(listener: UnixListener, events: Sender<Event>) {
+pub async fn accept_control(listener: UnixListener, events: Sender<Event>, bus: Bus) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
@@ -66,11 +68,11 @@ pub async fn accept_control(listener: UnixListener, events: Sender<Event>) {
             let _ = s.write_all(format!("{line}\n").as_bytes()).await;
             continue;
         }
-        tokio::spawn(control_conn(stream, events.clone()));
+        tokio::spawn(control_conn(stream, events.clone(), bus.clone()));
     }
 }
 
-async fn control_conn(stream: UnixStream, events: Sender<Event>) {
+async fn control_conn(stream: UnixStream, events: Sender<Event>, bus: Bus) {
     let (read, mut write) = stream.into_split();
     let mut lines = BufReader::new(read.take(u64::MAX));
     let mut line = String::new();
@@ -97,20 +99,26 @@ async fn control_conn(stream: UnixStream, events: Sender<Event>) {
             return;
         }
         let resp = match serde_json::from_str::<Request>(line.trim()) {
-            Ok(req) => {
-                let (tx, rx) = tokio::sync::oneshot::channel();
-                if events
-                    .send(Event::Control { req, reply: tx })
-                    .await
-                    .is_err()
-                {
-                    return;
-                }
-                match rx.await {
-                    Ok(r) => r,
-                    Err(_) => return,
-                }
+            Ok(req) if req.method == "events" => {
+                stream_events(req, &mut write, &bus).await;
+                return;
             }
+            Ok(req) if req.method == "wait" => {
+                let id = req.id;
+                let mut r = wait(&req, &events, &bus).await;
+                r.id = id;
+                r
+            }
+            Ok(req) if req.method == "prompt" => {
+                let id = req.id;
+                let mut r = prompt(&req, &events, &bus).await;
+                r.id = id;
+                r
+            }
+            Ok(req) => match ask(&events, req).await {
+                Some(r) => r,
+                None => return,
+            },
             Err(e) => Response::err(
                 0,
                 "bad_request",
@@ -123,6 +131,280 @@ async fn control_conn(stream: UnixStream, events: Sender<Event>) {
             return;
         }
     }
+}
+
+/// The event bus (JSON event objects).
+pub type Bus = tokio::sync::broadcast::Sender<Value>;
+
+/// Sends a request to the pane table and waits for its answer. A pane the
+/// table does not know yet may be brand new (created a moment ago, before
+/// the next listing): list the panes and ask again, for up to 2 s.
+async fn ask(events: &Sender<Event>, req: Request) -> Option<Response> {
+    let mut tries = 0;
+    loop {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        events
+            .send(Event::Control {
+                req: req.clone(),
+                reply: tx,
+            })
+            .await
+            .ok()?;
+        let r = rx.await.ok()?;
+        let unknown = r.error.as_ref().is_some_and(|e| e.code == "unknown_pane");
+        if !unknown || tries >= 10 {
+            return Some(r);
+        }
+        tries += 1;
+        let _ = events.send(Event::Poke).await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn call(events: &Sender<Event>, method: &str, params: Value) -> Response {
+    let req = Request {
+        id: 0,
+        method: method.to_owned(),
+        params,
+    };
+    ask(events, req)
+        .await
+        .unwrap_or_else(|| Response::err(0, "daemon_error", "the daemon is shutting down"))
+}
+
+fn event_matches(ev: &Value, params: &Value) -> bool {
+    let field = |k: &str| params.get(k).and_then(Value::as_str);
+    field("pane").is_none_or(|p| ev["pane"] == p)
+        && field("type").is_none_or(|t| ev["event"] == t)
+        && field("state").is_none_or(|s| ev["state"] == s)
+}
+
+/// `events`: acknowledges, then streams matching events as JSON lines
+/// until the client goes away.
+async fn stream_events(req: Request, write: &mut tokio::net::unix::OwnedWriteHalf, bus: &Bus) {
+    let mut rx = bus.subscribe();
+    let ack = Response::ok(req.id, serde_json::json!({"subscribed": true}));
+    let mut line = serde_json::to_string(&ack).unwrap_or_default();
+    line.push('\n');
+    if write.write_all(line.as_bytes()).await.is_err() {
+        return;
+    }
+    loop {
+        let ev = match rx.recv().await {
+            Ok(ev) => ev,
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                serde_json::json!({"event": "events.lagged", "missed": n})
+            }
+            Err(_) => return,
+        };
+        if !event_matches(&ev, &req.params) && ev["event"] != "events.lagged" {
+            continue;
+        }
+        let mut line = ev.to_string();
+        line.push('\n');
+        if write.write_all(line.as_bytes()).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// The states a wait accepts: `["idle", "waiting/approval", ...]`; the
+/// default is idle, completed and waiting (any reason).
+fn until_set(params: &Value) -> Vec<String> {
+    let list: Vec<String> = params
+        .get("until")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    if list.is_empty() {
+        vec!["idle".into(), "completed".into(), "waiting".into()]
+    } else {
+        list
+    }
+}
+
+fn state_matches(state: &Value, reason: &Value, until: &[String]) -> bool {
+    let Some(state) = state.as_str() else {
+        return false;
+    };
+    until.iter().any(|u| match u.split_once(['/', ':']) {
+        Some((s, r)) => s == state && reason.as_str() == Some(r),
+        None => u == state,
+    })
+}
+
+fn timeout_of(params: &Value) -> Option<Duration> {
+    params
+        .get("timeout_ms")
+        .and_then(Value::as_u64)
+        .map(Duration::from_millis)
+}
+
+/// Waits on the bus for the pane to reach one of `until`, pinned to agent
+/// run `run`; a change with `state_change_seq` ≤ `after_seq` does not count.
+async fn wait_on(
+    rx: &mut tokio::sync::broadcast::Receiver<Value>,
+    pane: &str,
+    mut run: Option<u64>,
+    until: &[String],
+    after_seq: Option<u64>,
+    deadline: Option<tokio::time::Instant>,
+) -> Response {
+    loop {
+        let next = match deadline {
+            Some(d) => tokio::time::timeout_at(d, rx.recv()).await.ok(),
+            None => Some(rx.recv().await),
+        };
+        let ev = match next {
+            None => {
+                return Response::err(
+                    0,
+                    "timeout",
+                    format!(
+                        "{pane} did not reach {} in time. A timeout does not prove a prompt was not delivered: \
+                         read the pane (tend read {pane}) before retrying",
+                        until.join(", ")
+                    ),
+                )
+            }
+            Some(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => continue,
+            Some(Err(_)) => return Response::err(0, "daemon_error", "the daemon is shutting down"),
+            Some(Ok(ev)) => ev,
+        };
+        if ev["pane"] != pane {
+            continue;
+        }
+        match ev["event"].as_str() {
+            Some("pane.closed") => {
+                return Response::err(0, "agent_not_running", format!("{pane} was closed"))
+            }
+            Some("pane.agent_released") if run.is_some() => {
+                return Response::err(
+                    0,
+                    "agent_not_running",
+                    format!("the agent in {pane} is gone"),
+                )
+            }
+            Some("pane.agent_status_changed") => {
+                // Not pinned yet (no agent when the wait began): the first
+                // run seen is the one waited on.
+                let this = ev["run"].as_u64();
+                if run.is_none() && !ev["agent"].is_null() {
+                    run = this;
+                }
+                if run.is_none() {
+                    continue;
+                }
+                if this.is_some_and(|r| Some(r) != run) {
+                    return Response::err(
+                        0,
+                        "agent_not_running",
+                        format!("the agent in {pane} was replaced"),
+                    );
+                }
+                if after_seq.is_some_and(|s| ev["state_change_seq"].as_u64().unwrap_or(0) <= s) {
+                    continue;
+                }
+                if state_matches(&ev["state"], &ev["reason"], until) {
+                    return Response::ok(0, ev);
+                }
+                if ev["state"] == "exited" {
+                    return Response::err(
+                        0,
+                        "agent_not_running",
+                        format!("the agent in {pane} exited"),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `wait`: returns at once when the pane already matches.
+async fn wait(req: &Request, events: &Sender<Event>, bus: &Bus) -> Response {
+    let mut rx = bus.subscribe();
+    let pane = req.params.get("pane").cloned().unwrap_or(Value::Null);
+    let got = call(events, "get", serde_json::json!({"pane": pane})).await;
+    let Some(view) = got.result.clone() else {
+        return got;
+    };
+    let until = until_set(&req.params);
+    if state_matches(&view["state"], &view["reason"], &until) {
+        return Response::ok(0, view);
+    }
+    if view["state"] == "exited" {
+        return Response::err(
+            0,
+            "agent_not_running",
+            format!(
+                "the agent in {} has exited",
+                view["pane"].as_str().unwrap_or_default()
+            ),
+        );
+    }
+    // No agent yet (one is starting): wait for the first run to show up.
+    let run = match view["agent"].is_null() {
+        true => None,
+        false => view["run"].as_u64(),
+    };
+    let deadline = timeout_of(&req.params).map(|t| tokio::time::Instant::now() + t);
+    let pane = view["pane"].as_str().unwrap_or_default().to_owned();
+    wait_on(&mut rx, &pane, run, &until, None, deadline).await
+}
+
+/// `prompt`: sends (or refuses); with `wait`, requires a visible reaction
+/// within 5 s (`agent_prompt_stalled` otherwise), then waits for `until`.
+async fn prompt(req: &Request, events: &Sender<Event>, bus: &Bus) -> Response {
+    let mut rx = bus.subscribe();
+    let sent = call(events, "prompt", req.params.clone()).await;
+    let Some(r) = sent.result.clone() else {
+        return sent;
+    };
+    if !req
+        .params
+        .get("wait")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+    {
+        return Response::ok(0, r);
+    }
+    let pane = r["pane"]["pane"].as_str().unwrap_or_default().to_owned();
+    let run = r["run"].as_u64();
+    let seq = r["state_change_seq"].as_u64().unwrap_or(0);
+    let reacted = wait_on(
+        &mut rx,
+        &pane,
+        run,
+        &["working".into(), "waiting".into()],
+        Some(seq),
+        Some(tokio::time::Instant::now() + super::control::PROMPT_REACTION),
+    )
+    .await;
+    let Some(ev) = reacted.result else {
+        if reacted.error.as_ref().is_some_and(|e| e.code == "timeout") {
+            return Response::err(
+                0,
+                "agent_prompt_stalled",
+                format!(
+                    "{pane} showed no change within 5 s of the prompt. That does not prove it was not \
+                     delivered: read the pane (tend read {pane}) before sending it again"
+                ),
+            );
+        }
+        return reacted;
+    };
+    let until = until_set(&req.params);
+    if ev["state"] != "working" && state_matches(&ev["state"], &ev["reason"], &until) {
+        return Response::ok(0, ev);
+    }
+    let after = ev["state_change_seq"].as_u64();
+    let deadline = timeout_of(&req.params).map(|t| tokio::time::Instant::now() + t);
+    wait_on(&mut rx, &pane, run, &until, after, deadline).await
 }
 
 /// Serves tap connections.

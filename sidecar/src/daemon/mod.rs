@@ -9,9 +9,12 @@
 //!                                                    └──── results as events ────┘
 //! ```
 
+pub mod control;
 pub mod core;
 pub mod ipc;
 pub mod publish;
+pub mod status;
+pub mod store;
 pub mod worker;
 
 use std::path::PathBuf;
@@ -41,6 +44,8 @@ pub struct Options {
     pub tend_bin: PathBuf,
     /// Detector timings.
     pub detector: DetectorConfig,
+    /// The persistent state file (parks, snoozes, flags, reports).
+    pub state: PathBuf,
 }
 
 /// Runs the daemon until `tend stop`, a signal, or the tmux server's end.
@@ -58,14 +63,32 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     let taps = ipc::bind(&opts.tap)?;
     let (ev_tx, mut ev_rx) = tokio::sync::mpsc::channel::<Event>(4096);
     let (job_tx, job_rx) = std::sync::mpsc::channel();
+    let (bus, _) = tokio::sync::broadcast::channel(1024);
     let worker = worker::spawn(opts.clone(), job_rx, ev_tx.clone());
-    tokio::spawn(ipc::accept_control(control, ev_tx.clone()));
+    tokio::spawn(ipc::accept_control(control, ev_tx.clone(), bus.clone()));
     tokio::spawn(ipc::accept_taps(taps, ev_tx.clone()));
     let (registry, errors) = crate::manifests::load();
     for e in &errors {
         eprintln!("tend: manifest not used: {e}");
     }
-    let mut core = Core::new(Arc::new(opts.detector.clone()), registry, job_tx.clone());
+    let mut core = Core::new(
+        Arc::new(opts.detector.clone()),
+        registry,
+        job_tx.clone(),
+        bus,
+    );
+    let now_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let loaded = store::load(&opts.state, now_unix);
+    for w in &loaded.warnings {
+        eprintln!("tend: {w}");
+    }
+    core.parks = loaded.parks;
+    core.flags = loaded.flags;
+    core.book = loaded.reports;
+    let mut last_save = std::time::Instant::now();
     let _ = job_tx.send(worker::setup_job());
     core.reconcile();
     let mut reconcile = tokio::time::interval(RECONCILE_EVERY);
@@ -91,9 +114,22 @@ async fn serve(opts: Options) -> Result<(), CliError> {
             _ = sigint.recv() => core.stopping = true,
         }
         wait = core.tick();
+        if core.persist && last_save.elapsed() >= Duration::from_secs(1) {
+            core.persist = false;
+            last_save = std::time::Instant::now();
+            let text = store::to_text(&core.parks, &core.flags, &core.book);
+            let _ = job_tx.send(worker::Job::Persist {
+                path: opts.state.clone(),
+                text,
+            });
+        }
         if core.stopping {
             break;
         }
+    }
+    let text = store::to_text(&core.parks, &core.flags, &core.book);
+    if let Err(e) = store::write_atomic(&opts.state, &text) {
+        eprintln!("tend: {e}");
     }
     // Leave tmux as we found it: taps, hooks, options, bindings.
     let _ = job_tx.send(worker::Job::Cleanup);

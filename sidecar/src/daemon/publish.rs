@@ -91,13 +91,21 @@ pub fn compute(rows: &[PaneRow]) -> BTreeMap<(Scope, String), String> {
     }
     for (w, bands) in &windows {
         if let Some(b) = attention::rollup(bands) {
-            put(Scope::Window(*w), "@tend_window_band", b.as_str().to_owned());
+            put(
+                Scope::Window(*w),
+                "@tend_window_band",
+                b.as_str().to_owned(),
+            );
             put(Scope::Window(*w), "@tend_window_glyph", glyph(b).to_owned());
         }
     }
     for (s, bands) in &sessions {
         if let Some(b) = attention::rollup(bands) {
-            put(Scope::Session(*s), "@tend_session_band", b.as_str().to_owned());
+            put(
+                Scope::Session(*s),
+                "@tend_session_band",
+                b.as_str().to_owned(),
+            );
         }
         put(
             Scope::Session(*s),

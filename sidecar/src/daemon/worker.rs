@@ -32,6 +32,40 @@ pub enum Job {
     },
     /// Install hooks and key bindings.
     Setup,
+    /// Read a pane's text (`tend read`) and answer the request.
+    Read {
+        /// The request id to answer.
+        id: u64,
+        /// The pane.
+        pane: PaneId,
+        /// Lines of history beyond the screen (`None`: the screen).
+        lines: Option<u32>,
+        /// Where the answer goes.
+        reply: tokio::sync::oneshot::Sender<crate::protocol::Response>,
+    },
+    /// Paste text as a bracketed paste, then press Enter.
+    Paste {
+        /// The pane.
+        pane: PaneId,
+        /// The text.
+        text: String,
+        /// Press Enter after it.
+        enter: bool,
+    },
+    /// Send keys (tmux key names).
+    SendKeys {
+        /// The pane.
+        pane: PaneId,
+        /// Keys as `send-keys` takes them.
+        keys: Vec<String>,
+    },
+    /// Write the persistent state file (atomically).
+    Persist {
+        /// Where.
+        path: std::path::PathBuf,
+        /// What.
+        text: String,
+    },
     /// Remove everything tend installed, then exit the thread.
     Cleanup,
 }
@@ -179,6 +213,76 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                     }
                     if let Err(e) = server.bind_keys(&bindings(&server, &opts)) {
                         eprintln!("tend: binding keys failed: {e}");
+                    }
+                }
+                Job::Read {
+                    id,
+                    pane,
+                    lines,
+                    reply,
+                } => {
+                    let r = match server.capture_text(pane, lines.unwrap_or(0)) {
+                        Ok(text) => {
+                            let text = match lines {
+                                // The last N lines of the screen and its history.
+                                Some(n) if n > 0 => {
+                                    let all: Vec<&str> =
+                                        text.trim_end_matches('\n').lines().collect();
+                                    all[all.len().saturating_sub(n as usize)..].join("\n")
+                                }
+                                _ => text,
+                            };
+                            crate::protocol::Response::ok(
+                                id,
+                                serde_json::json!({"pane": pane.to_string(), "text": text}),
+                            )
+                        }
+                        Err(e) => crate::protocol::Response::err(id, "tmux", e.to_string()),
+                    };
+                    let _ = reply.send(r);
+                }
+                Job::Paste { pane, text, enter } => {
+                    let target = pane.to_string();
+                    let mut cmds = vec![
+                        vec![
+                            "set-buffer".to_string(),
+                            "-b".into(),
+                            "tend-prompt".into(),
+                            "--".into(),
+                            text,
+                        ],
+                        vec![
+                            "paste-buffer".to_string(),
+                            "-p".into(),
+                            "-d".into(),
+                            "-b".into(),
+                            "tend-prompt".into(),
+                            "-t".into(),
+                            target.clone(),
+                        ],
+                    ];
+                    if enter {
+                        cmds.push(vec![
+                            "send-keys".into(),
+                            "-t".into(),
+                            target,
+                            "Enter".into(),
+                        ]);
+                    }
+                    if let Err(e) = server.run_many(&cmds) {
+                        eprintln!("tend: prompt to {pane} failed: {e}");
+                    }
+                }
+                Job::SendKeys { pane, keys } => {
+                    let mut cmd = vec!["send-keys".to_string(), "-t".into(), pane.to_string()];
+                    cmd.extend(keys);
+                    if let Err(e) = server.run(cmd) {
+                        eprintln!("tend: send-keys to {pane} failed: {e}");
+                    }
+                }
+                Job::Persist { path, text } => {
+                    if let Err(e) = crate::daemon::store::write_atomic(&path, &text) {
+                        eprintln!("tend: {e}");
                     }
                 }
                 Job::Cleanup => {

@@ -43,8 +43,23 @@ impl Env {
             root: dir.path().to_owned(),
             owner: Some(dir),
         };
-        let out = env.tmux(&["-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "200", "-y", "50"]);
-        assert!(out.status.success(), "tmux new-session: {}", String::from_utf8_lossy(&out.stderr));
+        let out = env.tmux(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "main",
+            "-x",
+            "200",
+            "-y",
+            "50",
+        ]);
+        assert!(
+            out.status.success(),
+            "tmux new-session: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         env
     }
 
@@ -76,19 +91,27 @@ impl Env {
 
     pub fn tmux(&self, args: &[&str]) -> Output {
         let mut cmd = Command::new("tmux");
-        cmd.arg("-L").arg(&self.name).args(args).stdin(Stdio::null());
+        cmd.arg("-L")
+            .arg(&self.name)
+            .args(args)
+            .stdin(Stdio::null());
         cmd.output().expect("run tmux")
     }
 
     pub fn tmux_out(&self, args: &[&str]) -> String {
         let o = self.tmux(args);
-        String::from_utf8_lossy(&o.stdout).trim_end_matches('\n').to_owned()
+        String::from_utf8_lossy(&o.stdout)
+            .trim_end_matches('\n')
+            .to_owned()
     }
 
     pub fn tend(&self, args: &[&str]) -> Output {
         let mut cmd = Command::new(tend_bin());
         self.apply_env(&mut cmd);
-        cmd.arg("-L").arg(&self.name).args(args).stdin(Stdio::null());
+        cmd.arg("-L")
+            .arg(&self.name)
+            .args(args)
+            .stdin(Stdio::null());
         cmd.output().expect("run tend")
     }
 
@@ -114,7 +137,16 @@ impl Env {
 
     /// Opens a window running `cmd`; returns its pane id.
     pub fn window(&self, session: &str, cmd: &str) -> String {
-        self.tmux_out(&["new-window", "-d", "-P", "-F", "#{pane_id}", "-t", &format!("={session}:"), cmd])
+        self.tmux_out(&[
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-t",
+            &format!("={session}:"),
+            cmd,
+        ])
     }
 
     pub fn pane_option(&self, pane: &str, name: &str) -> String {
@@ -161,10 +193,13 @@ pub fn wait_until(secs: u64, mut f: impl FnMut() -> bool) -> bool {
 
 /// The distinct `(state/reason)` values of the labels, in order.
 pub fn label_sequence(labels: &Path) -> Vec<String> {
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(labels).expect("labels")).expect("json");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(labels).expect("labels")).expect("json");
     let mut out: Vec<String> = Vec::new();
     for b in v["timeline"].as_array().expect("timeline") {
-        let Some(s) = b["state"].as_str() else { continue };
+        let Some(s) = b["state"].as_str() else {
+            continue;
+        };
         let s = match b["reason"].as_str() {
             Some(r) => format!("{s}/{r}"),
             None => s.to_owned(),

@@ -1,0 +1,523 @@
+//! Commands that script agents (SPEC §9): `get`, `events`, `wait`,
+//! `prompt`, `send-keys`, `read`; self-report (SPEC §6): `report`,
+//! `release`, `report-metadata`, `stop-request`, `inbox`, `ack`; and triage
+//! (SPEC §7): `park`, `unpark`, `snooze`, `unsnooze`.
+//!
+//! A timeout or `agent_prompt_stalled` does not prove a prompt was not
+//! delivered: read the pane before retrying.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use clap::Args;
+use serde_json::{json, Value};
+use tend_detector::config::parse_duration;
+
+use super::target::{ServerArgs, Target};
+use crate::client;
+use crate::error::CliError;
+
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+fn io(e: std::io::Error) -> CliError {
+    CliError::new("io", format!("cannot write output: {e}"))
+}
+
+/// The pane: given, else `$TMUX_PANE` (the pane this runs in).
+fn own_pane(given: &Option<String>) -> Result<String, CliError> {
+    given
+        .clone()
+        .or_else(|| std::env::var("TMUX_PANE").ok())
+        .ok_or_else(|| {
+            CliError::new(
+                "bad_request",
+                "no pane: run this inside the agent's tmux pane, or pass --pane %N",
+            )
+        })
+}
+
+fn timeout_ms(t: &Option<String>) -> Result<Option<u64>, CliError> {
+    t.as_deref()
+        .map(|t| {
+            parse_duration(t)
+                .map(|d| d.as_millis() as u64)
+                .map_err(|e| CliError::new("bad_request", format!("--timeout: {e}")))
+        })
+        .transpose()
+}
+
+fn print(
+    out: &mut dyn Write,
+    json: bool,
+    v: &Value,
+    text: impl FnOnce(&Value) -> String,
+) -> Result<(), CliError> {
+    if json {
+        writeln!(out, "{v}").map_err(io)
+    } else {
+        writeln!(out, "{}", text(v)).map_err(io)
+    }
+}
+
+fn state_word(v: &Value) -> String {
+    let s = v["state"].as_str().unwrap_or("-");
+    match v["reason"].as_str() {
+        Some(r) => format!("{s}/{r}"),
+        None => s.to_owned(),
+    }
+}
+
+/// A pane and `--json`.
+#[derive(Debug, Args)]
+pub struct PaneArgs {
+    /// The pane, `%N`.
+    pub pane: String,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tend get %N`.
+pub fn get(server: &ServerArgs, a: &PaneArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let t = Target::resolve(server)?;
+    let v = client::call(&t.control, "get", json!({"pane": a.pane}), TIMEOUT)?;
+    print(out, a.json, &v, |v| {
+        format!(
+            "{} {} {} band={} since={} seq={}",
+            v["pane"].as_str().unwrap_or_default(),
+            v["agent"].as_str().unwrap_or("-"),
+            state_word(v),
+            v["band"].as_str().unwrap_or("-"),
+            v["since"]
+                .as_f64()
+                .map(|s| format!("{s:.0}"))
+                .unwrap_or_else(|| "-".into()),
+            v["state_change_seq"]
+        )
+    })
+}
+
+/// Arguments of `tend events`.
+#[derive(Debug, Args)]
+pub struct EventsArgs {
+    /// Only this pane.
+    #[arg(long)]
+    pub pane: Option<String>,
+    /// Only this event type (e.g. `pane.agent_status_changed`).
+    #[arg(long = "type")]
+    pub kind: Option<String>,
+    /// Only events with this state.
+    #[arg(long)]
+    pub state: Option<String>,
+    /// JSON output (one object per line; the default prints a short line).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tend events`: a stream, until interrupted.
+pub fn events(server: &ServerArgs, a: &EventsArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let t = Target::resolve(server)?;
+    let mut stream = UnixStream::connect(&t.control).map_err(|e| {
+        CliError::new(
+            "no_daemon",
+            format!("tend is not running for this tmux server ({e}); start it with `tend start`"),
+        )
+    })?;
+    let req = json!({"id": 1, "method": "events", "params": {"pane": a.pane, "type": a.kind, "state": a.state}});
+    stream
+        .write_all(format!("{req}\n").as_bytes())
+        .map_err(|e| CliError::new("io", format!("cannot talk to the daemon: {e}")))?;
+    let reader = BufReader::new(stream);
+    for (i, line) in reader.lines().enumerate() {
+        let line = line.map_err(|e| CliError::new("io", format!("event stream ended: {e}")))?;
+        if i == 0 {
+            continue; // the subscription acknowledgement
+        }
+        if a.json {
+            writeln!(out, "{line}").map_err(io)?;
+        } else {
+            let v: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+            writeln!(
+                out,
+                "{} {} {}",
+                v["event"].as_str().unwrap_or("?"),
+                v["pane"].as_str().unwrap_or(""),
+                if v["state"].is_null() {
+                    String::new()
+                } else {
+                    state_word(&v)
+                }
+            )
+            .map_err(io)?;
+        }
+        out.flush().map_err(io)?;
+    }
+    Ok(())
+}
+
+/// Arguments of `tend wait`.
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    /// The pane, `%N`.
+    pub pane: String,
+    /// States to wait for (repeat; `waiting/approval` names a reason).
+    /// Default: idle, completed, waiting.
+    #[arg(long)]
+    pub until: Vec<String>,
+    /// Give up after this long (`30s`, `10m`). No default: waits forever.
+    #[arg(long)]
+    pub timeout: Option<String>,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tend wait`.
+pub fn wait(server: &ServerArgs, a: &WaitArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let t = Target::resolve(server)?;
+    let ms = timeout_ms(&a.timeout)?;
+    let v = client::call_for(
+        &t.control,
+        "wait",
+        json!({"pane": a.pane, "until": a.until, "timeout_ms": ms}),
+        ms.map(|m| Duration::from_millis(m) + TIMEOUT),
+    )?;
+    print(out, a.json, &v, state_word)
+}
+
+/// Arguments of `tend prompt`.
+#[derive(Debug, Args)]
+pub struct PromptArgs {
+    /// The pane, `%N`.
+    pub pane: String,
+    /// The prompt text (sent as a bracketed paste, then Enter).
+    pub text: String,
+    /// Wait for the agent to react (5 s) and then to settle.
+    #[arg(long)]
+    pub wait: bool,
+    /// With --wait: states that end the wait (default idle, completed, waiting).
+    #[arg(long)]
+    pub until: Vec<String>,
+    /// With --wait: give up after this long.
+    #[arg(long)]
+    pub timeout: Option<String>,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tend prompt`.
+pub fn prompt(server: &ServerArgs, a: &PromptArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let t = Target::resolve(server)?;
+    let ms = timeout_ms(&a.timeout)?;
+    let v = client::call_for(
+        &t.control,
+        "prompt",
+        json!({"pane": a.pane, "text": a.text, "wait": a.wait, "until": a.until, "timeout_ms": ms}),
+        if a.wait {
+            ms.map(|m| Duration::from_millis(m) + TIMEOUT)
+        } else {
+            Some(TIMEOUT)
+        },
+    )?;
+    print(out, a.json, &v, |v| {
+        if a.wait {
+            state_word(v)
+        } else {
+            "sent".into()
+        }
+    })
+}
+
+/// Arguments of `tend send-keys`.
+#[derive(Debug, Args)]
+pub struct SendKeysArgs {
+    /// The pane, `%N`.
+    pub pane: String,
+    /// Keys, as tmux `send-keys` names them (`Enter`, `C-c`, `Escape`, text).
+    #[arg(required = true)]
+    pub keys: Vec<String>,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tend send-keys`.
+pub fn send_keys(
+    server: &ServerArgs,
+    a: &SendKeysArgs,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let t = Target::resolve(server)?;
+    let v = client::call(
+        &t.control,
+        "send_keys",
+        json!({"pane": a.pane, "keys": a.keys}),
+        TIMEOUT,
+    )?;
+    print(out, a.json, &v, |_| "sent".into())
+}
+
+/// Arguments of `tend read`.
+#[derive(Debug, Args)]
+pub struct ReadArgs {
+    /// The pane, `%N`.
+    pub pane: String,
+    /// How many lines (default: the visible screen). More than the screen of
+    /// an agent on the alternate screen is refused unless it is idle.
+    #[arg(long)]
+    pub lines: Option<u64>,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tend read`.
+pub fn read(server: &ServerArgs, a: &ReadArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let t = Target::resolve(server)?;
+    let v = client::call(
+        &t.control,
+        "read",
+        json!({"pane": a.pane, "lines": a.lines}),
+        TIMEOUT,
+    )?;
+    print(out, a.json, &v, |v| {
+        v["text"].as_str().unwrap_or_default().trim_end().to_owned()
+    })
+}
+
+/// Arguments of `tend report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// up, working, merging, idle, waiting, stuck, warning, stopped,
+    /// handing-over, done.
+    pub state: String,
+    /// With waiting: approval, question, error, prompt (or `work`).
+    #[arg(long)]
+    pub reason: Option<String>,
+    /// Status text shown with the state.
+    #[arg(long)]
+    pub message: Option<String>,
+    /// A lease: nothing posted for twice this long makes the pane gone
+    /// (or quiet, while it shows other signs of life).
+    #[arg(long)]
+    pub every: Option<String>,
+    /// Panes this agent started (`%4,%5`): it reads dispatching while they live.
+    #[arg(long, value_delimiter = ',')]
+    pub dispatches: Vec<String>,
+    /// Acknowledge a pending stop flag with this report.
+    #[arg(long)]
+    pub ack: bool,
+    /// The pane (default: `$TMUX_PANE`).
+    #[arg(long)]
+    pub pane: Option<String>,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tend report`.
+pub fn report(server: &ServerArgs, a: &ReportArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let t = Target::resolve(server)?;
+    let pane = own_pane(&a.pane)?;
+    // Wall-clock microseconds: increasing across processes and restarts.
+    let seq = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0);
+    let mut params = json!({
+        "pane": pane, "state": a.state, "reason": a.reason, "message": a.message,
+        "every": a.every, "seq": seq, "ack": a.ack,
+    });
+    if !a.dispatches.is_empty() {
+        params["dispatches"] = json!(a.dispatches);
+    }
+    let v = client::call(&t.control, "report", params, TIMEOUT)?;
+    print(out, a.json, &v, |v| {
+        let mut s = format!("{pane}: {}", v["to"].as_str().unwrap_or(&a.state));
+        if let Some(stop) = v["stop"].as_object() {
+            s.push_str(&format!(
+                "\nSTOP requested: {} (acknowledge with `tend ack` or `tend report … --ack`)",
+                stop.get("reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+            ));
+        }
+        s
+    })
+}
+
+/// The pane (default `$TMUX_PANE`) and `--json`.
+#[derive(Debug, Args)]
+pub struct OwnPaneArgs {
+    /// The pane (default: `$TMUX_PANE`).
+    #[arg(long)]
+    pub pane: Option<String>,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tend release`.
+pub fn release(server: &ServerArgs, a: &OwnPaneArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let t = Target::resolve(server)?;
+    let pane = own_pane(&a.pane)?;
+    let v = client::call(&t.control, "release", json!({"pane": pane}), TIMEOUT)?;
+    print(out, a.json, &v, |_| {
+        format!("{pane}: released; the screen decides again")
+    })
+}
+
+/// Arguments of `tend report-metadata`.
+#[derive(Debug, Args)]
+pub struct MetadataArgs {
+    /// Display label (empty clears it). Never affects state.
+    pub label: String,
+    /// The pane (default: `$TMUX_PANE`).
+    #[arg(long)]
+    pub pane: Option<String>,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tend report-metadata`.
+pub fn report_metadata(
+    server: &ServerArgs,
+    a: &MetadataArgs,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let t = Target::resolve(server)?;
+    let pane = own_pane(&a.pane)?;
+    let v = client::call(
+        &t.control,
+        "report_metadata",
+        json!({"pane": pane, "label": a.label}),
+        TIMEOUT,
+    )?;
+    print(out, a.json, &v, |_| format!("{pane}: label set"))
+}
+
+/// Arguments of `tend stop-request`.
+#[derive(Debug, Args)]
+pub struct StopRequestArgs {
+    /// The agent's pane, `%N`.
+    pub pane: String,
+    /// Why, in your words.
+    pub reason: String,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tend stop-request`.
+pub fn stop_request(
+    server: &ServerArgs,
+    a: &StopRequestArgs,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let t = Target::resolve(server)?;
+    let by = std::env::var("TMUX_PANE").unwrap_or_else(|_| "user".into());
+    let v = client::call(
+        &t.control,
+        "stop_request",
+        json!({"pane": a.pane, "reason": a.reason, "by": by}),
+        TIMEOUT,
+    )?;
+    print(out, a.json, &v, |_| {
+        format!("{}: stop pending, not read yet", a.pane)
+    })
+}
+
+/// `tend inbox`: the agent reads its flags (run in its own pane).
+pub fn inbox(server: &ServerArgs, a: &OwnPaneArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let t = Target::resolve(server)?;
+    let pane = own_pane(&a.pane)?;
+    let v = client::call(&t.control, "inbox", json!({"pane": pane}), TIMEOUT)?;
+    print(out, a.json, &v, |v| match v["stop"].as_object() {
+        Some(s) => format!(
+            "STOP requested by {}: {}\nacknowledge with `tend ack`",
+            s.get("set_by").and_then(Value::as_str).unwrap_or("?"),
+            s.get("reason").and_then(Value::as_str).unwrap_or_default()
+        ),
+        None => "no flags".into(),
+    })
+}
+
+/// `tend ack`: the agent acknowledges its stop flag.
+pub fn ack(server: &ServerArgs, a: &OwnPaneArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let t = Target::resolve(server)?;
+    let pane = own_pane(&a.pane)?;
+    let v = client::call(&t.control, "ack", json!({"pane": pane}), TIMEOUT)?;
+    print(out, a.json, &v, |_| format!("{pane}: stop acknowledged"))
+}
+
+/// Arguments of `tend park`.
+#[derive(Debug, Args)]
+pub struct ParkArgs {
+    /// The pane to shelve, `%N`.
+    pub pane: String,
+    /// A note in your words, shown with it.
+    #[arg(long, default_value = "")]
+    pub note: String,
+    /// Release the park the first time this pane finishes a turn (or dies).
+    #[arg(long)]
+    pub gate: Option<String>,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tend park`.
+pub fn park(server: &ServerArgs, a: &ParkArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let t = Target::resolve(server)?;
+    let v = client::call(
+        &t.control,
+        "park",
+        json!({"pane": a.pane, "note": a.note, "gate": a.gate}),
+        TIMEOUT,
+    )?;
+    print(out, a.json, &v, |_| format!("{}: parked", a.pane))
+}
+
+/// `tend unpark`.
+pub fn unpark(server: &ServerArgs, a: &PaneArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let t = Target::resolve(server)?;
+    let v = client::call(&t.control, "unpark", json!({"pane": a.pane}), TIMEOUT)?;
+    print(out, a.json, &v, |_| format!("{}: unparked", a.pane))
+}
+
+/// Arguments of `tend snooze`.
+#[derive(Debug, Args)]
+pub struct SnoozeArgs {
+    /// The pane, `%N`.
+    pub pane: String,
+    /// 15m, 30m, 6h or unlimited. Typing into the pane ends it early.
+    #[arg(default_value = "30m")]
+    pub length: String,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tend snooze`.
+pub fn snooze(server: &ServerArgs, a: &SnoozeArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let t = Target::resolve(server)?;
+    let v = client::call(
+        &t.control,
+        "snooze",
+        json!({"pane": a.pane, "for": a.length}),
+        TIMEOUT,
+    )?;
+    print(out, a.json, &v, |_| {
+        format!("{}: snoozed ({})", a.pane, a.length)
+    })
+}
+
+/// `tend unsnooze`.
+pub fn unsnooze(server: &ServerArgs, a: &PaneArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let t = Target::resolve(server)?;
+    let v = client::call(&t.control, "unsnooze", json!({"pane": a.pane}), TIMEOUT)?;
+    print(out, a.json, &v, |_| format!("{}: unsnoozed", a.pane))
+}

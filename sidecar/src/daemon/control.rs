@@ -1,0 +1,474 @@
+//! Control requests the pane table answers (SPEC §9). Long-running methods
+//! (`events`, `wait`, `prompt --wait`) are driven by the connection, which
+//! uses `get` and the event bus; everything here answers at once, or hands
+//! the reply to the tmux worker (`read`).
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tend_detector::attention::{self, Band};
+use tend_detector::park::SnoozeFor;
+use tend_detector::report::Report;
+use tend_detector::{Reason, State};
+use tend_tmux::PaneId;
+use tokio::sync::oneshot::Sender;
+
+use super::core::{Core, PaneEntry};
+use super::worker::Job;
+use crate::protocol::{PaneView, Request, Response};
+
+fn text<'a>(params: &'a Value, key: &str) -> Option<&'a str> {
+    params.get(key).and_then(Value::as_str)
+}
+
+impl Core {
+    pub(crate) fn view(&self, p: &PaneEntry) -> PaneView {
+        let e = p.eff.as_ref();
+        PaneView {
+            pane: p.info.pane_id.to_string(),
+            session: p.info.session_name.clone(),
+            window: p.info.window_id.to_string(),
+            agent: e.and_then(|e| e.agent.clone()),
+            state: e.and_then(|e| e.state).map(|s| s.as_str().to_owned()),
+            reason: e.and_then(|e| e.reason).map(|r| r.as_str().to_owned()),
+            band: e.and_then(|e| e.band).map(|b| b.as_str().to_owned()),
+            since: e.and_then(|e| e.state).map(|_| p.eff_since),
+            rule: e.and_then(|e| e.state.map(|_| e.rule.clone())),
+            quiet: e.is_some_and(|e| e.quiet),
+            state_change_seq: p.eff_seq,
+            tap: p.tap.word().to_owned(),
+            authority: e.map_or("screen", |e| e.authority).to_owned(),
+            lifecycle: e.and_then(|e| e.lifecycle.clone()),
+            message: e.and_then(|e| e.message.clone()),
+            label: e.and_then(|e| e.label.clone()),
+            parked: e.is_some_and(|e| e.parked),
+            note: e.and_then(|e| e.note.clone()),
+            gate: e.and_then(|e| e.gate.clone()),
+            snoozed: e.is_some_and(|e| e.snoozed),
+            until: e.and_then(|e| e.until),
+            stop: e.and_then(|e| e.stop.clone()),
+            run: p.det.status().run,
+        }
+    }
+
+    fn pane_param(&self, params: &Value) -> Result<PaneId, Response> {
+        let raw = text(params, "pane").unwrap_or_default();
+        let id: PaneId = raw.parse().map_err(|_| {
+            Response::err(
+                0,
+                "bad_request",
+                format!("`{raw}` is not a tmux pane id like %3"),
+            )
+        })?;
+        if !self.panes.contains_key(&id) {
+            return Err(Response::err(
+                0,
+                "unknown_pane",
+                format!("no pane {id} on this tmux server (see `tend list`)"),
+            ));
+        }
+        Ok(id)
+    }
+
+    /// Answers `req`, now or later through the worker.
+    pub(crate) fn control(&mut self, req: Request, reply: Sender<Response>) {
+        let id = req.id;
+        let r = match self.answer(&req) {
+            Ok(Some(v)) => Response::ok(id, v),
+            Ok(None) => {
+                // Deferred: `read` goes through the worker.
+                if let (Ok(pane), "read") = (self.pane_param(&req.params), req.method.as_str()) {
+                    let lines = req
+                        .params
+                        .get("lines")
+                        .and_then(Value::as_u64)
+                        .map(|n| n.min(100_000) as u32);
+                    self.job(Job::Read {
+                        id,
+                        pane,
+                        lines,
+                        reply,
+                    });
+                    return;
+                }
+                Response::err(id, "bad_request", "malformed request")
+            }
+            Err(e) => Response { id, ..e },
+        };
+        let _ = reply.send(r);
+    }
+
+    fn answer(&mut self, req: &Request) -> Result<Option<Value>, Response> {
+        let p = &req.params;
+        match req.method.as_str() {
+            "ping" => Ok(Some(json!({
+                "protocol": crate::protocol::PROTOCOL_VERSION,
+                "version": env!("CARGO_PKG_VERSION"),
+                "pid": std::process::id(),
+                "panes": self.panes.len(),
+            }))),
+            "list" => {
+                let views: Vec<PaneView> = self.panes.values().map(|p| self.view(p)).collect();
+                Ok(Some(serde_json::to_value(views).unwrap_or(Value::Null)))
+            }
+            "get" => {
+                let pane = self.pane_param(p)?;
+                let v = self.panes.get(&pane).map(|e| self.view(e));
+                Ok(Some(serde_json::to_value(v).unwrap_or(Value::Null)))
+            }
+            "status" => {
+                let rows = self.rows();
+                let bands: Vec<Band> = rows.iter().filter_map(|r| r.band).collect();
+                let demands = bands.iter().filter(|b| b.is_demand()).count();
+                let quiet = bands.iter().filter(|b| **b == Band::Quiet).count();
+                let agents = rows.iter().filter(|r| r.agent.is_some()).count();
+                Ok(Some(json!({
+                    "agents": agents,
+                    "needs": demands,
+                    "quiet": quiet,
+                    "summary": attention::summary(demands, quiet),
+                })))
+            }
+            "next" => self.next(p).map(Some),
+            "explain" => {
+                let pane = self.pane_param(p)?;
+                let e = &self.panes[&pane];
+                Ok(Some(json!({
+                    "pane": self.view(e),
+                    "explain": e.det.explain(),
+                    "identity": e.watch.evidence(),
+                    "tap": e.tap.word(),
+                    "screen": e.det.screen().rows(),
+                    "report": self.book.reporter(&pane.to_string()),
+                })))
+            }
+            "read" => {
+                let pane = self.pane_param(p)?;
+                let lines = p.get("lines").and_then(Value::as_u64).unwrap_or(0);
+                let e = &self.panes[&pane];
+                let (rows, _) = e.det.screen().size();
+                let idle = matches!(
+                    e.eff.as_ref().and_then(|v| v.state),
+                    Some(State::Idle | State::Completed) | None
+                );
+                if lines > u64::from(rows) && e.info.alternate_on && !idle {
+                    return Err(Response::err(
+                        0,
+                        "agent_not_idle",
+                        format!(
+                            "{pane} draws on the alternate screen and is not idle: reading more than its {rows} visible \
+                             lines would page through its own scroll UI. Wait until it is idle, or ask it to write the \
+                             output to a file"
+                        ),
+                    ));
+                }
+                Ok(None)
+            }
+            "stop" => {
+                self.stopping = true;
+                Ok(Some(json!({"stopping": true})))
+            }
+            "poke" => {
+                self.reconcile();
+                Ok(Some(json!({})))
+            }
+            "report" => self.report(p).map(Some),
+            "release" => {
+                let pane = self.pane_param(p)?;
+                let was = self.book.release(&pane.to_string()).is_some();
+                self.dirty(pane);
+                Ok(Some(json!({"released": was})))
+            }
+            "report_metadata" => {
+                let pane = self.pane_param(p)?;
+                let label = text(p, "label").filter(|l| !l.is_empty());
+                self.book.set_label(&pane.to_string(), label);
+                self.dirty(pane);
+                Ok(Some(json!({"label": label})))
+            }
+            "stop_request" => {
+                let pane = self.pane_param(p)?;
+                let reason = text(p, "reason").unwrap_or_default();
+                let by = text(p, "by").unwrap_or("user");
+                let now = self.unix();
+                let old = self
+                    .flags
+                    .request(&pane.to_string(), reason, by, now)
+                    .map_err(|e| Response::err(0, "bad_request", e.to_string()))?;
+                self.dirty(pane);
+                let _ = self.bus.send(json!({"event": "pane.stop_requested", "pane": pane.to_string(), "reason": reason}));
+                Ok(Some(json!({"replaced": old.is_some()})))
+            }
+            "inbox" => {
+                let pane = self.pane_param(p)?;
+                let now = self.unix();
+                let (flag, event) = self.flags.inbox(&pane.to_string(), now);
+                let flag = flag.cloned();
+                if event.is_some() {
+                    self.dirty(pane);
+                }
+                Ok(Some(json!({"stop": flag})))
+            }
+            "ack" => {
+                let pane = self.pane_param(p)?;
+                let now = self.unix();
+                let ev = self
+                    .flags
+                    .ack(&pane.to_string(), now)
+                    .map_err(|e| Response::err(0, "no_flag", e.to_string()))?;
+                self.dirty(pane);
+                Ok(Some(
+                    serde_json::to_value(format!("{ev:?}")).unwrap_or(Value::Null),
+                ))
+            }
+            "park" => {
+                let pane = self.pane_param(p)?;
+                let note = text(p, "note").unwrap_or_default();
+                let gate = text(p, "gate").filter(|g| !g.is_empty());
+                if let Some(g) = gate {
+                    let gid: PaneId = g.parse().map_err(|_| {
+                        Response::err(
+                            0,
+                            "bad_request",
+                            format!("gate `{g}` is not a pane id like %3"),
+                        )
+                    })?;
+                    if !self.panes.contains_key(&gid) {
+                        return Err(Response::err(
+                            0,
+                            "unknown_pane",
+                            format!("gate pane {g} does not exist"),
+                        ));
+                    }
+                }
+                let now = self.unix();
+                self.parks
+                    .park(&pane.to_string(), note, gate, now)
+                    .map_err(|e| Response::err(0, "bad_request", e.to_string()))?;
+                self.dirty(pane);
+                Ok(Some(json!({"parked": pane.to_string()})))
+            }
+            "unpark" => {
+                let pane = self.pane_param(p)?;
+                let was = self.parks.unpark(&pane.to_string()).is_some();
+                self.dirty(pane);
+                Ok(Some(json!({"unparked": was})))
+            }
+            "snooze" => {
+                let pane = self.pane_param(p)?;
+                let length = SnoozeFor::parse(text(p, "for").unwrap_or("30m"))
+                    .map_err(|e| Response::err(0, "bad_request", e.to_string()))?;
+                let now = self.unix();
+                self.parks.snooze(&pane.to_string(), length, now);
+                self.dirty(pane);
+                let until = self.parks.marks(&pane.to_string(), now).until;
+                Ok(Some(json!({"snoozed": pane.to_string(), "until": until})))
+            }
+            "unsnooze" => {
+                let pane = self.pane_param(p)?;
+                let was = self.parks.unsnooze(&pane.to_string()).is_some();
+                self.dirty(pane);
+                Ok(Some(json!({"unsnoozed": was})))
+            }
+            "prompt" => self.prompt(p).map(Some),
+            "send_keys" => {
+                let pane = self.pane_param(p)?;
+                let keys: Vec<String> = p
+                    .get("keys")
+                    .and_then(Value::as_array)
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|k| k.as_str().map(str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if keys.is_empty() {
+                    return Err(Response::err(
+                        0,
+                        "bad_request",
+                        "send_keys needs {\"keys\": [\"C-c\", ...]}",
+                    ));
+                }
+                self.job(Job::SendKeys { pane, keys });
+                Ok(Some(json!({"sent": true})))
+            }
+            other => Err(Response::err(
+                0,
+                "unknown_method",
+                format!("unknown method `{other}`"),
+            )),
+        }
+    }
+
+    /// Marks a pane for re-evaluation and persistence after a user action.
+    fn dirty(&mut self, pane: PaneId) {
+        self.persist = true;
+        self.mark_touched(pane);
+    }
+
+    fn report(&mut self, p: &Value) -> Result<Value, Response> {
+        let pane = self.pane_param(p)?;
+        let name = pane.to_string();
+        let state = text(p, "state").unwrap_or_default();
+        let mut r = Report::new(state);
+        if let Some(seq) = p.get("seq").and_then(Value::as_u64) {
+            r = r.seq(seq);
+        }
+        if let Some(reason) = text(p, "reason") {
+            r = r.reason(reason);
+        }
+        if let Some(m) = text(p, "message") {
+            r = r.message(m);
+        }
+        if let Some(every) = text(p, "every") {
+            let d = tend_detector::config::parse_duration(every)
+                .map_err(|e| Response::err(0, "bad_request", format!("--every: {e}")))?;
+            r = r.every(d);
+        }
+        if let Some(list) = p.get("dispatches").and_then(Value::as_array) {
+            let panes: Vec<&str> = list.iter().filter_map(Value::as_str).collect();
+            r = r.dispatches(&panes);
+        }
+        let agent = text(p, "agent")
+            .map(str::to_owned)
+            .or_else(|| self.panes.get(&pane).and_then(|e| e.det.status().agent));
+        if let Some(a) = &agent {
+            r = r.agent(a);
+        }
+        let now = self.epoch();
+        let applied = self
+            .book
+            .apply(now, &name, r)
+            .map_err(|e| Response::err(0, "bad_report", e.to_string()))?;
+        // A report is the agent reading its board: it marks a stop flag
+        // read, and may acknowledge it.
+        let ack = p.get("ack").and_then(Value::as_bool).unwrap_or(false);
+        let flag_events = self.flags.on_report(&name, now.as_secs(), ack);
+        self.dirty(pane);
+        let stop = self.flags.get(&name).cloned();
+        Ok(json!({
+            "from": applied.from,
+            "to": applied.to,
+            "seq": applied.seq,
+            "stop": stop,
+            "flag_events": flag_events.iter().map(|e| format!("{e:?}")).collect::<Vec<_>>(),
+        }))
+    }
+
+    /// Sends a prompt (bracketed paste, then Enter) unless the agent is
+    /// blocked or a stop flag is pending. Returns what a caller needs to
+    /// tell the next change from the current one.
+    fn prompt(&mut self, p: &Value) -> Result<Value, Response> {
+        let pane = self.pane_param(p)?;
+        let text_in = text(p, "text").unwrap_or_default();
+        if text_in.is_empty() {
+            return Err(Response::err(0, "bad_request", "prompt needs some text"));
+        }
+        let e = &self.panes[&pane];
+        let view = self.view(e);
+        if view.agent.is_none() {
+            return Err(Response::err(
+                0,
+                "no_agent",
+                format!("no agent identified in {pane}; tend only prompts agents (use send-keys for anything else)"),
+            ));
+        }
+        let eff = e.eff.as_ref();
+        if let (Some(State::Waiting), Some(Reason::Approval | Reason::Question)) =
+            (eff.and_then(|v| v.state), eff.and_then(|v| v.reason))
+        {
+            return Err(Response::err(
+                0,
+                "agent_blocked",
+                format!(
+                    "{pane} is waiting for {}: answer it first (nothing was sent)",
+                    eff.and_then(|v| v.reason).map_or("you", |r| r.as_str())
+                ),
+            ));
+        }
+        if let Err(e) = self.flags.check_prompt(&pane.to_string()) {
+            return Err(Response::err(
+                0,
+                "stop_pending",
+                format!("{e} (nothing was sent)"),
+            ));
+        }
+        let enter = p.get("enter").and_then(Value::as_bool).unwrap_or(true);
+        self.job(Job::Paste {
+            pane,
+            text: text_in.to_owned(),
+            enter,
+        });
+        Ok(
+            json!({"sent": true, "state_change_seq": view.state_change_seq, "run": view.run, "pane": view}),
+        )
+    }
+
+    fn next(&mut self, params: &Value) -> Result<Value, Response> {
+        let kind = text(params, "kind").unwrap_or("waiting");
+        let from = text(params, "from").map(str::to_owned);
+        let client = text(params, "client").map(str::to_owned);
+        let jump = params.get("jump").and_then(Value::as_bool).unwrap_or(false);
+        let rows = self.rows();
+        let ids: Vec<String> = rows.iter().map(|r| r.pane.to_string()).collect();
+        let cands: Vec<attention::Candidate<'_>> = rows
+            .iter()
+            .zip(&ids)
+            .filter_map(|(r, id)| {
+                Some(attention::Candidate {
+                    pane: id,
+                    session: &r.session_name,
+                    band: r.band?,
+                    reason: r.reason,
+                    since: r.since.unwrap_or(0.0),
+                })
+            })
+            .collect();
+        let session = from
+            .as_deref()
+            .and_then(|f| rows.iter().zip(&ids).find(|(_, id)| id.as_str() == f))
+            .map(|(r, _)| r.session_name.clone())
+            .or_else(|| text(params, "session").map(str::to_owned));
+        let order: Vec<&str> = match kind {
+            "working" => attention::working_order(&cands),
+            "agent" => {
+                let mut all: Vec<&str> = cands.iter().map(|c| c.pane).collect();
+                all.sort_by_key(|p| p.trim_start_matches('%').parse::<u32>().unwrap_or(0));
+                all
+            }
+            "session" => attention::attention_order(&cands)
+                .into_iter()
+                .filter(|p| {
+                    cands
+                        .iter()
+                        .any(|c| c.pane == *p && Some(c.session) == session.as_deref())
+                })
+                .collect(),
+            _ => attention::attention_order(&cands),
+        };
+        let target = attention::next_after(&order, from.as_deref()).map(str::to_owned);
+        match target {
+            Some(t) => {
+                if jump {
+                    if let Ok(pane) = t.parse::<PaneId>() {
+                        self.job(Job::Switch { client, pane });
+                    }
+                }
+                Ok(json!({"pane": t, "order": order}))
+            }
+            None => Err(Response::err(
+                0,
+                "no_target",
+                match kind {
+                    "working" => "no agent is working",
+                    "session" => "no agent needs you in this session",
+                    _ => "no agent needs you",
+                },
+            )),
+        }
+    }
+}
+
+/// How long `prompt --wait` gives the agent to react before reporting
+/// `agent_prompt_stalled`.
+pub const PROMPT_REACTION: Duration = Duration::from_secs(5);

@@ -1,0 +1,104 @@
+//! A pane's effective status: the screen detector's reading, the pane's
+//! own reports (SPEC §6: one authority per pane), the user's park and
+//! snooze, and the band that folds them together (SPEC §7).
+
+use serde::Serialize;
+use tend_detector::attention::{self, Band, PaneFacts};
+use tend_detector::engine::Status;
+use tend_detector::park::PaneMarks;
+use tend_detector::report::{Authority, Effective, ScreenStatus};
+use tend_detector::{Reason, State};
+
+/// Everything published and listed about one pane.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EffView {
+    /// Agent id.
+    pub agent: Option<String>,
+    /// Effective state.
+    pub state: Option<State>,
+    /// Effective reason.
+    pub reason: Option<Reason>,
+    /// Quiet (a silent working run, or a report gone quiet).
+    pub quiet: bool,
+    /// The band.
+    pub band: Option<Band>,
+    /// `screen` or `report`.
+    pub authority: &'static str,
+    /// The rule (screen) or `report/<lifecycle>`.
+    pub rule: String,
+    /// The lifecycle word of a reporting agent (`quiet · 12m`).
+    pub lifecycle: Option<String>,
+    /// The reporter's last status text.
+    pub message: Option<String>,
+    /// The display label (`tend report-metadata`).
+    pub label: Option<String>,
+    /// Parked, with the note.
+    pub parked: bool,
+    /// The park's note.
+    pub note: Option<String>,
+    /// The park's gate pane.
+    pub gate: Option<String>,
+    /// Snoozed.
+    pub snoozed: bool,
+    /// Unix time the snooze ends (`None`: unlimited or none).
+    pub until: Option<u64>,
+    /// The stop flag's words (`stop pending · not read`).
+    pub stop: Option<String>,
+}
+
+impl EffView {
+    /// What changes the published options and the events.
+    pub fn key(&self) -> (Option<State>, Option<Reason>, Option<Band>, bool) {
+        (self.state, self.reason, self.band, self.quiet)
+    }
+}
+
+/// Folds the detector's status, the report book's verdict, the marks and
+/// the seen flag into the effective view.
+pub fn fold(
+    status: &Status,
+    effective: impl FnOnce(&ScreenStatus<'_>) -> Effective,
+    marks: &PaneMarks,
+    seen: bool,
+    stop: Option<String>,
+) -> EffView {
+    let screen = ScreenStatus {
+        agent: status.agent.as_deref(),
+        state: status.state,
+        reason: status.reason,
+        from_rule: status.state.is_some() && !status.rule.starts_with("builtin/"),
+    };
+    let e = effective(&screen);
+    let by_report = e.authority == Authority::Report;
+    let quiet = if by_report { e.quiet } else { status.quiet };
+    let band = attention::band(&PaneFacts {
+        state: e.state,
+        reason: e.reason,
+        quiet,
+        seen,
+        parked: marks.parked,
+        snoozed: marks.snoozed,
+    });
+    let rule = match (&e.lifecycle, by_report) {
+        (Some(l), true) => format!("report/{}", l.as_str()),
+        _ => status.rule.clone(),
+    };
+    EffView {
+        agent: status.agent.clone(),
+        state: e.state,
+        reason: e.reason,
+        quiet,
+        band,
+        authority: e.authority.as_str(),
+        rule,
+        lifecycle: e.word,
+        message: e.message,
+        label: e.label,
+        parked: marks.parked,
+        note: marks.note.clone(),
+        gate: marks.gate.clone(),
+        snoozed: marks.snoozed,
+        until: marks.until,
+        stop,
+    }
+}
