@@ -3,6 +3,7 @@
 //! answer carries the same `id` and either `result` or
 //! `error: {code, message}`. Codes are stable; messages are for people.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -10,7 +11,7 @@ use serde_json::Value;
 pub const PROTOCOL_VERSION: u32 = 1;
 
 /// A request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Request {
     /// Echoed in the response.
     #[serde(default)]
@@ -23,7 +24,7 @@ pub struct Request {
 }
 
 /// An error in a response.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorBody {
     /// Stable code, e.g. `unknown_pane`, `bad_request`.
     pub code: String,
@@ -32,7 +33,7 @@ pub struct ErrorBody {
 }
 
 /// A response.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Response {
     /// The request's id.
     pub id: u64,
@@ -68,7 +69,7 @@ impl Response {
 }
 
 /// One pane as `tend list --json` prints it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
 pub struct PaneView {
     /// tmux pane id, `%3`.
     pub pane: String,
@@ -131,4 +132,119 @@ pub struct PaneView {
     /// Counts agent runs in this pane (a wait is pinned to one).
     #[serde(default)]
     pub run: u64,
+}
+
+/// `pane.agent_status_changed`: a pane's effective state, reason, band or
+/// quiet flag changed. Other events: `pane.agent_detected` and
+/// `pane.agent_released` (`pane`, `agent`), `pane.closed` (`pane`,
+/// `agent`), `pane.report_changed` (`pane`, `from`, `to`, `notify`),
+/// `pane.stop_requested` (`pane`, `reason`), `park.released` (`pane`,
+/// `gate`, `note`, `reason`), `events.lagged` (`missed`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StatusChanged {
+    /// `pane.agent_status_changed`.
+    pub event: String,
+    /// `%N`.
+    pub pane: String,
+    /// Agent id.
+    pub agent: Option<String>,
+    /// Display name (`Claude`).
+    pub name: Option<String>,
+    /// Session name.
+    pub session: String,
+    /// Window id.
+    pub window: String,
+    /// A client shows this pane now.
+    pub focused: bool,
+    /// New state.
+    pub state: Option<String>,
+    /// New reason.
+    pub reason: Option<String>,
+    /// New band.
+    pub band: Option<String>,
+    /// Band before.
+    pub prev_band: Option<String>,
+    /// Quiet flag.
+    pub quiet: bool,
+    /// State before.
+    pub prev_state: Option<String>,
+    /// Reason before.
+    pub prev_reason: Option<String>,
+    /// Rule or `report/<lifecycle>`.
+    pub rule: String,
+    /// `screen` or `report`.
+    pub authority: String,
+    /// Counts state changes of the pane.
+    pub state_change_seq: u64,
+    /// The agent run (a wait is pinned to one).
+    pub run: u64,
+    /// Unix time.
+    pub at: f64,
+}
+
+/// The protocol's JSON Schema (requests, responses, the pane view and the
+/// status event), as committed in `docs/protocol.schema.json`.
+pub fn schema() -> serde_json::Value {
+    serde_json::json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "tend control protocol",
+        "description": format!(
+            "Newline-delimited JSON over the daemon's Unix socket (mode 0600, peer uid checked). \
+             Protocol version {PROTOCOL_VERSION} (see `ping`)."
+        ),
+        "protocol_version": PROTOCOL_VERSION,
+        "definitions": {
+            "Request": schemars::schema_for!(Request),
+            "Response": schemars::schema_for!(Response),
+            "PaneView": schemars::schema_for!(PaneView),
+            "StatusChanged": schemars::schema_for!(StatusChanged),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips() {
+        let req = Request {
+            id: 3,
+            method: "wait".into(),
+            params: serde_json::json!({"pane": "%1", "until": ["idle"]}),
+        };
+        let back: Request = serde_json::from_str(&serde_json::to_string(&req).unwrap()).unwrap();
+        assert_eq!(back, req);
+        for r in [
+            Response::ok(1, serde_json::json!({"x": 1})),
+            Response::err(2, "agent_blocked", "answer it first"),
+        ] {
+            let back: Response = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+            assert_eq!(back, r);
+        }
+        let v = PaneView {
+            pane: "%3".into(),
+            state: Some("waiting".into()),
+            reason: Some("approval".into()),
+            ..PaneView::default()
+        };
+        let back: PaneView = serde_json::from_str(&serde_json::to_string(&v).unwrap()).unwrap();
+        assert_eq!(back, v);
+    }
+
+    /// The committed schema is the generated one. Regenerate with
+    /// `TEND_WRITE_SCHEMA=1 cargo test -p tend --lib schema_is_committed`.
+    #[test]
+    fn schema_is_committed() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/protocol.schema.json");
+        let want = format!("{}\n", serde_json::to_string_pretty(&schema()).unwrap());
+        if std::env::var_os("TEND_WRITE_SCHEMA").is_some() {
+            std::fs::write(&path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "docs/protocol.schema.json is stale: run TEND_WRITE_SCHEMA=1 cargo test -p tend --lib schema_is_committed"
+        );
+    }
 }

@@ -74,7 +74,11 @@ impl Server {
     }
 
     /// Opens a menu on `client`, centred, titled `title` (plain text).
-    /// Returns at once; the chosen entry's command runs inside tmux.
+    ///
+    /// tmux's client for `display-menu` waits until the user closes the
+    /// menu; this returns as soon as the menu is up (or tmux refused it),
+    /// and the chosen entry's command runs inside tmux. A menu wider or
+    /// taller than the client is not shown (tmux says nothing).
     pub fn display_menu(&self, client: &str, title: &str, items: &[MenuItem]) -> Result<()> {
         if items.is_empty() {
             return Err(TmuxError::Invalid {
@@ -112,8 +116,7 @@ impl Server {
                 MenuItem::Separator => cmd.push(String::new()),
             }
         }
-        self.run(cmd)?;
-        Ok(())
+        self.run_detached(&cmd, std::time::Duration::from_millis(300))
     }
 }
 

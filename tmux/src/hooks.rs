@@ -170,7 +170,7 @@ impl Server {
     /// The user's entries are untouched.
     ///
     /// Every command must contain the [`MARKER`] (build it with
-    /// [`event_command`] or [`run_shell_command`](crate::escape::run_shell_command)),
+    /// [`event_command`] or [`run_shell_command`]),
     /// otherwise tend could not remove it later. Hooks this tmux does not
     /// know are skipped and reported.
     pub fn install_hooks(&self, hooks: &[(&str, String)]) -> Result<HookReport> {

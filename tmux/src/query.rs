@@ -57,7 +57,9 @@ pub struct Pane {
     /// `#{pane_dead}`: the pane's process has exited (with
     /// `remain-on-exit`).
     pub dead: bool,
-    /// `#{pane_dead_status}`: the exit status of a dead pane.
+    /// `#{pane_dead_status}`: the exit status of a dead pane. `None` while
+    /// alive, and possibly for a moment after `dead` turns true (tmux sees
+    /// the terminal close before it reaps the process).
     pub dead_status: Option<i32>,
     /// `#{pane_title}`: set by programs with an escape sequence; display only.
     pub title: String,

@@ -278,9 +278,15 @@ impl Server {
     /// A `Command` for the tmux client with the socket arguments set and the
     /// caller's `$TMUX`/`$TMUX_PANE` removed, so that the socket is exactly
     /// the one chosen and no command depends on the pane tend runs in.
+    ///
+    /// `-u` matters: a tmux client whose locale is not UTF-8 (`LANG` unset,
+    /// `LC_ALL=C`, as under cron or a service manager) replaces control
+    /// characters in command output with `_`, which would break parsing and
+    /// alter names. With `-u` output arrives byte for byte.
     fn command(&self) -> Command {
         let mut cmd = Command::new(&self.program);
         cmd.env_remove("TMUX").env_remove("TMUX_PANE");
+        cmd.arg("-u");
         cmd.args(self.socket.args());
         cmd.stdin(Stdio::null());
         cmd
@@ -376,20 +382,57 @@ impl Server {
         }
     }
 
-    fn exec(&self, args: &[String]) -> Result<String> {
+    /// Starts a tmux command that may wait for the user (such as
+    /// `display-menu`, whose client waits until the menu closes) and
+    /// returns once it is under way: after it failed or succeeded, or after
+    /// `grace` if it still runs. A still-running client is reaped by a
+    /// background thread.
+    pub(crate) fn run_detached(&self, args: &[String], grace: std::time::Duration) -> Result<()> {
+        let args: Vec<String> = args.iter().map(|a| argv_arg(a).into_owned()).collect();
         let program = self.program.display().to_string();
-        let output = self.command().args(args).output().map_err(|e| {
-            if e.kind() == io::ErrorKind::NotFound {
-                TmuxError::NotInstalled {
-                    program: program.clone(),
+        let mut child = self
+            .command()
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| spawn_error(&program, e))?;
+        let deadline = std::time::Instant::now() + grace;
+        loop {
+            match child.try_wait() {
+                Ok(Some(status)) if status.success() => return Ok(()),
+                Ok(Some(status)) => {
+                    let mut stderr = String::new();
+                    if let Some(mut pipe) = child.stderr.take() {
+                        let _ = io::Read::read_to_string(&mut pipe, &mut stderr);
+                    }
+                    return Err(classify(
+                        &self.socket,
+                        describe(&args),
+                        status.code(),
+                        stderr.trim().to_string(),
+                    ));
                 }
-            } else {
-                TmuxError::Spawn {
-                    program: program.clone(),
-                    source: e,
+                Ok(None) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Ok(None) | Err(_) => {
+                    std::thread::spawn(move || {
+                        let _ = child.wait();
+                    });
+                    return Ok(());
                 }
             }
-        })?;
+        }
+    }
+
+    fn exec(&self, args: &[String]) -> Result<String> {
+        let program = self.program.display().to_string();
+        let output = self
+            .command()
+            .args(args)
+            .output()
+            .map_err(|e| spawn_error(&program, e))?;
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         if output.status.success() {
             return Ok(stdout);
@@ -410,18 +453,7 @@ impl Server {
             .arg("-V")
             .stdin(Stdio::null())
             .output()
-            .map_err(|e| {
-                if e.kind() == io::ErrorKind::NotFound {
-                    TmuxError::NotInstalled {
-                        program: program.clone(),
-                    }
-                } else {
-                    TmuxError::Spawn {
-                        program: program.clone(),
-                        source: e,
-                    }
-                }
-            })?;
+            .map_err(|e| spawn_error(&program, e))?;
         Version::parse(&String::from_utf8_lossy(&output.stdout))
     }
 
@@ -445,6 +477,20 @@ impl Server {
         let out = self.run(["display-message", "-p", "#{socket_path}"])?;
         let path = out.strip_suffix('\n').unwrap_or(&out);
         Ok(PathBuf::from(path))
+    }
+}
+
+/// The error for a tmux client that could not be started.
+fn spawn_error(program: &str, e: io::Error) -> TmuxError {
+    if e.kind() == io::ErrorKind::NotFound {
+        TmuxError::NotInstalled {
+            program: program.to_string(),
+        }
+    } else {
+        TmuxError::Spawn {
+            program: program.to_string(),
+            source: e,
+        }
     }
 }
 

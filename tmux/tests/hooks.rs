@@ -10,13 +10,8 @@ use tend_tmux::escape::format_escape_hash;
 use tend_tmux::hooks::{event_command, FOCUS_HOOKS, PANE_HOOKS};
 
 /// Hook commands that append their arguments to `events`.
-fn recorder(
-    t: &TestServer,
-    events: &std::path::Path,
-    hooks: &[&'static str],
-) -> Vec<(&'static str, String)> {
+fn recorder(events: &std::path::Path, hooks: &[&'static str]) -> Vec<(&'static str, String)> {
     let script = format!("printf '%s\\n' \"$*\" >> '{}'", events.display());
-    let _ = t;
     hooks
         .iter()
         .map(|h| (*h, event_command("/bin/sh", &["-c", &script, "sh"], h)))
@@ -42,16 +37,11 @@ fn user_hooks_survive_install_and_removal() {
 
     let mut hooks: Vec<&'static str> = PANE_HOOKS.to_vec();
     hooks.extend(FOCUS_HOOKS);
-    let report = t
-        .server
-        .install_hooks(&recorder(&t, &events, &hooks))
-        .unwrap();
+    let report = t.server.install_hooks(&recorder(&events, &hooks)).unwrap();
     assert_eq!(report.installed.len(), hooks.len(), "{report:?}");
     assert!(report.unsupported.is_empty(), "{report:?}");
     // Installing again replaces tend's entries instead of adding more.
-    t.server
-        .install_hooks(&recorder(&t, &events, &hooks))
-        .unwrap();
+    t.server.install_hooks(&recorder(&events, &hooks)).unwrap();
     let entries = t.server.list_hooks().unwrap();
     for h in &hooks {
         assert_eq!(
@@ -126,7 +116,7 @@ fn hook_events_name_the_pane_by_id() {
     let t = TestServer::start();
     let events = t.path("events");
     t.server
-        .install_hooks(&recorder(&t, &events, PANE_HOOKS))
+        .install_hooks(&recorder(&events, PANE_HOOKS))
         .unwrap();
     // A hostile session name reaches no shell: only ids are passed.
     let hostile = t.hostile_name();
@@ -146,17 +136,18 @@ fn hook_events_name_the_pane_by_id() {
         "#{pane_id}",
         "-t",
         "=main:0",
-        "exit 0",
+        "/bin/sh",
     ]);
     let split = split.trim().to_string();
+    // Background hook commands finish in any order: wait for each.
+    let created = format!("after-split-window pane={split} ");
+    assert!(wait_until(DEADLINE, || read(&events).contains(&created)));
+    t.tmux_ok(&["send-keys", "-t", &split, "exit", "Enter"]);
+    let exited = format!("hook_pane={split} ");
     assert!(wait_until(DEADLINE, || read(&events)
-        .contains(&format!("pane-exited pane="))
-        && read(&events).contains(&format!("hook_pane={split} "))));
+        .lines()
+        .any(|l| l.starts_with("pane-exited") && l.contains(&exited))));
     let ev = read(&events);
-    assert!(
-        ev.contains(&format!("after-split-window pane={split} ")),
-        "{ev}"
-    );
     assert!(!ev.contains("it's"), "{ev}");
     t.assert_not_pwned();
 }
@@ -176,7 +167,7 @@ fn commands_without_the_marker_are_refused() {
 fn unknown_hooks_are_reported_not_set() {
     let t = TestServer::start();
     let events = t.path("events");
-    let mut hooks = recorder(&t, &events, &["after-new-window"]);
+    let mut hooks = recorder(&events, &["after-new-window"]);
     hooks.push(("no-such-hook", hooks[0].1.clone()));
     let report = t.server.install_hooks(&hooks).unwrap();
     assert_eq!(report.installed, ["after-new-window"]);

@@ -56,7 +56,9 @@ fn plugin_explains_a_missing_binary() {
     t.tmux_ok(&["set-environment", "-g", "PATH", "/usr/bin:/bin"]);
     t.attach_client("main");
     t.tmux_ok(&["run-shell", &run_shell_arg(&script)]);
-    assert!(wait_until(DEADLINE, || t.typescript(0).contains("tend program was not found")));
+    assert!(wait_until(DEADLINE, || t
+        .typescript(0)
+        .contains("tend program was not found")));
 }
 
 /// `run-shell` takes a shell command and expands formats in it first.

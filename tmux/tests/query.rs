@@ -121,8 +121,13 @@ fn dead_panes_keep_their_status() {
         .pane(id)
         .map(|p| p.dead)
         .unwrap_or(false)));
-    let p = t.server.pane(id).unwrap();
-    assert_eq!(p.dead_status, Some(7));
+    // tmux may mark the pane dead (its terminal closed) a moment before it
+    // has reaped the process and knows the status.
+    assert!(wait_until(DEADLINE, || t
+        .server
+        .pane(id)
+        .map(|p| p.dead && p.dead_status == Some(7))
+        .unwrap_or(false)));
 }
 
 #[test]

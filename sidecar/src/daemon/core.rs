@@ -499,10 +499,20 @@ impl Core {
                         gate_move = Some((prev_state, to));
                     }
                 }
+                let display = view
+                    .agent
+                    .as_deref()
+                    .and_then(|a| self.registry.get(a))
+                    .map(|m| m.short_name.clone());
                 let _ = self.bus.send(json!({
                     "event": "pane.agent_status_changed",
                     "pane": name,
                     "agent": view.agent,
+                    "name": display,
+                    "session": p.info.session_name,
+                    "window": p.info.window_id.to_string(),
+                    "focused": p.focused,
+                    "prev_band": old.as_ref().and_then(|o| o.band),
                     "state": view.state,
                     "reason": view.reason,
                     "band": view.band,

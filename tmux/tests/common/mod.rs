@@ -66,6 +66,7 @@ impl TestServer {
             .env_remove("TMUX")
             .env_remove("TMUX_PANE")
             .env("ENV", "/dev/null")
+            .arg("-u")
             .arg("-L")
             .arg(&self.name)
             // A trailing `;` would end the command (see escape::argv_arg).
@@ -166,6 +167,8 @@ impl Drop for TestServer {
             let _ = c.wait();
         }
         let _ = std::fs::remove_dir_all(&self.pwn_dir);
+        // tmux leaves its socket file behind.
+        let _ = std::fs::remove_file(self.server.key());
     }
 }
 
@@ -182,6 +185,9 @@ pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// How long one test's server may live.
+const WATCHDOG: Duration = Duration::from_secs(120);
 
 /// The generous deadline for things tmux does asynchronously.
 pub const DEADLINE: Duration = Duration::from_secs(10);
