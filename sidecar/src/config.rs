@@ -15,6 +15,49 @@ use crate::error::CliError;
 pub struct Config {
     /// Detector timings and thresholds (see `tend config`).
     pub detector: DetectorConfig,
+    /// Key bindings. A tmux option `@tend-key-*` set in tmux.conf wins over
+    /// these, so tmux users keep configuring keys where they expect to.
+    pub keys: KeysConfig,
+}
+
+/// The keys tend binds (tmux key names; `none` leaves one unbound).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct KeysConfig {
+    /// Key table (`prefix`, `root`, …). Default `prefix`.
+    pub table: String,
+    /// Next agent waiting on you. Default `N`.
+    pub next: String,
+    /// Next agent waiting in this session. Default `T`.
+    pub next_session: String,
+    /// Next working agent. Default `W`.
+    pub working: String,
+    /// Agent picker. Default `A`.
+    pub picker: String,
+}
+
+impl Default for KeysConfig {
+    fn default() -> Self {
+        KeysConfig {
+            table: "prefix".into(),
+            next: "N".into(),
+            next_session: "T".into(),
+            working: "W".into(),
+            picker: "A".into(),
+        }
+    }
+}
+
+impl KeysConfig {
+    /// The configured key for a key action id (`next-waiting`, …).
+    pub fn key_for(&self, action: &str) -> &str {
+        match action {
+            "next-waiting" => &self.next,
+            "next-waiting-session" => &self.next_session,
+            "next-working" => &self.working,
+            _ => &self.picker,
+        }
+    }
 }
 
 /// The configuration file's path.

@@ -38,6 +38,7 @@ fn main() -> ExitCode {
         Command::Unsnooze(a) => cli::agents::unsnooze(s, a, &mut out),
         Command::Replay(a) => cli::replay::run(a, &mut out),
         Command::Doctor(a) => cli::doctor::run(s, a, &mut out),
+        Command::Config(a) => cli::doctor::config(a, &mut out),
         Command::Hooks(a) => cli::hooks::run(a, &mut out),
         Command::Demo(a) => cli::demo::demo(s, a, &mut out),
         Command::Play(a) => cli::demo::play(a),

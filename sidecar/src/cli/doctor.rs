@@ -188,3 +188,39 @@ pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Resul
     }
     Ok(())
 }
+
+/// Arguments of `tend config`.
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tend config`: the effective configuration (defaults plus the file),
+/// and where the file is.
+pub fn config(args: &ConfigArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let cfg = crate::config::load()?;
+    let io = |e: std::io::Error| CliError::new("io", format!("cannot write output: {e}"));
+    if args.json {
+        let v = serde_json::to_value(&cfg).map_err(|e| CliError::new("io", e.to_string()))?;
+        writeln!(out, "{v}").map_err(io)?;
+        return Ok(());
+    }
+    let path = crate::config::path();
+    writeln!(
+        out,
+        "# effective configuration (defaults, then {})",
+        path.as_ref().map_or("no file".into(), |p| {
+            if p.exists() {
+                p.display().to_string()
+            } else {
+                format!("{}, which does not exist", p.display())
+            }
+        })
+    )
+    .map_err(io)?;
+    let text = toml::to_string_pretty(&cfg).map_err(|e| CliError::new("io", e.to_string()))?;
+    write!(out, "{text}").map_err(io)?;
+    Ok(())
+}

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 use serde_json::json;
+use tend_tmux::escape::{run_shell_command, tmux_quote, Word};
 use tend_tmux::MenuItem;
 
 use super::target::ServerArgs;
@@ -73,37 +74,111 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
             panes.sort_by_key(|p| band_rank(p.band.as_deref()));
             let server = server.server();
             let Some(c) = client_name else { return Ok(()) };
-            let mut items = Vec::new();
+            let mut items = vec![MenuItem::Disabled("choose an agent: go to it, park, snooze…".into())];
             if panes.is_empty() {
                 items.push(MenuItem::Disabled("no agents".into()));
             }
+            let exe = std::env::current_exe().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "tend".into());
+            let socket = args.socket.to_string_lossy().into_owned();
             for (i, p) in panes.iter().enumerate().take(30) {
-                let state = match (&p.state, &p.reason) {
-                    (Some(s), Some(r)) => format!("{s}/{r}"),
-                    (Some(s), None) => s.clone(),
-                    _ => "-".into(),
-                };
-                let key = char::from_digit((i + 1) as u32 % 36, 36)
-                    .map(|k| k.to_string())
-                    .unwrap_or_default();
+                let key = char::from_digit((i + 1) as u32 % 36, 36).map(|k| k.to_string()).unwrap_or_default();
+                let words = [
+                    Word::lit(exe.as_str()),
+                    Word::lit("key"),
+                    Word::lit("--socket"),
+                    Word::lit(socket.as_str()),
+                    Word::lit("agent"),
+                    Word::lit(format!("pane={}", p.pane)),
+                    Word::fmt("client=#{client_name}"),
+                ];
                 items.push(MenuItem::Entry {
-                    label: format!(
-                        "{:<16} {:<10} {:<18} {} {}",
-                        p.band.as_deref().unwrap_or("-"),
-                        p.agent.as_deref().unwrap_or("-"),
-                        state,
-                        p.session,
-                        p.pane
-                    ),
+                    label: picker_label(p),
                     key,
-                    command: tend_tmux::client::switch_command(p.pane.parse().map_err(|_| {
-                        CliError::new("bad_response", format!("bad pane id {}", p.pane))
-                    })?),
+                    command: run_shell_command(&words, tend_tmux::MARKER),
                 });
             }
             server
                 .display_menu(&c, "tend: agents", &items)
                 .map_err(|e| CliError::new("tmux", e.to_string()))
+        }
+        "agent" => {
+            let (Some(c), Some(pane)) = (client_name, pane) else { return Ok(()) };
+            let v = client::call(&args.socket, "get", json!({"pane": pane}), Duration::from_secs(3))?;
+            let view: PaneView = serde_json::from_value(v)
+                .map_err(|e| CliError::new("bad_response", format!("unreadable pane: {e}")))?;
+            let id: tend_tmux::PaneId = pane
+                .parse()
+                .map_err(|_| CliError::new("bad_request", format!("bad pane id {pane}")))?;
+            let exe = std::env::current_exe().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "tend".into());
+            let socket = args.socket.to_string_lossy().into_owned();
+            let tend_cmd = |method: &str, extra: &[&str]| {
+                let mut words = vec![
+                    Word::lit(exe.as_str()),
+                    Word::lit("key"),
+                    Word::lit("--socket"),
+                    Word::lit(socket.as_str()),
+                    Word::lit(method),
+                    Word::lit(format!("pane={pane}")),
+                ];
+                words.extend(extra.iter().map(|e| Word::lit(*e)));
+                run_shell_command(&words, tend_tmux::MARKER)
+            };
+            // Free text (a note, a reason) never passes through a shell: the
+            // prompt stores it in a pane option, and tend reads it back.
+            let prompt_then = |label: &str, option: &str, method: &str| {
+                let store = format!(
+                    "set-option -p -t {} {} '%%%' ; {}",
+                    tmux_quote(&pane),
+                    option,
+                    tend_cmd(method, &[])
+                );
+                format!("command-prompt -p {} {}", tmux_quote(label), tmux_quote(&store))
+            };
+            let mut items = vec![
+                MenuItem::Disabled(picker_label(&view)),
+                MenuItem::Entry { label: "Go to it".into(), key: "g".into(), command: tend_tmux::client::switch_command(id) },
+                MenuItem::Separator,
+            ];
+            if view.parked {
+                items.push(MenuItem::Entry { label: "Unpark".into(), key: "p".into(), command: tend_cmd("unpark", &[]) });
+            } else {
+                items.push(MenuItem::Entry {
+                    label: "Park… (with a note)".into(),
+                    key: "p".into(),
+                    command: prompt_then("park note:", "@tend-input-note", "park-from-input"),
+                });
+            }
+            if view.snoozed {
+                items.push(MenuItem::Entry { label: "Unsnooze".into(), key: "u".into(), command: tend_cmd("unsnooze", &[]) });
+            }
+            for (label, key, len) in [("Snooze 15 minutes", "1", "15m"), ("Snooze 30 minutes", "3", "30m"), ("Snooze 6 hours", "6", "6h"), ("Snooze until I type", "0", "unlimited")] {
+                items.push(MenuItem::Entry { label: label.into(), key: key.into(), command: tend_cmd("snooze", &[len]) });
+            }
+            items.push(MenuItem::Separator);
+            items.push(MenuItem::Entry {
+                label: "Ask it to stop… (stop flag)".into(),
+                key: "s".into(),
+                command: prompt_then("stop reason:", "@tend-input-reason", "stop-from-input"),
+            });
+            server_args_server(server)
+                .display_menu(&c, &format!("tend: {pane}"), &items)
+                .map_err(|e| CliError::new("tmux", e.to_string()))
+        }
+        "park-from-input" | "stop-from-input" | "unpark" | "unsnooze" | "snooze" => {
+            let Some(pane) = pane else { return Ok(()) };
+            let srv = server_args_server(server);
+            let read_option = |name: &str| -> String {
+                let v = srv.run(["show-options", "-pqv", "-t", pane.as_str(), name]).unwrap_or_default();
+                let _ = srv.run(["set-option", "-pu", "-t", pane.as_str(), name]);
+                v.trim_end_matches('\n').to_owned()
+            };
+            let (method, params) = match action {
+                "park-from-input" => ("park", json!({"pane": pane, "note": read_option("@tend-input-note")})),
+                "stop-from-input" => ("stop_request", json!({"pane": pane, "reason": read_option("@tend-input-reason"), "by": "user"})),
+                "snooze" => ("snooze", json!({"pane": pane, "for": args.rest.iter().find(|a| !a.contains('=') && *a != "snooze").cloned().unwrap_or_else(|| "30m".into())})),
+                other => (other, json!({"pane": pane})),
+            };
+            client::call(&args.socket, method, params, Duration::from_secs(3)).map(|_| ())
         }
         "next-waiting" | "next-waiting-session" | "next-working" => {
             let kind = match action {
@@ -124,6 +199,38 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
             format!("unknown key action `{other}`"),
         )),
     }
+}
+
+fn server_args_server(server: &ServerArgs) -> tend_tmux::Server {
+    server.server()
+}
+
+/// One line per agent: band, agent, state, marks, session and pane.
+fn picker_label(p: &PaneView) -> String {
+    let state = match (&p.state, &p.reason) {
+        (Some(s), Some(r)) => format!("{s}/{r}"),
+        (Some(s), None) => s.clone(),
+        _ => "-".into(),
+    };
+    let mut marks = Vec::new();
+    if let Some(n) = p.note.as_deref().filter(|n| !n.is_empty()) {
+        marks.push(format!("“{n}”"));
+    }
+    if p.snoozed {
+        marks.push("snoozed".into());
+    }
+    if p.stop.is_some() {
+        marks.push("stop pending".into());
+    }
+    format!(
+        "{:<16} {:<8} {:<18} {} {} {}",
+        p.band.as_deref().unwrap_or("-"),
+        p.agent.as_deref().unwrap_or("-"),
+        state,
+        p.session,
+        p.pane,
+        marks.join(" ")
+    )
 }
 
 fn band_rank(b: Option<&str>) -> u8 {

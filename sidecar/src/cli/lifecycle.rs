@@ -132,6 +132,7 @@ fn options(t: &Target, exe: std::path::PathBuf) -> Result<daemon::Options, CliEr
         tend_bin: exe,
         detector: crate::config::load_detector_config()?,
         state: crate::daemon::store::path(&t.tmux_socket)?,
+        keys: crate::config::load()?.keys,
     })
 }
 

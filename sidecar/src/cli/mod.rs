@@ -77,6 +77,8 @@ pub enum Command {
     Explain(explain::ExplainArgs),
     /// Run the detector over an asciicast v2 recording.
     Replay(replay::ReplayArgs),
+    /// Print the effective configuration.
+    Config(doctor::ConfigArgs),
     /// Check tmux, the daemon, taps, hooks, config and manifests.
     Doctor(doctor::DoctorArgs),
     /// Wire an agent's own hooks (claude, codex, gemini) to `tend report`.
@@ -122,6 +124,7 @@ pub fn wants_json(cli: &Cli) -> bool {
         Command::Snooze(a) => a.json,
         Command::Replay(a) => a.json,
         Command::Doctor(a) => a.json,
+        Command::Config(a) => a.json,
         Command::Hooks(_) => false,
         Command::Demo(_)
         | Command::Play(_)

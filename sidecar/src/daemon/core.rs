@@ -767,6 +767,25 @@ impl Core {
                     reason: e.and_then(|e| e.reason),
                     band: e.and_then(|e| e.band),
                     since: e.and_then(|e| e.state).map(|_| p.eff_since),
+                    marks: e.map(|e| {
+                        let mut m: Vec<String> = Vec::new();
+                        if let Some(stop) = &e.stop {
+                            m.push(stop.clone());
+                        }
+                        if e.parked {
+                            m.push(match e.note.as_deref().filter(|n| !n.is_empty()) {
+                                Some(n) => format!("parked: {n}"),
+                                None => "parked".into(),
+                            });
+                        }
+                        if e.snoozed {
+                            m.push("snoozed".into());
+                        }
+                        if let Some(l) = &e.lifecycle {
+                            m.push(l.clone());
+                        }
+                        m.join(" · ")
+                    }),
                 }
             })
             .collect()

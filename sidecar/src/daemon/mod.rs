@@ -46,6 +46,8 @@ pub struct Options {
     pub detector: DetectorConfig,
     /// The persistent state file (parks, snoozes, flags, reports).
     pub state: PathBuf,
+    /// Key bindings from config.toml.
+    pub keys: crate::config::KeysConfig,
 }
 
 /// Runs the daemon until `tend stop`, a signal, or the tmux server's end.

@@ -8,7 +8,7 @@
 //!
 //! | scope | options |
 //! |---|---|
-//! | pane | `@tend_agent`, `@tend_state`, `@tend_reason`, `@tend_band`, `@tend_glyph`, `@tend_since`, `@tend_next`, `@tend_next_session`, `@tend_next_working` |
+//! | pane | `@tend_agent`, `@tend_state`, `@tend_reason`, `@tend_band`, `@tend_glyph`, `@tend_since`, `@tend_marks`, `@tend_next`, `@tend_next_session`, `@tend_next_working` |
 //! | window | `@tend_window_band`, `@tend_window_glyph` |
 //! | session | `@tend_session_band`, `@tend_session_needs` |
 //! | global | `@tend_needs`, `@tend_quiet`, `@tend_summary`, `@tend_server_band`, `@tend_next`, `@tend_next_working` |
@@ -39,6 +39,9 @@ pub struct PaneRow {
     pub band: Option<Band>,
     /// Unix seconds the state was entered.
     pub since: Option<f64>,
+    /// Marks shown next to the state: `stop pending`, the park's note,
+    /// `snoozed`, a reporting agent's lifecycle word.
+    pub marks: Option<String>,
 }
 
 /// A glyph per band for compact status lines.
@@ -87,6 +90,9 @@ pub fn compute(rows: &[PaneRow]) -> BTreeMap<(Scope, String), String> {
         }
         if let Some(s) = r.since {
             put(p, "@tend_since", format!("{}", s as i64));
+        }
+        if let Some(m) = r.marks.as_ref().filter(|m| !m.is_empty()) {
+            put(p, "@tend_marks", m.clone());
         }
     }
     for (w, bands) in &windows {
@@ -236,6 +242,7 @@ mod tests {
             reason,
             band: Some(band),
             since: Some(since),
+            marks: None,
         }
     }
 

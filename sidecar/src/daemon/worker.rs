@@ -105,9 +105,27 @@ fn bindings(server: &Server, opts: &Options) -> Vec<Binding> {
     };
     let program = opts.tend_bin.to_string_lossy().into_owned();
     let socket = opts.control.to_string_lossy().into_owned();
+    // tmux options (`@tend-key-*`) win; then config.toml; then defaults.
+    let user_set = |name: &str| {
+        server
+            .show_option(tend_tmux::Scope::Global, name)
+            .ok()
+            .flatten()
+            .is_some()
+    };
+    let table_set = user_set(tend_tmux::keys::KEY_TABLE_OPTION);
     keys.into_iter()
         .filter_map(|(action, table, key)| {
-            let key = key?;
+            let table = if table_set { table } else { opts.keys.table.clone() };
+            let key = if user_set(action.option) {
+                key?
+            } else {
+                let k = opts.keys.key_for(action.id);
+                if matches!(k.trim(), "" | "none" | "off") {
+                    return None;
+                }
+                k.to_owned()
+            };
             let command = match action.id {
                 "next-waiting" => jump_command("@tend_next", "tend: no agent needs you"),
                 "next-waiting-session" => jump_command(
