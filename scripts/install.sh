@@ -28,7 +28,8 @@ tend="$root/bin/tend"
 plugin="$(pwd)/tmux/tend.tmux"
 if [ -n "${TMUX:-}" ]; then
   echo "== starting tend for this tmux server"
-  TEND_BIN="$tend" tmux run-shell "$plugin"
+  tmux set -g @tend-bin "$tend"
+  tmux run-shell "$plugin"
   "$tend" status || true
   cat <<MSG
 
