@@ -248,14 +248,20 @@ impl PaneDetector {
         }
         self.manifest = manifest;
         if self.manifest.is_some() {
-            self.machine = Machine::new(&self.cfg);
-            self.run += 1;
+            self.new_run();
             self.evidence = None;
-            self.working_since = None;
-            self.quiet = false;
-            self.ui_seen = false;
             self.dirty = true;
         }
+    }
+
+    /// Starts a new agent run in this pane (a fresh state machine).
+    fn new_run(&mut self) {
+        self.machine = Machine::new(&self.cfg);
+        self.run += 1;
+        self.working_since = None;
+        self.quiet = false;
+        self.ui_seen = false;
+        self.cpu_hold_since = None;
     }
 
     /// The manifest in use.
@@ -630,6 +636,16 @@ impl PaneDetector {
                 // UI was ever seen is the shell about to start it, not an exit.
                 if e.state == RuleState::Exited && !self.ui_seen {
                     return;
+                }
+                // The same agent's UI back, unmistakably, after its run
+                // ended: it was started again (an exit and a restart faster
+                // than the process sampler notices). That is a new run.
+                if cur_state == Some(State::Exited)
+                    && e.state != RuleState::Exited
+                    && e.confidence >= self.cfg.strong_confidence
+                {
+                    self.new_run();
+                    return self.decide(at);
                 }
                 if e.state != RuleState::Exited {
                     self.ui_seen = true;

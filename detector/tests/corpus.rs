@@ -313,3 +313,41 @@ proptest! {
         prop_assert_eq!(whole, pieces);
     }
 }
+
+/// Quitting an agent and starting it again before the process sampler sees
+/// the gap: the second run is detected as a new run, not stuck in exited.
+#[test]
+fn a_restarted_agent_starts_a_new_run() {
+    let exit = load(&corpus_dir().join("claude/exit"));
+    let idle = load(&corpus_dir().join("claude/idle"));
+    let offset = exit.cast.duration() + Duration::from_secs(1);
+    let mut events = exit.cast.events.clone();
+    events.extend(idle.cast.events.iter().map(|e| Event {
+        at: e.at + offset,
+        kind: e.kind.clone(),
+    }));
+    let both = Cast {
+        header: exit.cast.header.clone(),
+        events,
+    };
+    let registry = Registry::bundled();
+    let manifest = Arc::new(registry.get("claude").expect("claude").clone());
+    // Screen only: no process snapshots, as when the restart is quick.
+    let ts = replay::replay(
+        &both,
+        manifest,
+        &registry,
+        Arc::new(DetectorConfig::default()),
+        &[],
+    );
+    let states: Vec<State> = ts.iter().map(|t| t.to).collect();
+    let exited = states
+        .iter()
+        .position(|s| *s == State::Exited)
+        .expect("the first run exits");
+    assert_eq!(
+        states[exited + 1..].first(),
+        Some(&State::Idle),
+        "{states:?}"
+    );
+}

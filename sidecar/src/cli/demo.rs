@@ -187,6 +187,14 @@ pub fn demo(server: &ServerArgs, args: &DemoArgs, out: &mut dyn Write) -> Result
         srv.run(["new-window", "-d", "-t", &target, &c])
             .map_err(tmux_err)?;
     }
+    // Name the windows after the agents (not the player), and keep them so.
+    let windows = srv
+        .run(["list-windows", "-t", &target, "-F", "#{window_id}"])
+        .unwrap_or_default();
+    for (w, (agent, _, _)) in windows.lines().zip(DEMO_CASTS) {
+        let _ = srv.run(["set-window-option", "-t", w, "automatic-rename", "off"]);
+        let _ = srv.run(["rename-window", "-t", w, agent]);
+    }
     let start = std::process::Command::new(&exe)
         .args(socket_args(server))
         .arg("start")

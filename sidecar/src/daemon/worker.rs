@@ -116,7 +116,11 @@ fn bindings(server: &Server, opts: &Options) -> Vec<Binding> {
     let table_set = user_set(tend_tmux::keys::KEY_TABLE_OPTION);
     keys.into_iter()
         .filter_map(|(action, table, key)| {
-            let table = if table_set { table } else { opts.keys.table.clone() };
+            let table = if table_set {
+                table
+            } else {
+                opts.keys.table.clone()
+            };
             let key = if user_set(action.option) {
                 key?
             } else {
@@ -166,10 +170,25 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
         let send = |ev: Event| {
             let _ = events.blocking_send(ev);
         };
+        let mut server_pid: Option<u32> = None;
         while let Ok(job) = jobs.recv() {
             match job {
                 Job::List => match (server.list_panes(), server.list_clients()) {
-                    (Ok(panes), Ok(clients)) => send(Event::Listed { panes, clients }),
+                    (Ok(panes), Ok(clients)) => {
+                        // A new server on the same socket (the old one was
+                        // killed and tmux started again): pane ids restart
+                        // from %0 and mean other panes. This daemon's work is
+                        // over; the plugin starts a fresh one.
+                        let pid = server.server_pid().ok();
+                        if server_pid.is_none() {
+                            server_pid = pid;
+                        }
+                        if pid.is_some() && pid != server_pid {
+                            send(Event::ServerGone);
+                            continue;
+                        }
+                        send(Event::Listed { panes, clients })
+                    }
                     (Err(e), _) | (_, Err(e)) => {
                         if e.is_no_server() {
                             send(Event::ServerGone);
