@@ -14,6 +14,12 @@ say() { printf '\n== %s\n' "$*"; }
 need_apt=()
 command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+# Notification tests: a private D-Bus session, a real notification daemon,
+# and a virtual X display for it (sidecar/tests/notify.rs).
+command -v dbus-daemon >/dev/null 2>&1 || need_apt+=(dbus)
+command -v dbus-send >/dev/null 2>&1 || need_apt+=(dbus-bin)
+command -v dunst >/dev/null 2>&1 || need_apt+=(dunst)
+command -v Xvfb >/dev/null 2>&1 || need_apt+=(xvfb)
 if ((${#need_apt[@]})); then
   say "installing ${need_apt[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
@@ -26,11 +32,23 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 
+# zellij 0.45 and the wasm target, only when missing (building zellij takes
+# ~25 min on two cores; its build directory is cached), and the plugin.
+say "zellij"
+scripts/install-zellij.sh
+
 say "format"
 cargo fmt --all -- --check
+(cd zellij-plugin && cargo fmt -- --check)
 
 say "lint"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+(cd zellij-plugin && cargo clippy --all-targets --quiet -- -D warnings)
+if rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip1; then
+  (cd zellij-plugin && cargo clippy --target wasm32-wasip1 --quiet -- -D warnings)
+fi
 
 say "tests"
-cargo test --workspace --quiet 2>&1 
+# The zellij plugin's own logic (host target).
+(cd zellij-plugin && cargo test --quiet)
+cargo test --workspace --quiet 

@@ -14,6 +14,10 @@
 //!   recording with its agent's bundled manifest; `detector/pane/<agent>`
 //!   splits it per agent.
 //!
+//! * `detector/screen/build_log`, `detector/pane/build_log` — a `cat` of an
+//!   8 MB build log, where every line scrolls into the history.
+//! * `flood/*` — floods of sequences that cost the emulator much per byte.
+//!
 //! Throughput is in decimal MB/s of pane output. Before the benchmarks run,
 //! a table of memory per pane is printed: the live heap of one pane counted
 //! by a global allocator, next to what [`Screen::memory_bytes`] reports.
@@ -496,7 +500,103 @@ fn burst(cast: &Cast, manifest: &Arc<Manifest>, setup: &Setup) -> PaneDetector {
     d
 }
 
-criterion_group!(benches, throughput);
+/// A `cat` of an 8 MB build log: 80-column lines with a coloured level,
+/// every one of which scrolls into the history.
+fn build_log() -> Vec<u8> {
+    let mut text = String::new();
+    let mut i = 0usize;
+    while text.len() < 8_000_000 {
+        let level = [
+            "\x1b[32mINFO\x1b[0m",
+            "\x1b[33mWARN\x1b[0m",
+            "\x1b[2mDEBUG\x1b[0m",
+        ][i % 3];
+        let fill = "abcdefghijklmnopqrstuvwxyz0123456789";
+        let _ = write!(
+            text,
+            "{i:>7} [{level}] compiling crate_{} v0.{}.{} (/src/crate_{}) {}\r\n",
+            i % 97,
+            i % 13,
+            i % 7,
+            i % 97,
+            &fill[..(i * 7) % fill.len()]
+        );
+        i += 1;
+    }
+    text.into_bytes()
+}
+
+/// Output shapes other than the corpus: scrolling text, and floods of
+/// sequences that cost the emulator much per byte.
+fn other_output(c: &mut Criterion) {
+    let setup = Setup::new();
+    let manifest = setup.manifest("aider");
+    let log = build_log();
+    let mut g = c.benchmark_group("detector");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(8));
+    g.throughput(Throughput::BytesDecimal(log.len() as u64));
+    g.bench_function("screen/build_log", |b| {
+        b.iter(|| {
+            let mut s = Screen::new(ROWS, COLS);
+            for chunk in log.chunks(4096) {
+                s.process(chunk);
+                black_box(s.drain_signals());
+            }
+            s
+        })
+    });
+    g.bench_function("pane/build_log", |b| {
+        b.iter(|| {
+            // 4 KiB reads arriving 1 ms apart: 8 s of output.
+            let mut d = PaneDetector::new(setup.cfg.clone(), ROWS, COLS);
+            d.set_agent(Duration::ZERO, Some(manifest.clone()));
+            for (i, chunk) in log.chunks(4096).enumerate() {
+                let now = Duration::from_millis(i as u64);
+                while let Some(t) = d.poll_timeout().filter(|t| *t < now) {
+                    d.tick(t);
+                }
+                d.feed(now, chunk);
+            }
+            d
+        })
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("flood");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    let floods: [(&str, &[u8], usize); 5] = [
+        ("newline", b"\n", 256 << 10),
+        ("bell", b"\x07", 256 << 10),
+        ("erase_display", b"\x1b[2J", 64 << 10),
+        ("title", b"\x1b]0;a\x07\x1b]0;b\x07", 256 << 10),
+        // CSI b repeats the last character up to 65,535 times.
+        ("repeat_65535", b"x\x1b[65535b", 900),
+    ];
+    for (name, unit, len) in floods {
+        let bytes: Vec<u8> = unit
+            .iter()
+            .copied()
+            .cycle()
+            .take(len / unit.len() * unit.len())
+            .collect();
+        g.throughput(Throughput::BytesDecimal(bytes.len() as u64));
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let mut s = Screen::new(ROWS, COLS);
+                s.process(&bytes);
+                black_box(s.drain_signals());
+                s
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, throughput, other_output);
 
 fn main() {
     benches();

@@ -233,6 +233,24 @@ pub fn sentence(name: &str, state: State, reason: Option<Reason>) -> String {
     }
 }
 
+/// The notification sentence for a gated park that released itself:
+/// "The park on %3 was released: check the migration". An empty note
+/// leaves the colon out.
+pub fn park_released_sentence(pane: &str, note: &str) -> String {
+    let note = note.trim();
+    if note.is_empty() {
+        format!("The park on {pane} was released")
+    } else {
+        format!("The park on {pane} was released: {note}")
+    }
+}
+
+/// The notification sentence for a self-reporting agent that went *gone*
+/// (its reports stopped and nothing else shows it alive): "Claude is gone".
+pub fn gone_sentence(name: &str) -> String {
+    format!("{name} is gone")
+}
+
 /// The sentence for a group of notifications: names a reason only when
 /// every member shares it, otherwise the generic wording.
 pub fn group_sentence(members: &[(State, Option<Reason>)]) -> Option<String> {
@@ -430,5 +448,14 @@ mod tests {
             Some("3 agents need you")
         );
         assert_eq!(group_sentence(&[a]), None);
+        assert_eq!(
+            park_released_sentence("%3", " check the migration "),
+            "The park on %3 was released: check the migration"
+        );
+        assert_eq!(
+            park_released_sentence("%3", ""),
+            "The park on %3 was released"
+        );
+        assert_eq!(gone_sentence("Claude"), "Claude is gone");
     }
 }

@@ -15,6 +15,7 @@
 //! * [`machine`] — the narrow state machine with strong-evidence locks
 //! * [`engine`] — [`PaneDetector`], tying the above to time
 //! * [`identity`] — which agent a process tree runs
+//! * [`notify`] — when to notify, grouped, and in what words
 //! * [`cast`], [`replay`] — asciicast v2 recordings through the detector
 
 #![forbid(unsafe_code)]
@@ -27,6 +28,7 @@ pub mod engine;
 pub mod identity;
 pub mod machine;
 pub mod manifest;
+pub mod notify;
 pub mod park;
 pub mod replay;
 pub mod report;

@@ -87,6 +87,27 @@ fn live() -> isize {
     NET.with(Cell::get)
 }
 
+/// The bundled manifests, compiled once for the whole test binary.
+fn registry() -> &'static Registry {
+    static REGISTRY: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+    REGISTRY.get_or_init(Registry::bundled)
+}
+
+/// The bundled manifests' source text.
+fn manifest_texts() -> &'static [String] {
+    static TEXTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    TEXTS.get_or_init(|| {
+        registry()
+            .iter()
+            .filter_map(|m| {
+                let file = m.source.strip_prefix("bundled:")?;
+                std::fs::read_to_string(format!("{}/agents/{file}", env!("CARGO_MANIFEST_DIR")))
+                    .ok()
+            })
+            .collect()
+    })
+}
+
 /// The first panic of a process (even a caught one, such as `Screen`'s
 /// guard around the emulator) allocates the standard library's backtrace
 /// caches for good when `RUST_BACKTRACE` is set: pay that before measuring.
@@ -355,12 +376,11 @@ proptest! {
     /// The whole detector: output, keystrokes, resizes, clock, agent changes.
     #[test]
     fn detector_survives_garbage(
-        agent in prop::sample::select(Registry::bundled().ids().iter().map(|s| s.to_string()).collect::<Vec<_>>()),
+        agent in prop::sample::select(registry().ids()),
         steps in prop::collection::vec(op(), 1..60),
         switch_at in any::<prop::sample::Index>(),
     ) {
-        let registry = Registry::bundled();
-        let manifest = Arc::new(registry.get(&agent).expect("bundled").clone());
+        let manifest = Arc::new(registry().get(agent).expect("bundled").clone());
         let mut d = PaneDetector::new(Arc::new(DetectorConfig::default()), 50, 200);
         let mut now = Duration::ZERO;
         d.set_agent(now, Some(manifest.clone()));
@@ -414,21 +434,14 @@ proptest! {
         edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..8),
     ) {
         let _ = Manifest::parse("fuzz.toml", &text);
-        let registry = Registry::bundled();
-        let ids = registry.ids();
-        let m = registry.get(ids[which.index(ids.len())]).expect("bundled");
-        let source = m.source.strip_prefix("bundled:").unwrap_or(&m.source);
-        let path = format!("{}/agents/{source}", env!("CARGO_MANIFEST_DIR"));
-        if let Ok(original) = std::fs::read(&path) {
-            let mut bytes = original;
-            for (at, b) in &edits {
-                if !bytes.is_empty() {
-                    let i = at.index(bytes.len());
-                    bytes[i] = *b;
-                }
-            }
-            let _ = Manifest::parse("fuzz.toml", &String::from_utf8_lossy(&bytes));
+        let texts = manifest_texts();
+        prop_assume!(!texts.is_empty());
+        let mut bytes = texts[which.index(texts.len())].clone().into_bytes();
+        for (at, b) in &edits {
+            let i = at.index(bytes.len());
+            bytes[i] = *b;
         }
+        let _ = Manifest::parse("fuzz.toml", &String::from_utf8_lossy(&bytes));
     }
 
     /// Recordings from a bug report can be anything.
@@ -597,6 +610,51 @@ fn history_is_bounded_by_lines_and_line_length() {
     alt.extend_from_slice(&b);
     let (s, _) = feed_screen(&alt);
     assert!(s.history().is_empty());
+}
+
+/// `vt100` 0.18.1 panics (an `unwrap` on a missing cell in
+/// `Screen::text_cleanup`) when a VS16 emoji widened in the last column of
+/// the bottom row is overwritten. An agent's full-width footer ending in
+/// `⚠️` is enough. The screen must survive it and recover on the next
+/// redraw.
+#[test]
+fn wide_emoji_in_the_last_column_is_survived() {
+    warm_panic_machinery();
+    let mut s = Screen::new(50, 200);
+    s.process(b"\x1b]0;kept\x07");
+    let crash = format!(
+        "\x1b[50;1H{}\u{26a0}\u{fe0f}\x1b[49;1H{}",
+        "a".repeat(199),
+        "b".repeat(200)
+    );
+    s.process(crash.as_bytes());
+    assert_eq!(s.size(), (50, 200));
+    assert_eq!(s.title(), "kept");
+    s.process(b"\x1b[H\x1b[2Jredrawn");
+    assert_eq!(s.rows()[0], "redrawn");
+    // One-column panes hit the same family of bugs.
+    let mut s = Screen::new(1, 1);
+    s.process("\u{2764}\u{fe0f}\x1b[@\u{2764}\u{fe0f}\x1b[99999999@x".as_bytes());
+    assert_eq!(s.size(), (1, 1));
+}
+
+/// `vt100` widens rows with `Vec::resize` and never shrinks them, so one
+/// column more used to double both grids; `Screen::resize` compacts.
+#[test]
+fn widening_resize_keeps_grids_exact() {
+    let base = live();
+    let mut s = Screen::new(50, 199);
+    s.process(b"\x1b[?1049hframe\x1b[?1049l text");
+    s.resize(50, 200);
+    s.resize(50, 400);
+    s.resize(50, 200);
+    let held = (live() - base).max(0) as usize;
+    let grids = 2 * 50 * 200 * CELL;
+    assert!(
+        held <= grids + grids / 20,
+        "heap {held} for grids of {grids}"
+    );
+    assert_eq!(s.rows()[0], " text");
 }
 
 // ---------------------------------------------------------------------------

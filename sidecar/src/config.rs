@@ -3,8 +3,11 @@
 //! that name the key and the problem.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use tend_detector::config::{dur, format_duration};
+use tend_detector::notify::{Policy, QuietHours, Switches};
 use tend_detector::DetectorConfig;
 
 use crate::error::CliError;
@@ -18,6 +21,8 @@ pub struct Config {
     /// Key bindings. A tmux option `@tend-key-*` set in tmux.conf wins over
     /// these, so tmux users keep configuring keys where they expect to.
     pub keys: KeysConfig,
+    /// When and how the user is told that an agent needs them.
+    pub notifications: NotificationsConfig,
 }
 
 /// The keys tend binds (tmux key names; `none` leaves one unbound).
@@ -76,6 +81,9 @@ pub fn parse(file: &str, text: &str) -> Result<Config, CliError> {
     cfg.detector
         .validate()
         .map_err(|e| CliError::new("bad_config", format!("{file}: [detector] {e}")))?;
+    cfg.notifications
+        .validate()
+        .map_err(|e| CliError::new("bad_config", format!("{file}: [notifications] {e}")))?;
     Ok(cfg)
 }
 
@@ -99,6 +107,224 @@ pub fn load_detector_config() -> Result<DetectorConfig, CliError> {
     Ok(load()?.detector)
 }
 
+// ---- [notifications] -------------------------------------------------------
+
+/// `[notifications]`: when a pane enters a demand band (SPEC §8). Every key
+/// is optional:
+///
+/// ```toml
+/// [notifications]
+/// enabled = true
+/// desktop = "auto"          # auto | on | off: D-Bus desktop notifications
+/// tmux = true               # display-message (and the bell) when no desktop
+/// bell = true               # ring the terminal bell with the tmux message
+/// osc = true                # OSC 9 / OSC 777 to the terminals of clients
+/// osc_format = "auto"       # auto | 9 | 777 | both
+/// display_time = "4s"       # how long the tmux message stays
+/// group_window = "200ms"    # bursts within it become one notification
+/// quiet_hours = "22:00-07:00"
+/// # what is notified
+/// approval = true
+/// question = true
+/// error = true
+/// prompt = true
+/// completed = true          # a finished turn (ready for review)
+/// quiet = false             # a working run gone quiet
+/// park_released = true      # a park released by its gate
+/// gone = true               # a self-reporting agent gone
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NotificationsConfig {
+    /// Off: no notification of any kind. Default on.
+    pub enabled: bool,
+    /// Desktop notifications over D-Bus. Default `auto`.
+    pub desktop: DesktopMode,
+    /// When no desktop notification was shown: a `display-message` on
+    /// every attached client. Default on.
+    pub tmux: bool,
+    /// With the tmux message, the bell on each client's terminal. Default
+    /// on.
+    pub bell: bool,
+    /// OSC 9 / OSC 777 notifications written to each attached client's
+    /// terminal (shown by terminals that support them, over ssh too).
+    /// Sent to every client when no desktop notification was shown, and
+    /// to clients attached over ssh always. Default on.
+    pub osc: bool,
+    /// Which OSC: `auto` picks by the client's terminal. Default `auto`.
+    pub osc_format: OscFormat,
+    /// How long the tmux message stays. Default 4s.
+    #[serde(with = "dur")]
+    pub display_time: Duration,
+    /// Happenings within this window go out as one notification. Default
+    /// 200ms.
+    #[serde(with = "dur")]
+    pub group_window: Duration,
+    /// A daily window of local time (`"22:00-07:00"`) in which nothing is
+    /// notified. Default none.
+    #[serde(with = "opt_hours", skip_serializing_if = "Option::is_none")]
+    pub quiet_hours: Option<QuietHours>,
+    /// Waiting for approval. Default on.
+    pub approval: bool,
+    /// Asked a question. Default on.
+    pub question: bool,
+    /// Blocked by an error. Default on.
+    pub error: bool,
+    /// Waiting at a prompt. Default on.
+    pub prompt: bool,
+    /// A finished turn, ready for review. Default on.
+    #[serde(alias = "ready_for_review")]
+    pub completed: bool,
+    /// A working run gone quiet (not a demand). Default off.
+    pub quiet: bool,
+    /// A park released by its gate. Default on.
+    pub park_released: bool,
+    /// A self-reporting agent gone (unless its last report was `stopped`).
+    /// Default on.
+    pub gone: bool,
+}
+
+impl Default for NotificationsConfig {
+    fn default() -> Self {
+        let sw = Switches::default();
+        NotificationsConfig {
+            enabled: true,
+            desktop: DesktopMode::Auto,
+            tmux: true,
+            bell: true,
+            osc: true,
+            osc_format: OscFormat::Auto,
+            display_time: Duration::from_secs(4),
+            group_window: tend_detector::notify::DEFAULT_GROUP_WINDOW,
+            quiet_hours: None,
+            approval: sw.approval,
+            question: sw.question,
+            error: sw.error,
+            prompt: sw.prompt,
+            completed: sw.completed,
+            quiet: sw.quiet,
+            park_released: sw.park_released,
+            gone: sw.gone,
+        }
+    }
+}
+
+/// Longest grouping window: every notification waits this long.
+const MAX_GROUP_WINDOW: Duration = Duration::from_secs(5);
+/// Longest tmux message.
+const MAX_DISPLAY_TIME: Duration = Duration::from_secs(60);
+
+impl NotificationsConfig {
+    /// Checks values; names the key and the problem.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.group_window > MAX_GROUP_WINDOW {
+            return Err(format!(
+                "group_window = {}: every notification waits that long; use at most {}",
+                format_duration(self.group_window),
+                format_duration(MAX_GROUP_WINDOW)
+            ));
+        }
+        if self.display_time.is_zero() || self.display_time > MAX_DISPLAY_TIME {
+            return Err(format!(
+                "display_time = {}: use between 1s and {}",
+                format_duration(self.display_time),
+                format_duration(MAX_DISPLAY_TIME)
+            ));
+        }
+        if self.enabled && self.desktop == DesktopMode::Off && !self.tmux && !self.osc {
+            return Err(
+                "desktop = \"off\", tmux = false and osc = false: nothing could be \
+                 delivered; set enabled = false to turn notifications off"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// The switches for the decision logic.
+    pub fn switches(&self) -> Switches {
+        Switches {
+            approval: self.approval,
+            question: self.question,
+            error: self.error,
+            prompt: self.prompt,
+            completed: self.completed,
+            quiet: self.quiet,
+            park_released: self.park_released,
+            gone: self.gone,
+        }
+    }
+
+    /// The policy for [`tend_detector::notify::Notifier`].
+    pub fn policy(&self) -> Policy {
+        Policy {
+            enabled: self.enabled,
+            switches: self.switches(),
+            quiet_hours: self.quiet_hours,
+            group_window: self.group_window,
+        }
+    }
+}
+
+/// Whether desktop notifications are used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DesktopMode {
+    /// When a notification service answers on the session bus.
+    Auto,
+    /// Always tried; the tmux message still stands in when it fails.
+    On,
+    /// Never.
+    Off,
+}
+
+/// Which terminal notification sequence is written to clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OscFormat {
+    /// OSC 777 for terminals known for it (foot, rxvt), OSC 9 for the
+    /// rest (iTerm2, WezTerm, Ghostty, kitty, Windows Terminal).
+    #[serde(rename = "auto")]
+    Auto,
+    /// `ESC ] 9 ; text BEL`.
+    #[serde(rename = "9")]
+    Osc9,
+    /// `ESC ] 777 ; notify ; title ; body BEL`.
+    #[serde(rename = "777")]
+    Osc777,
+    /// Both (a terminal that shows both shows two).
+    #[serde(rename = "both")]
+    Both,
+}
+
+/// Serde for `quiet_hours = "22:00-07:00"`.
+mod opt_hours {
+    use super::QuietHours;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(q: &Option<QuietHours>, s: S) -> Result<S::Ok, S::Error> {
+        match q {
+            Some(q) => s.serialize_str(&q.to_string()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<QuietHours>, D::Error> {
+        let text = String::deserialize(d)?;
+        let text = text.trim();
+        if text.is_empty() {
+            return Ok(None);
+        }
+        text.parse().map(Some).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The notifications part.
+pub fn load_notifications_config() -> Result<NotificationsConfig, CliError> {
+    Ok(load()?.notifications)
+}
+
+// ---- end [notifications] ---------------------------------------------------
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +345,60 @@ mod tests {
         );
         let e = parse("c.toml", "[detector]\ncpu_low = 50.0\n").unwrap_err();
         assert!(e.message.contains("cpu_low = 50"), "{}", e.message);
+    }
+
+    #[test]
+    fn notifications_section() {
+        let c = parse("c.toml", "").unwrap();
+        assert_eq!(c.notifications, NotificationsConfig::default());
+        assert!(c.notifications.enabled);
+        assert_eq!(c.notifications.policy(), Policy::default());
+        let c = parse(
+            "c.toml",
+            "[notifications]\ndesktop = \"off\"\nosc_format = \"777\"\n\
+             quiet_hours = \"22:00-07:00\"\ngroup_window = \"500ms\"\n\
+             question = false\nready_for_review = false\n",
+        )
+        .unwrap();
+        let n = &c.notifications;
+        assert_eq!(n.desktop, DesktopMode::Off);
+        assert_eq!(n.osc_format, OscFormat::Osc777);
+        assert_eq!(n.group_window, Duration::from_millis(500));
+        assert_eq!(
+            n.quiet_hours.map(|q| q.to_string()).as_deref(),
+            Some("22:00-07:00")
+        );
+        assert!(!n.question && !n.completed && n.approval);
+        // Round trip through TOML.
+        let text = toml::to_string(&c).unwrap();
+        assert_eq!(parse("c.toml", &text).unwrap(), c);
+        // The detector section still works beside it.
+        let c = parse(
+            "c.toml",
+            "[detector]\nsettle = \"6s\"\n[notifications]\nenabled = false\n",
+        )
+        .unwrap();
+        assert_eq!(c.detector.settle, Duration::from_secs(6));
+        assert!(!c.notifications.enabled);
+
+        for (text, want) in [
+            ("desktop = \"sometimes\"", "unknown variant `sometimes`"),
+            ("quiet_hours = \"22-7\"", "HH:MM"),
+            ("quiet_hours = \"22:00\"", "start-end"),
+            (
+                "group_window = \"10s\"",
+                "[notifications] group_window = 10s",
+            ),
+            ("display_time = \"0s\"", "display_time = 0s"),
+            ("aproval = true", "unknown field `aproval`"),
+            (
+                "desktop = \"off\"\ntmux = false\nosc = false",
+                "nothing could be delivered",
+            ),
+        ] {
+            let e = parse("c.toml", &format!("[notifications]\n{text}\n")).unwrap_err();
+            assert!(e.message.starts_with("c.toml: "), "{}", e.message);
+            assert!(e.message.contains(want), "{text}: {}", e.message);
+        }
     }
 }

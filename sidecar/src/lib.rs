@@ -11,6 +11,7 @@ pub mod config;
 pub mod daemon;
 pub mod error;
 pub mod manifests;
+pub mod notify;
 pub mod paths;
 pub mod protocol;
 pub mod sampler;

@@ -46,7 +46,9 @@ pub fn parse_environ(bytes: &[u8]) -> ZellijEnv {
     let mut env = ZellijEnv::default();
     for entry in bytes.split(|b| *b == 0) {
         if let Some(v) = entry.strip_prefix(b"ZELLIJ_PANE_ID=") {
-            env.pane = std::str::from_utf8(v).ok().and_then(|s| s.trim().parse().ok());
+            env.pane = std::str::from_utf8(v)
+                .ok()
+                .and_then(|s| s.trim().parse().ok());
         } else if let Some(v) = entry.strip_prefix(b"ZELLIJ_SESSION_NAME=") {
             env.session = std::str::from_utf8(v).ok().map(str::to_owned);
         }
@@ -90,7 +92,9 @@ pub fn pane_processes(session: &str) -> Result<Vec<PaneProcess>> {
 
 /// The root process of one pane of `session`, if it is found.
 pub fn pane_process(session: &str, pane: u32) -> Result<Option<PaneProcess>> {
-    Ok(pane_processes(session)?.into_iter().find(|p| p.pane == pane))
+    Ok(pane_processes(session)?
+        .into_iter()
+        .find(|p| p.pane == pane))
 }
 
 /// [`pane_processes`] over a `/proc`-like directory (for tests).
@@ -102,7 +106,11 @@ pub fn pane_processes_in(proc_root: &Path, session: &str) -> Result<Vec<PaneProc
     // pid → (pane, stat) for every process of this session.
     let mut members: HashMap<u32, (u32, Stat)> = HashMap::new();
     for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
             continue;
         };
         let dir = entry.path();
@@ -161,7 +169,8 @@ mod tests {
 
     #[test]
     fn reads_the_zellij_variables() {
-        let env = parse_environ(b"HOME=/root\0ZELLIJ=0\0ZELLIJ_PANE_ID=4\0ZELLIJ_SESSION_NAME=work\0");
+        let env =
+            parse_environ(b"HOME=/root\0ZELLIJ=0\0ZELLIJ_PANE_ID=4\0ZELLIJ_SESSION_NAME=work\0");
         assert_eq!(env.pane, Some(4));
         assert_eq!(env.session.as_deref(), Some("work"));
         assert_eq!(parse_environ(b"ZELLIJ_PANE_ID=x\0"), ZellijEnv::default());
@@ -201,10 +210,34 @@ mod tests {
         // zellij server (no pane id), two panes, a child in pane 1, a pane of
         // another session, and an unrelated process.
         fake(root, 100, 1, "ZELLIJ=0;ZELLIJ_SESSION_NAME=work", -1);
-        fake(root, 110, 100, "ZELLIJ_PANE_ID=1;ZELLIJ_SESSION_NAME=work", 120);
-        fake(root, 120, 110, "ZELLIJ_PANE_ID=1;ZELLIJ_SESSION_NAME=work", 120);
-        fake(root, 130, 100, "ZELLIJ_PANE_ID=2;ZELLIJ_SESSION_NAME=work", 130);
-        fake(root, 140, 1, "ZELLIJ_PANE_ID=1;ZELLIJ_SESSION_NAME=other", 140);
+        fake(
+            root,
+            110,
+            100,
+            "ZELLIJ_PANE_ID=1;ZELLIJ_SESSION_NAME=work",
+            120,
+        );
+        fake(
+            root,
+            120,
+            110,
+            "ZELLIJ_PANE_ID=1;ZELLIJ_SESSION_NAME=work",
+            120,
+        );
+        fake(
+            root,
+            130,
+            100,
+            "ZELLIJ_PANE_ID=2;ZELLIJ_SESSION_NAME=work",
+            130,
+        );
+        fake(
+            root,
+            140,
+            1,
+            "ZELLIJ_PANE_ID=1;ZELLIJ_SESSION_NAME=other",
+            140,
+        );
         fake(root, 150, 1, "PATH=/bin", 150);
         fs::create_dir_all(root.join("self")).expect("non-pid entry");
         let found = pane_processes_in(root, "work").expect("scans");

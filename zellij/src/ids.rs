@@ -105,7 +105,14 @@ mod tests {
 
     #[test]
     fn refuses_garbage_with_advice() {
-        for s in ["", "terminal_", "plugin_x", "%3", "-1", "terminal_99999999999"] {
+        for s in [
+            "",
+            "terminal_",
+            "plugin_x",
+            "%3",
+            "-1",
+            "terminal_99999999999",
+        ] {
             let err = s.parse::<PaneId>().expect_err(s);
             assert!(err.to_string().contains("list-panes"), "{err}");
         }

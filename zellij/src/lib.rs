@@ -12,16 +12,33 @@
 //!   else `$ZELLIJ_SESSION_NAME` inside zellij), the transport
 //!   ([`Session::action`], [`Session::run`]), [`list_sessions`], [`version`].
 //! * [`panes`] — [`Session::list_panes`], [`Session::list_tabs`],
-//!   [`Session::focused_pane`], [`Session::dump_screen`],
-//!   [`Session::focus_pane`].
+//!   [`Session::list_clients`], [`Session::focused_pane`],
+//!   [`Session::dump_screen`], [`Session::focus_pane`].
 //! * [`subscribe`] — [`Subscription`]: `zellij subscribe --format json`
-//!   as a stream of [`SubscribeEvent`]s (whole viewports per pane).
+//!   as a stream of [`SubscribeEvent`]s (whole viewports per pane);
+//!   [`Session::viewport`] (one snapshot, plugin panes too);
+//!   [`redraw_bytes`] (a viewport as bytes for a screen model).
 //! * [`identity`] — pane → processes through `/proc/*/environ`
 //!   (`ZELLIJ_PANE_ID`, `ZELLIJ_SESSION_NAME`): [`pane_processes`].
 //! * [`plugin`] — the status payload for tend's plugin ([`PluginStatus`]),
 //!   [`Session::pipe_to_plugin`], [`Session::push_status`], the zjstatus
 //!   line, and [`grant_permissions`] in zellij's permission cache.
 //! * [`ids`] — [`PaneId`]: `terminal_N` / `plugin_N`.
+//!
+//! # What zellij does, and how this crate copes
+//!
+//! Behaviours of zellij 0.45.1 this crate works with (seen on the real
+//! binary; most are exercised by `tests/real_zellij.rs`):
+//!
+//! * `subscribe` streams viewports of panes in the tabs clients look at;
+//!   a pane in a background tab sends its initial update and then nothing
+//!   until shown: poll it with `dump-screen`, which works in any tab.
+//! * `dump-screen` prints nothing for plugin panes and for panes that do
+//!   not exist; [`Session::viewport`] reads plugin panes.
+//! * Command-line focus changes go to the client that typed last.
+//! * `zellij pipe` waits while any plugin still waits for its permissions.
+//! * Querying a session while it is being created can crash its server:
+//!   ask after the first client has drawn.
 //!
 //! # Example
 //!
@@ -48,7 +65,7 @@ pub mod subscribe;
 pub use error::{Result, ZellijError};
 pub use identity::{pane_process, pane_processes, PaneProcess};
 pub use ids::PaneId;
-pub use panes::{Geometry, Pane, Tab};
+pub use panes::{Client, Geometry, Pane, Tab};
 pub use plugin::{grant_permissions, permission_cache_path, JumpTarget, PluginStatus};
 pub use session::{inside_zellij, list_sessions, version, Session, SessionInfo};
-pub use subscribe::{PaneUpdate, SubscribeEvent, SubscribeOptions, Subscription};
+pub use subscribe::{redraw_bytes, PaneUpdate, SubscribeEvent, SubscribeOptions, Subscription};

@@ -8,7 +8,14 @@
 //!   the pane's viewport as text (with `--ansi`, with its styling).
 //! * [`Session::focus_pane`] — `zellij action focus-pane-id …`, which also
 //!   switches to the pane's tab.
-//! * [`Session::focused_pane`] — the focused pane of the active tab.
+//! * [`Session::list_clients`] — `zellij action list-clients`: the pane
+//!   each attached client looks at; [`Session::focused_pane`] is the first
+//!   client's.
+//!
+//! Plugin panes print nothing through `dump-screen` (zellij 0.45 renders
+//! plugins per client); read them with
+//! [`Session::viewport`](crate::Session::viewport), which takes the initial
+//! update of a short subscription.
 
 use serde::Deserialize;
 
@@ -29,8 +36,10 @@ pub struct Pane {
     pub tab_position: usize,
     /// The tab's name.
     pub tab_name: String,
-    /// Focused in its tab (each tab has a focused pane; the session's
-    /// focused pane is the one of the active tab).
+    /// Focused in its tab by some client. Each tab keeps a focused pane per
+    /// client, and a command-line client that moved focus counts as one, so
+    /// several panes of a tab can be focused: ask
+    /// [`Session::list_clients`] what the user looks at.
     pub focused: bool,
     /// Floating rather than tiled.
     pub floating: bool,
@@ -99,6 +108,17 @@ pub struct Tab {
     pub name: String,
     /// The active tab of the client that asked: what that client sees.
     pub active: bool,
+}
+
+/// One attached client as `list-clients` describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Client {
+    /// zellij's client id.
+    pub client_id: u32,
+    /// The pane the client has focused (what the user looks at).
+    pub pane: Option<PaneId>,
+    /// The command running in that pane, as zellij shows it.
+    pub command: String,
 }
 
 #[derive(Deserialize)]
@@ -232,32 +252,90 @@ pub fn parse_list_tabs(json: &str) -> Result<Vec<Tab>> {
         .collect())
 }
 
+/// Parses `zellij action list-clients`: a header line, then
+/// `CLIENT_ID PANE_ID COMMAND…` per attached client.
+pub fn parse_list_clients(text: &str) -> Result<Vec<Client>> {
+    let mut out = Vec::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if line.starts_with("CLIENT_ID") {
+            continue;
+        }
+        let (id, rest) = split_word(line);
+        let client_id = id.parse().map_err(|_| ZellijError::Parse {
+            what: "`list-clients`".into(),
+            detail: format!("expected a client id at the start of {line:?}"),
+        })?;
+        let (pane, command) = split_word(rest);
+        let command = command.to_owned();
+        let rest = pane;
+        out.push(Client {
+            client_id,
+            pane: rest.trim().parse().ok(),
+            command,
+        });
+    }
+    Ok(out)
+}
+
+/// The first word of `s` and what follows it (trimmed).
+fn split_word(s: &str) -> (&str, &str) {
+    let s = s.trim_start();
+    match s.find(char::is_whitespace) {
+        Some(i) => (&s[..i], s[i..].trim()),
+        None => (s, ""),
+    }
+}
+
 impl Session {
     /// Every pane of the session, terminal and plugin, in every tab.
     pub fn list_panes(&self) -> Result<Vec<Pane>> {
-        let out = self.action(&["list-panes", "--json", "--all"])?;
-        parse_list_panes(&out.stdout)
+        let out = self.query(&["list-panes", "--json", "--all"])?;
+        parse_list_panes(&out)
     }
 
     /// Every tab of the session.
     pub fn list_tabs(&self) -> Result<Vec<Tab>> {
-        let out = self.action(&["list-tabs", "--json", "--all"])?;
-        parse_list_tabs(&out.stdout)
+        let out = self.query(&["list-tabs", "--json", "--all"])?;
+        parse_list_tabs(&out)
     }
 
-    /// The pane the user looks at: the focused pane of the active tab (as
-    /// seen by the client zellij considers current), if any.
+    /// The attached clients and the pane each looks at.
+    pub fn list_clients(&self) -> Result<Vec<Client>> {
+        let out = self.query(&["list-clients"])?;
+        parse_list_clients(&out)
+    }
+
+    /// Runs a query action whose answer is never empty. A busy zellij
+    /// (its screen thread answers queries within 1 s or not at all)
+    /// sometimes answers with nothing and success; ask again, twice.
+    fn query(&self, args: &[&str]) -> Result<String> {
+        for attempt in 0..3 {
+            let out = self.action(args)?;
+            if !out.stdout.trim().is_empty() {
+                return Ok(out.stdout);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50 << attempt));
+        }
+        Err(ZellijError::Failed {
+            command: args.join(" "),
+            status: Some(0),
+            stderr: "zellij answered with nothing, three times (the session is busy or \
+                     shutting down)"
+                .into(),
+        })
+    }
+
+    /// The pane the user looks at: the focused pane of the first attached
+    /// client, if any client is attached.
     pub fn focused_pane(&self) -> Result<Option<PaneId>> {
-        let panes = self.list_panes()?;
-        let tabs = self.list_tabs()?;
-        let Some(active) = tabs.iter().find(|t| t.active) else {
-            return Ok(None);
-        };
-        Ok(focused_in_tab(&panes, active.tab_id))
+        Ok(self.list_clients()?.into_iter().find_map(|c| c.pane))
     }
 
-    /// The pane's viewport as text, one line per row (trailing blanks as
-    /// zellij prints them). With `ansi`, styling escapes are kept.
+    /// A terminal pane's viewport as text, one line per row. With `ansi`,
+    /// styling escapes are kept. Works for panes in background tabs. zellij
+    /// prints nothing (and no error) for a pane that does not exist, and
+    /// nothing for plugin panes: use [`Session::viewport`](crate::Session::viewport)
+    /// for those.
     pub fn dump_screen(&self, pane: PaneId, ansi: bool) -> Result<String> {
         let id = pane.to_string();
         let mut args = vec!["dump-screen", "--pane-id", id.as_str()];
@@ -269,32 +347,18 @@ impl Session {
             .map_err(|e| pane_error(e, "dump-screen", pane))
     }
 
-    /// Focuses the pane, switching to its tab.
+    /// Focuses the pane, switching to its tab, for the client that typed
+    /// last. zellij applies command-line focus changes to "the last client
+    /// that sent a keystroke"; in a session where nobody has typed yet it
+    /// moves no attached client. Fails with [`ZellijError::PaneNotFound`]
+    /// for a pane that does not exist — when zellij answers in time: a busy
+    /// zellij reports success after waiting 1 s for its screen thread.
     pub fn focus_pane(&self, pane: PaneId) -> Result<()> {
         let id = pane.to_string();
         self.action(&["focus-pane-id", id.as_str()])
             .map(|_| ())
             .map_err(|e| pane_error(e, "focus-pane-id", pane))
     }
-}
-
-/// The focused pane among the selectable, non-suppressed panes of a tab,
-/// preferring a focused floating pane (it is on top when floating panes are
-/// shown).
-pub fn focused_in_tab(panes: &[Pane], tab_id: usize) -> Option<PaneId> {
-    let mut focused = panes
-        .iter()
-        .filter(|p| p.tab_id == tab_id && p.focused && p.selectable && !p.suppressed);
-    let first = focused.next()?;
-    if first.floating {
-        return Some(first.id);
-    }
-    Some(
-        focused
-            .find(|p| p.floating)
-            .map(|p| p.id)
-            .unwrap_or(first.id),
-    )
 }
 
 /// Turns zellij's refusal to act on a pane into [`ZellijError::PaneNotFound`].
@@ -310,9 +374,10 @@ fn pane_error(e: ZellijError, command: &str, pane: PaneId) -> ZellijError {
     }
 }
 
-fn mentions_missing_pane(text: &str) -> bool {
+pub(crate) fn mentions_missing_pane(text: &str) -> bool {
     let t = text.to_lowercase();
-    t.contains("pane") && (t.contains("not found") || t.contains("no pane") || t.contains("does not exist"))
+    t.contains("pane")
+        && (t.contains("not found") || t.contains("no pane") || t.contains("does not exist"))
 }
 
 #[cfg(test)]
@@ -335,8 +400,23 @@ mod tests {
     }
 
     #[test]
+    fn parses_clients() {
+        let clients = parse_list_clients(
+            "CLIENT_ID ZELLIJ_PANE_ID RUNNING_COMMAND\n1         terminal_2     tend play demo:gemini\n2 plugin_1 \n",
+        )
+        .expect("parses");
+        assert_eq!(clients.len(), 2);
+        assert_eq!(clients[0].client_id, 1);
+        assert_eq!(clients[0].pane, Some(PaneId::Terminal(2)));
+        assert_eq!(clients[0].command, "tend play demo:gemini");
+        assert_eq!(clients[1].pane, Some(PaneId::Plugin(1)));
+        assert!(parse_list_clients("x terminal_1 sh").is_err());
+        assert!(parse_list_clients("").expect("empty").is_empty());
+    }
+
+    #[test]
     fn missing_pane_messages() {
-        assert!(mentions_missing_pane("Pane with id terminal_9 not found"));
+        assert!(mentions_missing_pane("Pane with id Terminal(9) not found"));
         assert!(!mentions_missing_pane("permission denied"));
     }
 }

@@ -113,12 +113,23 @@ impl Session {
                 detail: "a zellij pipe needs a name".into(),
             });
         }
-        self.run(&["pipe", "--name", name, "--", payload], None).map(|_| ())
+        self.run(&["pipe", "--name", name, "--", payload], None)
+            .map(|_| ())
     }
 
     /// Pushes a status to tend's plugin.
     pub fn push_status(&self, status: &PluginStatus) -> Result<()> {
         self.pipe_to_plugin(PIPE_NAME, &status.to_json())
+    }
+
+    /// Hides the plugin's line (for `tend stop`).
+    pub fn clear_status(&self) -> Result<()> {
+        self.pipe_to_plugin(PIPE_NAME, "clear")
+    }
+
+    /// Asks the plugin to focus the next waiting pane, as the key does.
+    pub fn plugin_next(&self) -> Result<()> {
+        self.pipe_to_plugin(NEXT_PIPE_NAME, "next")
     }
 
     /// Sets zjstatus's `{pipe_tend}` widget to `text`.
@@ -150,7 +161,11 @@ pub fn permission_cache_path() -> Option<PathBuf> {
 /// zellij grants them without asking. Other plugins' entries are kept; an
 /// existing entry for the same path is replaced. zellij reads the file
 /// when a plugin asks, so this works for sessions that already run.
-pub fn grant_permissions(cache_file: &Path, plugin_path: &Path, permissions: &[&str]) -> Result<()> {
+pub fn grant_permissions(
+    cache_file: &Path,
+    plugin_path: &Path,
+    permissions: &[&str],
+) -> Result<()> {
     if !plugin_path.is_absolute() {
         return Err(ZellijError::Invalid {
             detail: format!(

@@ -72,7 +72,10 @@ impl Session {
     }
 
     /// [`Session::from_env`] over given values.
-    pub fn from_vars(tend_session: Option<&str>, zellij_session_name: Option<&str>) -> Result<Session> {
+    pub fn from_vars(
+        tend_session: Option<&str>,
+        zellij_session_name: Option<&str>,
+    ) -> Result<Session> {
         [tend_session, zellij_session_name]
             .into_iter()
             .flatten()
@@ -362,7 +365,7 @@ fn classify(raw: Raw, session: &str, label: &str) -> Result<Output> {
 }
 
 /// zellij's words for "no such session", if the text has them.
-fn session_missing(text: &str) -> Option<String> {
+pub(crate) fn session_missing(text: &str) -> Option<String> {
     const SIGNS: [&str; 3] = [
         "There is no active session",
         "No active zellij sessions",

@@ -5,12 +5,18 @@
 //! 0.45.1):
 //!
 //! ```json
-//! {"event":"pane_update","pane_id":"terminal_1","viewport":["line 1","line 2"],"scrollback":null,"is_initial":true}
+//! {"event":"pane_update","is_initial":true,"pane_id":"terminal_1","scrollback":null,"viewport":["acc$ gemini","",…]}
 //! {"event":"pane_closed","pane_id":"terminal_1"}
 //! ```
 //!
+//! (`tests/fixtures/subscribe.jsonl` holds real lines.) A pane that does not
+//! exist ends the process at once with status 2 and `Pane terminal_9 not
+//! found` on standard error; a session that does not run, with status 1 and
+//! `Session 'x' not found…`.
+//!
 //! * `pane_update` carries the pane's whole **viewport** (one string per
-//!   row, with SGR styling when `--ansi` is given; trailing blanks trimmed),
+//!   row, with SGR styling when `--ansi` is given; trailing empty rows
+//!   dropped),
 //!   not the bytes the program wrote: no cursor position, no OSC titles or
 //!   notifications. The first update per pane has `is_initial: true` (and
 //!   `scrollback` lines when `--scrollback N` was asked); later ones are sent
@@ -37,7 +43,8 @@ use serde::Deserialize;
 
 use crate::error::{Result, ZellijError};
 use crate::ids::PaneId;
-use crate::session::{spawn_error, Session};
+use crate::panes::mentions_missing_pane;
+use crate::session::{session_missing, spawn_error, Session};
 
 /// How many parsed events may wait for the consumer before the reader
 /// thread (and so zellij's stream) waits.
@@ -148,7 +155,11 @@ impl std::fmt::Debug for Subscription {
 
 impl Subscription {
     /// Starts following `panes` (at least one) of `session`.
-    pub fn start(session: &Session, panes: &[PaneId], options: SubscribeOptions) -> Result<Subscription> {
+    pub fn start(
+        session: &Session,
+        panes: &[PaneId],
+        options: SubscribeOptions,
+    ) -> Result<Subscription> {
         if panes.is_empty() {
             return Err(ZellijError::Invalid {
                 detail: "a zellij subscription needs at least one pane".into(),
@@ -309,6 +320,85 @@ impl Drop for Subscription {
     }
 }
 
+/// Bytes that redraw a terminal emulator's screen to show `rows` (a
+/// viewport from a [`PaneUpdate`] or the lines of `dump-screen`): home,
+/// clear, then each row, styles reset at every line end. This is how a
+/// viewport becomes input for a byte-fed screen model.
+pub fn redraw_bytes<S: AsRef<str>>(rows: &[S]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16 + rows.iter().map(|r| r.as_ref().len() + 8).sum::<usize>());
+    out.extend_from_slice(b"\x1b[0m\x1b[H\x1b[2J");
+    for (i, row) in rows.iter().enumerate() {
+        if i > 0 {
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(row.as_ref().as_bytes());
+        out.extend_from_slice(b"\x1b[0m");
+    }
+    out
+}
+
+impl Session {
+    /// What a pane shows now, one string per row: the initial update of a
+    /// short subscription. Unlike `dump-screen` this works for plugin panes
+    /// too. Waits at most the session's deadline.
+    pub fn viewport(&self, pane: PaneId, ansi: bool) -> Result<Vec<String>> {
+        let options = SubscribeOptions {
+            ansi,
+            scrollback: None,
+        };
+        let mut sub = Subscription::start(self, &[pane], options)?;
+        let deadline = std::time::Instant::now() + self.timeout();
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return Err(ZellijError::Timeout {
+                    command: format!("subscribe --pane-id {pane}"),
+                    waited_ms: self.timeout().as_millis(),
+                });
+            }
+            match sub.recv_timeout(left)? {
+                Some(SubscribeEvent::Update(u)) if u.pane == pane => return Ok(u.viewport),
+                Some(SubscribeEvent::Closed(_)) => {
+                    return Err(ZellijError::PaneNotFound {
+                        command: "subscribe".into(),
+                        pane: pane.to_string(),
+                    })
+                }
+                Some(SubscribeEvent::Ended { status, stderr }) => {
+                    return Err(ended_error(self, pane, status, stderr))
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The error a subscription that ended before its first update means.
+fn ended_error(
+    session: &Session,
+    pane: PaneId,
+    status: Option<i32>,
+    stderr: String,
+) -> ZellijError {
+    if let Some(detail) = session_missing(&stderr) {
+        return ZellijError::SessionNotFound {
+            session: session.name().to_owned(),
+            detail,
+        };
+    }
+    if mentions_missing_pane(&stderr) {
+        return ZellijError::PaneNotFound {
+            command: "subscribe".into(),
+            pane: pane.to_string(),
+        };
+    }
+    ZellijError::Failed {
+        command: format!("subscribe --pane-id {pane}"),
+        status,
+        stderr,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,6 +423,16 @@ mod tests {
             .expect("parses")
             .expect("an event");
         assert_eq!(ev, SubscribeEvent::Closed(PaneId::Plugin(1)));
+    }
+
+    #[test]
+    fn redraws_a_viewport() {
+        let bytes = redraw_bytes(&["a", "\u{1b}[1mb"]);
+        assert_eq!(
+            bytes,
+            b"\x1b[0m\x1b[H\x1b[2Ja\x1b[0m\r\n\x1b[1mb\x1b[0m".to_vec()
+        );
+        assert_eq!(redraw_bytes::<&str>(&[]), b"\x1b[0m\x1b[H\x1b[2J".to_vec());
     }
 
     #[test]

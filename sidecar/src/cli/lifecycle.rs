@@ -64,7 +64,7 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
     let exe = std::env::current_exe()
         .map_err(|e| CliError::new("exe", format!("cannot find the tend executable: {e}")))?;
     if args.foreground {
-        return daemon::run(options(&t, exe)?);
+        return run_daemon(&t, exe);
     }
     let log = paths::log_file(&t.tmux_socket)?;
     let logf = std::fs::OpenOptions::new()
@@ -76,9 +76,12 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
         .try_clone()
         .map_err(|e| CliError::new("log", format!("cannot open {}: {e}", log.display())))?;
     let mut cmd = Command::new(&exe);
-    cmd.arg("daemon")
-        .arg("-S")
-        .arg(&t.tmux_socket)
+    cmd.arg("daemon");
+    match &t.zellij {
+        Some(z) => cmd.arg("--zellij").arg(z.name()),
+        None => cmd.arg("-S").arg(&t.tmux_socket),
+    };
+    cmd
         .stdin(Stdio::null())
         .stdout(logf)
         .stderr(err)
@@ -136,12 +139,23 @@ fn options(t: &Target, exe: std::path::PathBuf) -> Result<daemon::Options, CliEr
     })
 }
 
+fn run_daemon(t: &Target, exe: std::path::PathBuf) -> Result<(), CliError> {
+    match &t.zellij {
+        Some(session) => daemon::zellij::run(daemon::zellij::Options {
+            session: session.clone(),
+            control: t.control.clone(),
+            detector: crate::config::load_detector_config()?,
+        }),
+        None => daemon::run(options(t, exe)?),
+    }
+}
+
 /// `tend daemon` (run by `tend start`).
 pub fn daemon(server: &ServerArgs) -> Result<(), CliError> {
     let t = Target::resolve(server)?;
     let exe = std::env::current_exe()
         .map_err(|e| CliError::new("exe", format!("cannot find the tend executable: {e}")))?;
-    daemon::run(options(&t, exe)?)
+    run_daemon(&t, exe)
 }
 
 /// `tend stop`: the daemon removes its pipes, hooks, options and bindings

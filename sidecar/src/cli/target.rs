@@ -24,6 +24,10 @@ pub struct ServerArgs {
     /// tmux socket path (as `tmux -S`).
     #[arg(short = 'S', long = "socket-path", global = true)]
     pub socket_path: Option<PathBuf>,
+    /// Watch this zellij session instead of tmux (default inside zellij:
+    /// `$ZELLIJ_SESSION_NAME`).
+    #[arg(long = "zellij", global = true, conflicts_with_all = ["socket_name", "socket_path"])]
+    pub zellij: Option<String>,
 }
 
 impl ServerArgs {
@@ -43,16 +47,38 @@ impl ServerArgs {
 pub struct Target {
     /// The server.
     pub server: Server,
-    /// Its socket path.
+    /// Its socket path (for zellij: `zellij/<session>`, a name for files).
     pub tmux_socket: PathBuf,
     /// The daemon's control socket.
     pub control: PathBuf,
+    /// The zellij session, when tend watches zellij.
+    pub zellij: Option<tend_zellij_host::Session>,
 }
 
 impl Target {
     /// Resolves the target; fails with a clear message when no tmux server
     /// is running there.
     pub fn resolve(args: &ServerArgs) -> Result<Target, CliError> {
+        // Inside zellij (and not inside a tmux within it), or asked for.
+        let zellij_session = args.zellij.clone().or_else(|| {
+            let plain = args.socket_name.is_none()
+                && args.socket_path.is_none()
+                && std::env::var_os("TMUX").is_none()
+                && std::env::var_os("TEND_TMUX_SOCKET").is_none();
+            plain
+                .then(|| std::env::var("ZELLIJ_SESSION_NAME").ok())
+                .flatten()
+                .filter(|_| tend_zellij_host::inside_zellij())
+        });
+        if let Some(name) = zellij_session {
+            let key = PathBuf::from(format!("zellij-{name}"));
+            return Ok(Target {
+                server: Server::new(SocketSpec::Default),
+                control: paths::control_socket(&key)?,
+                tmux_socket: key,
+                zellij: Some(tend_zellij_host::Session::new(name)),
+            });
+        }
         let server = args.server();
         let tmux_socket = server.socket_path().map_err(|e| {
             CliError::new(
@@ -65,6 +91,7 @@ impl Target {
             server: Server::new(SocketSpec::Path(tmux_socket.clone())),
             tmux_socket,
             control,
+            zellij: None,
         })
     }
 }

@@ -18,8 +18,15 @@ use crate::tap::{FRAME_DATA, FRAME_GAP, FRAME_HELLO};
 
 /// Longest control request line.
 const MAX_LINE: usize = 1 << 20;
-/// Largest tap frame accepted.
-const MAX_FRAME: usize = 4 << 20;
+/// Largest tap frame accepted (a tap reads at most 256 KiB at a time).
+const MAX_FRAME: usize = 1 << 20;
+
+/// Tap data events queued for the pane table beyond which a tap connection
+/// lets the other tasks run before reading its next frame. The runtime has
+/// one thread: without this, a flooding pane's connection forwards a whole
+/// scheduling budget of frames (megabytes) at a time and a control request
+/// waits behind all of them.
+const FAIR_QUEUE: usize = 4;
 
 /// Binds a socket, replacing a stale one left by a dead daemon. Refuses
 /// when a live daemon answers on it.
@@ -437,6 +444,7 @@ async fn tap_conn(conn: u64, mut stream: UnixStream, events: Sender<Event>) {
         if stream.read_exact(&mut payload).await.is_err() {
             break;
         }
+        let data = header[0] == FRAME_DATA;
         let ev = match header[0] {
             FRAME_HELLO => match String::from_utf8_lossy(&payload).trim().parse() {
                 Ok(pane) => Event::TapHello { conn, pane },
@@ -452,6 +460,9 @@ async fn tap_conn(conn: u64, mut stream: UnixStream, events: Sender<Event>) {
         };
         if events.send(ev).await.is_err() {
             return;
+        }
+        if data && events.max_capacity() - events.capacity() >= FAIR_QUEUE {
+            tokio::task::yield_now().await;
         }
     }
     let _ = events.send(Event::TapClosed { conn }).await;

@@ -16,6 +16,7 @@ pub mod publish;
 pub mod status;
 pub mod store;
 pub mod worker;
+pub mod zellij;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -66,6 +67,17 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     let (ev_tx, mut ev_rx) = tokio::sync::mpsc::channel::<Event>(4096);
     let (job_tx, job_rx) = std::sync::mpsc::channel();
     let (bus, _) = tokio::sync::broadcast::channel(1024);
+    // Notifications (crate::notify): reads the bus, delivers on its own.
+    let notify_cfg = crate::config::load_notifications_config().unwrap_or_else(|e| {
+        eprintln!("tend: notifications use the defaults: {e}");
+        Default::default()
+    });
+    tokio::spawn(crate::notify::run(
+        bus.subscribe(),
+        notify_cfg,
+        opts.server.clone(),
+    ));
+    // End notifications.
     let worker = worker::spawn(opts.clone(), job_rx, ev_tx.clone());
     tokio::spawn(ipc::accept_control(control, ev_tx.clone(), bus.clone()));
     tokio::spawn(ipc::accept_taps(taps, ev_tx.clone()));
