@@ -236,7 +236,8 @@ mod tests {
     /// `TEND_WRITE_SCHEMA=1 cargo test -p tend --lib schema_is_committed`.
     #[test]
     fn schema_is_committed() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/protocol.schema.json");
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/protocol.schema.json");
         let want = format!("{}\n", serde_json::to_string_pretty(&schema()).unwrap());
         if std::env::var_os("TEND_WRITE_SCHEMA").is_some() {
             std::fs::write(&path, &want).unwrap();

@@ -18,7 +18,11 @@ fn get(env: &Env, pane: &str) -> Value {
 /// A headless client attached to `target`, driven through its pty.
 fn attach(env: &Env, target: &str) -> Child {
     Command::new("script")
-        .args(["-qfc", &format!("tmux -L {} attach -t '{target}'", env.name), "/dev/null"])
+        .args([
+            "-qfc",
+            &format!("tmux -L {} attach -t '{target}'", env.name),
+            "/dev/null",
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -28,7 +32,14 @@ fn attach(env: &Env, target: &str) -> Child {
 
 fn play(env: &Env, session: &str, agent: &str, case: &str, extra: &str) -> String {
     let cast = corpus(case).join("pane.cast");
-    env.window(session, &format!("env TEND_AGENT={agent} '{}' play '{}' --hold 120 {extra}", tend_bin(), cast.display()))
+    env.window(
+        session,
+        &format!(
+            "env TEND_AGENT={agent} '{}' play '{}' --hold 120 {extra}",
+            tend_bin(),
+            cast.display()
+        ),
+    )
 }
 
 #[test]
@@ -60,13 +71,28 @@ fn typing_into_a_snoozed_pane_ends_the_snooze() {
     env.tend_ok(&["start"]);
     env.tmux(&["new-session", "-d", "-s", "work", "-x", "200", "-y", "50"]);
     let pane = play(&env, "work", "claude", "claude/approval", "");
-    env.tend_ok(&["wait", &pane, "--until", "waiting/approval", "--timeout", "30s"]);
+    env.tend_ok(&[
+        "wait",
+        &pane,
+        "--until",
+        "waiting/approval",
+        "--timeout",
+        "30s",
+    ]);
     env.tend_ok(&["snooze", &pane, "unlimited"]);
     assert_eq!(get(&env, &pane)["band"], "snoozed");
-    assert_eq!(env.global_option("@tend_needs"), "0", "a snooze withdraws the demand");
+    assert_eq!(
+        env.global_option("@tend_needs"),
+        "0",
+        "a snooze withdraws the demand"
+    );
     env.tmux(&["select-window", "-t", &pane]);
     let mut client = attach(&env, "work");
-    assert!(wait_until(10, || env.tmux_out(&["list-clients", "-F", "#{pane_id}"]) == pane));
+    assert!(wait_until(10, || env.tmux_out(&[
+        "list-clients",
+        "-F",
+        "#{pane_id}"
+    ]) == pane));
     std::thread::sleep(Duration::from_millis(1200));
     let stdin = client.stdin.as_mut().expect("stdin");
     stdin.write_all(b"x").expect("type");
@@ -82,14 +108,34 @@ fn a_gated_park_releases_when_the_gate_finishes_its_turn() {
     let env = Env::new("att-gate");
     env.tend_ok(&["start"]);
     let parked = play(&env, "main", "codex", "codex/approval", "");
-    let gate = play(&env, "main", "claude", "claude/working_then_done", "--wait-input-at 5.1");
+    let gate = play(
+        &env,
+        "main",
+        "claude",
+        "claude/working_then_done",
+        "--wait-input-at 5.1",
+    );
     env.tend_ok(&["wait", &parked, "--until", "waiting", "--timeout", "30s"]);
     env.tend_ok(&["wait", &gate, "--until", "idle", "--timeout", "30s"]);
-    env.tend_ok(&["park", &parked, "--note", "after the refactor lands", "--gate", &gate]);
+    env.tend_ok(&[
+        "park",
+        &parked,
+        "--note",
+        "after the refactor lands",
+        "--gate",
+        &gate,
+    ]);
     assert_eq!(get(&env, &parked)["band"], "parked");
     assert_eq!(get(&env, &parked)["gate"], gate.as_str());
     // The gate going idle → working is not the release; working → completed is.
-    env.tend_ok(&["prompt", &gate, "Write a short poem about tmux.", "--wait", "--timeout", "60s"]);
+    env.tend_ok(&[
+        "prompt",
+        &gate,
+        "Write a short poem about tmux.",
+        "--wait",
+        "--timeout",
+        "60s",
+    ]);
     assert!(
         wait_until(10, || get(&env, &parked)["parked"] == false),
         "park not released by its gate: {}",

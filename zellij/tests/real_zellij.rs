@@ -822,7 +822,10 @@ fn the_daemon_drives_zellij_and_the_plugin() {
         return skip("the_daemon_drives_zellij_and_the_plugin", &why);
     }
     if plugin_wasm().is_none() {
-        return skip("the_daemon_drives_zellij_and_the_plugin", "the plugin is not built");
+        return skip(
+            "the_daemon_drives_zellij_and_the_plugin",
+            "the plugin is not built",
+        );
     }
     let _serial = serial();
     let h = Harness::start(DAEMON_LAYOUT, true, 2);
@@ -843,7 +846,10 @@ fn the_daemon_drives_zellij_and_the_plugin() {
             .args(args)
             .output()
             .expect("run tend");
-        (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
     };
     let (ok, out) = run(&["start"]);
     assert!(ok, "tend start on zellij: {out}");
@@ -852,22 +858,33 @@ fn the_daemon_drives_zellij_and_the_plugin() {
     let state_of = |pane: PaneId| -> Option<(String, String)> {
         let (_, out) = run(&["list", "--json"]);
         let v: serde_json::Value = serde_json::from_str(&out).ok()?;
-        v.as_array()?.iter().find(|p| p["pane"] == pane.to_string()).map(|p| {
-            (
-                p["state"].as_str().unwrap_or_default().to_owned(),
-                p["reason"].as_str().unwrap_or_default().to_owned(),
-            )
-        })
+        v.as_array()?
+            .iter()
+            .find(|p| p["pane"] == pane.to_string())
+            .map(|p| {
+                (
+                    p["state"].as_str().unwrap_or_default().to_owned(),
+                    p["reason"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
     };
-    wait_for(Duration::from_secs(40), "claude waiting for approval", || {
-        (state_of(claude)? == ("waiting".into(), "approval".into())).then_some(())
-    });
-    wait_for(Duration::from_secs(40), "gemini (background tab) asking a question", || {
-        (state_of(gemini)? == ("waiting".into(), "question".into())).then_some(())
-    });
+    wait_for(
+        Duration::from_secs(40),
+        "claude waiting for approval",
+        || (state_of(claude)? == ("waiting".into(), "approval".into())).then_some(()),
+    );
+    wait_for(
+        Duration::from_secs(40),
+        "gemini (background tab) asking a question",
+        || (state_of(gemini)? == ("waiting".into(), "question".into())).then_some(()),
+    );
     let (ok, next) = run(&["next"]);
     assert!(ok);
-    assert_eq!(next.trim(), claude.to_string(), "approval comes before a question");
+    assert_eq!(
+        next.trim(),
+        claude.to_string(),
+        "approval comes before a question"
+    );
     let plugin = h
         .session
         .list_panes()
@@ -876,10 +893,16 @@ fn the_daemon_drives_zellij_and_the_plugin() {
         .find(|p| p.plugin_url.is_some() && !p.selectable)
         .map(|p| p.id)
         .expect("plugin pane");
-    wait_for(Duration::from_secs(15), "the plugin to show the daemon's sentence", || {
-        let rows = h.session.viewport(plugin, false).ok()?;
-        rows.iter().any(|r| r.contains("2 agents need you")).then_some(())
-    });
+    wait_for(
+        Duration::from_secs(15),
+        "the plugin to show the daemon's sentence",
+        || {
+            let rows = h.session.viewport(plugin, false).ok()?;
+            rows.iter()
+                .any(|r| r.contains("2 agents need you"))
+                .then_some(())
+        },
+    );
     let (ok, _) = run(&["stop"]);
     assert!(ok);
 }

@@ -74,14 +74,20 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
             panes.sort_by_key(|p| band_rank(p.band.as_deref()));
             let server = server.server();
             let Some(c) = client_name else { return Ok(()) };
-            let mut items = vec![MenuItem::Disabled("choose an agent: go to it, park, snooze…".into())];
+            let mut items = vec![MenuItem::Disabled(
+                "choose an agent: go to it, park, snooze…".into(),
+            )];
             if panes.is_empty() {
                 items.push(MenuItem::Disabled("no agents".into()));
             }
-            let exe = std::env::current_exe().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "tend".into());
+            let exe = std::env::current_exe()
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_else(|_| "tend".into());
             let socket = args.socket.to_string_lossy().into_owned();
             for (i, p) in panes.iter().enumerate().take(30) {
-                let key = char::from_digit((i + 1) as u32 % 36, 36).map(|k| k.to_string()).unwrap_or_default();
+                let key = char::from_digit((i + 1) as u32 % 36, 36)
+                    .map(|k| k.to_string())
+                    .unwrap_or_default();
                 let words = [
                     Word::lit(exe.as_str()),
                     Word::lit("key"),
@@ -102,14 +108,23 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
                 .map_err(|e| CliError::new("tmux", e.to_string()))
         }
         "agent" => {
-            let (Some(c), Some(pane)) = (client_name, pane) else { return Ok(()) };
-            let v = client::call(&args.socket, "get", json!({"pane": pane}), Duration::from_secs(3))?;
+            let (Some(c), Some(pane)) = (client_name, pane) else {
+                return Ok(());
+            };
+            let v = client::call(
+                &args.socket,
+                "get",
+                json!({"pane": pane}),
+                Duration::from_secs(3),
+            )?;
             let view: PaneView = serde_json::from_value(v)
                 .map_err(|e| CliError::new("bad_response", format!("unreadable pane: {e}")))?;
             let id: tend_tmux::PaneId = pane
                 .parse()
                 .map_err(|_| CliError::new("bad_request", format!("bad pane id {pane}")))?;
-            let exe = std::env::current_exe().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "tend".into());
+            let exe = std::env::current_exe()
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_else(|_| "tend".into());
             let socket = args.socket.to_string_lossy().into_owned();
             let tend_cmd = |method: &str, extra: &[&str]| {
                 let mut words = vec![
@@ -132,15 +147,27 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
                     option,
                     tend_cmd(method, &[])
                 );
-                format!("command-prompt -p {} {}", tmux_quote(label), tmux_quote(&store))
+                format!(
+                    "command-prompt -p {} {}",
+                    tmux_quote(label),
+                    tmux_quote(&store)
+                )
             };
             let mut items = vec![
                 MenuItem::Disabled(picker_label(&view)),
-                MenuItem::Entry { label: "Go to it".into(), key: "g".into(), command: tend_tmux::client::switch_command(id) },
+                MenuItem::Entry {
+                    label: "Go to it".into(),
+                    key: "g".into(),
+                    command: tend_tmux::client::switch_command(id),
+                },
                 MenuItem::Separator,
             ];
             if view.parked {
-                items.push(MenuItem::Entry { label: "Unpark".into(), key: "p".into(), command: tend_cmd("unpark", &[]) });
+                items.push(MenuItem::Entry {
+                    label: "Unpark".into(),
+                    key: "p".into(),
+                    command: tend_cmd("unpark", &[]),
+                });
             } else {
                 items.push(MenuItem::Entry {
                     label: "Park… (with a note)".into(),
@@ -149,10 +176,23 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
                 });
             }
             if view.snoozed {
-                items.push(MenuItem::Entry { label: "Unsnooze".into(), key: "u".into(), command: tend_cmd("unsnooze", &[]) });
+                items.push(MenuItem::Entry {
+                    label: "Unsnooze".into(),
+                    key: "u".into(),
+                    command: tend_cmd("unsnooze", &[]),
+                });
             }
-            for (label, key, len) in [("Snooze 15 minutes", "1", "15m"), ("Snooze 30 minutes", "3", "30m"), ("Snooze 6 hours", "6", "6h"), ("Snooze until I type", "0", "unlimited")] {
-                items.push(MenuItem::Entry { label: label.into(), key: key.into(), command: tend_cmd("snooze", &[len]) });
+            for (label, key, len) in [
+                ("Snooze 15 minutes", "1", "15m"),
+                ("Snooze 30 minutes", "3", "30m"),
+                ("Snooze 6 hours", "6", "6h"),
+                ("Snooze until I type", "0", "unlimited"),
+            ] {
+                items.push(MenuItem::Entry {
+                    label: label.into(),
+                    key: key.into(),
+                    command: tend_cmd("snooze", &[len]),
+                });
             }
             items.push(MenuItem::Separator);
             items.push(MenuItem::Entry {
@@ -168,14 +208,25 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
             let Some(pane) = pane else { return Ok(()) };
             let srv = server_args_server(server);
             let read_option = |name: &str| -> String {
-                let v = srv.run(["show-options", "-pqv", "-t", pane.as_str(), name]).unwrap_or_default();
+                let v = srv
+                    .run(["show-options", "-pqv", "-t", pane.as_str(), name])
+                    .unwrap_or_default();
                 let _ = srv.run(["set-option", "-pu", "-t", pane.as_str(), name]);
                 v.trim_end_matches('\n').to_owned()
             };
             let (method, params) = match action {
-                "park-from-input" => ("park", json!({"pane": pane, "note": read_option("@tend-input-note")})),
-                "stop-from-input" => ("stop_request", json!({"pane": pane, "reason": read_option("@tend-input-reason"), "by": "user"})),
-                "snooze" => ("snooze", json!({"pane": pane, "for": args.rest.iter().find(|a| !a.contains('=') && *a != "snooze").cloned().unwrap_or_else(|| "30m".into())})),
+                "park-from-input" => (
+                    "park",
+                    json!({"pane": pane, "note": read_option("@tend-input-note")}),
+                ),
+                "stop-from-input" => (
+                    "stop_request",
+                    json!({"pane": pane, "reason": read_option("@tend-input-reason"), "by": "user"}),
+                ),
+                "snooze" => (
+                    "snooze",
+                    json!({"pane": pane, "for": args.rest.iter().find(|a| !a.contains('=') && *a != "snooze").cloned().unwrap_or_else(|| "30m".into())}),
+                ),
                 other => (other, json!({"pane": pane})),
             };
             client::call(&args.socket, method, params, Duration::from_secs(3)).map(|_| ())

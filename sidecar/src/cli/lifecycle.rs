@@ -81,8 +81,7 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
         Some(z) => cmd.arg("--zellij").arg(z.name()),
         None => cmd.arg("-S").arg(&t.tmux_socket),
     };
-    cmd
-        .stdin(Stdio::null())
+    cmd.stdin(Stdio::null())
         .stdout(logf)
         .stderr(err)
         .env_remove("TMUX_PANE");

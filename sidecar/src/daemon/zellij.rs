@@ -106,7 +106,10 @@ impl Z {
         };
         let now = self.now();
         let clients = self.session.list_clients().unwrap_or_default();
-        self.focused = clients.iter().filter_map(|c| c.pane.map(|p| p.number())).collect();
+        self.focused = clients
+            .iter()
+            .filter_map(|c| c.pane.map(|p| p.number()))
+            .collect();
         let procs = tend_zellij_host::pane_processes(self.session.name()).unwrap_or_default();
         let terminals: Vec<_> = panes
             .into_iter()
@@ -172,14 +175,23 @@ impl Z {
             return;
         }
         let ids: Vec<PaneId> = want.iter().map(|n| PaneId::Terminal(*n)).collect();
-        if let Ok(s) = Subscription::start(&self.session, &ids, SubscribeOptions { ansi: true, scrollback: None }) {
+        if let Ok(s) = Subscription::start(
+            &self.session,
+            &ids,
+            SubscribeOptions {
+                ansi: true,
+                scrollback: None,
+            },
+        ) {
             self.sub = Some((s, want));
         }
     }
 
     fn frame(&mut self, n: u32, rows: &[String], initial: bool) {
         let now = self.now();
-        let Some(p) = self.panes.get_mut(&n) else { return };
+        let Some(p) = self.panes.get_mut(&n) else {
+            return;
+        };
         let mut bytes = b"\x1b]2;".to_vec();
         bytes.extend(p.title.bytes().filter(|b| !b.is_ascii_control()));
         bytes.push(0x07);
@@ -220,8 +232,13 @@ impl Z {
             .map(|(n, _)| *n)
             .collect();
         for n in due {
-            let text = self.session.dump_screen(PaneId::Terminal(n), true).unwrap_or_default();
-            let Some(p) = self.panes.get_mut(&n) else { continue };
+            let text = self
+                .session
+                .dump_screen(PaneId::Terminal(n), true)
+                .unwrap_or_default();
+            let Some(p) = self.panes.get_mut(&n) else {
+                continue;
+            };
             p.last_poll = Some(Instant::now());
             if p.last_dump.as_deref() == Some(text.as_str()) {
                 continue;
@@ -243,7 +260,12 @@ impl Z {
                     let prompt_visible = matches!(p.det.status().state, None | Some(State::Exited));
                     let up = w.poll(&mut self.sampler, &self.registry, now, prompt_visible);
                     if let Some(change) = &up.change {
-                        let m = change.to.as_ref().and_then(|a| self.registry.get(a)).cloned().map(Arc::new);
+                        let m = change
+                            .to
+                            .as_ref()
+                            .and_then(|a| self.registry.get(a))
+                            .cloned()
+                            .map(Arc::new);
                         p.det.set_agent(now, m);
                         p.seen = false;
                     }
@@ -291,7 +313,12 @@ impl Z {
             rule: st.state.map(|_| st.rule.clone()),
             quiet: st.quiet,
             state_change_seq: p.seq,
-            tap: if self.visible_tabs.contains(&p.tab_id) { "subscribe" } else { "polling" }.into(),
+            tap: if self.visible_tabs.contains(&p.tab_id) {
+                "subscribe"
+            } else {
+                "polling"
+            }
+            .into(),
             authority: "screen".into(),
             run: st.run,
             ..PaneView::default()
@@ -353,11 +380,22 @@ impl Z {
     }
 
     fn pane_arg(&self, params: &Value) -> Result<u32, Response> {
-        let raw = params.get("pane").and_then(Value::as_str).unwrap_or_default();
-        let n: Option<u32> = raw.trim_start_matches("terminal_").trim_start_matches('%').parse().ok();
+        let raw = params
+            .get("pane")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let n: Option<u32> = raw
+            .trim_start_matches("terminal_")
+            .trim_start_matches('%')
+            .parse()
+            .ok();
         match n.filter(|n| self.panes.contains_key(n)) {
             Some(n) => Ok(n),
-            None => Err(Response::err(0, "unknown_pane", format!("no pane `{raw}` in zellij session {}", self.session.name()))),
+            None => Err(Response::err(
+                0,
+                "unknown_pane",
+                format!("no pane `{raw}` in zellij session {}", self.session.name()),
+            )),
         }
     }
 
@@ -430,7 +468,10 @@ type Ask = (Request, Sender<Response>);
 fn bind(path: &Path) -> Result<UnixListener, CliError> {
     if path.exists() {
         if UnixStream::connect(path).is_ok() {
-            return Err(CliError::new("already_running", format!("a tend daemon already listens on {}", path.display())));
+            return Err(CliError::new(
+                "already_running",
+                format!("a tend daemon already listens on {}", path.display()),
+            ));
         }
         let _ = std::fs::remove_file(path);
     }
@@ -445,9 +486,10 @@ fn serve_control(listener: UnixListener, asks: Sender<Ask>) {
         let asks = asks.clone();
         std::thread::spawn(move || {
             let me = nix::unistd::getuid().as_raw();
-            let peer = nix::sys::socket::getsockopt(&stream, nix::sys::socket::sockopt::PeerCredentials)
-                .map(|c| c.uid())
-                .unwrap_or(u32::MAX);
+            let peer =
+                nix::sys::socket::getsockopt(&stream, nix::sys::socket::sockopt::PeerCredentials)
+                    .map(|c| c.uid())
+                    .unwrap_or(u32::MAX);
             let mut w = match stream.try_clone() {
                 Ok(w) => w,
                 Err(_) => return,
@@ -506,7 +548,10 @@ pub fn run(opts: Options) -> Result<(), CliError> {
     for e in &errors {
         eprintln!("tend: manifest not used: {e}");
     }
-    let start_wall = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+    let start_wall = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
     let mut z = Z {
         session: opts.session.clone(),
         cfg: Arc::new(opts.detector.clone()),
