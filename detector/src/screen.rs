@@ -18,6 +18,9 @@ use crate::signals::{self, Signal};
 /// Default number of plain-text lines kept after they scroll off the screen.
 pub const DEFAULT_HISTORY_LINES: usize = 2_000;
 
+/// Most text [`History`] holds, in bytes.
+const HISTORY_BYTES_MAX: usize = 256 * 1024;
+
 /// Longest line kept in [`History`], in bytes; longer lines are cut.
 const HISTORY_LINE_MAX: usize = 1_024;
 
@@ -29,6 +32,9 @@ const MAX_PENDING_SIGNALS: usize = 256;
 pub struct History {
     lines: VecDeque<String>,
     capacity: usize,
+    /// Bytes of text held (the line cap alone allows 2 MiB of full-width
+    /// box-drawing lines; this keeps a pane under its memory budget).
+    bytes: usize,
 }
 
 impl History {
@@ -36,6 +42,7 @@ impl History {
         Self {
             lines: VecDeque::new(),
             capacity,
+            bytes: 0,
         }
     }
 
@@ -51,9 +58,15 @@ impl History {
             line.truncate(cut);
         }
         line.shrink_to_fit();
-        if self.lines.len() == self.capacity {
-            self.lines.pop_front();
+        while self.lines.len() >= self.capacity
+            || (self.bytes + line.len() > HISTORY_BYTES_MAX && !self.lines.is_empty())
+        {
+            match self.lines.pop_front() {
+                Some(old) => self.bytes -= old.len(),
+                None => break,
+            }
         }
+        self.bytes += line.len();
         self.lines.push_back(line);
     }
 
@@ -83,7 +96,7 @@ impl History {
 #[derive(Debug, Default)]
 struct Capture {
     title: String,
-    pending: Vec<Signal>,
+    pending: VecDeque<Signal>,
     /// DEC private mode 2026 (synchronized output) is on: the app is mid-frame.
     synchronized: bool,
     history: History,
@@ -92,9 +105,9 @@ struct Capture {
 impl Capture {
     fn push(&mut self, signal: Signal) {
         if self.pending.len() >= MAX_PENDING_SIGNALS {
-            self.pending.remove(0);
+            self.pending.pop_front();
         }
-        self.pending.push(signal);
+        self.pending.push_back(signal);
     }
 }
 
@@ -168,8 +181,12 @@ impl std::fmt::Debug for Screen {
     }
 }
 
+/// Largest screen side kept: a real pane is far smaller, and a hostile
+/// resize to 65535×65535 would otherwise allocate gigabytes.
+pub const MAX_SIDE: u16 = 1000;
+
 fn nz(v: u16) -> NonZeroU16 {
-    NonZeroU16::new(v).unwrap_or(NonZeroU16::MIN)
+    NonZeroU16::new(v.min(MAX_SIDE)).unwrap_or(NonZeroU16::MIN)
 }
 
 impl Screen {
@@ -248,7 +265,7 @@ impl Screen {
 
     /// Takes the signals seen since the last call.
     pub fn drain_signals(&mut self) -> Vec<Signal> {
-        std::mem::take(&mut self.parser.callbacks_mut().pending)
+        std::mem::take(&mut self.parser.callbacks_mut().pending).into()
     }
 
     /// The visible rows as plain text, right-trimmed, top to bottom.

@@ -1866,7 +1866,11 @@ mod tests {
         assert_eq!(report_args("codex", "Nope", &input), None);
         assert_eq!(
             report_args("claude", "SessionStart", &input).unwrap_or_default(),
-            ["report", "up", "--message", "claude session s"]
+            ["report-metadata", "claude session s"]
+        );
+        assert_eq!(
+            report_args("gemini", "SessionEnd", &input).unwrap_or_default(),
+            ["report-metadata", ""]
         );
     }
 

@@ -131,6 +131,8 @@ pub struct Core {
     start_wall: f64,
     cfg: Arc<DetectorConfig>,
     pub(crate) registry: Registry,
+    /// The manifests in use, shared by every pane running that agent.
+    manifests: HashMap<String, Arc<tend_detector::Manifest>>,
     sampler: Sampler,
     pub(crate) panes: BTreeMap<PaneId, PaneEntry>,
     conns: HashMap<u64, PaneId>,
@@ -180,6 +182,7 @@ impl Core {
             start_wall,
             cfg,
             registry,
+            manifests: HashMap::new(),
             sampler: Sampler::new(),
             panes: BTreeMap::new(),
             conns: HashMap::new(),
@@ -647,12 +650,15 @@ impl Core {
                     .watch
                     .poll(&mut self.sampler, &self.registry, now, prompt_visible);
                 if let Some(change) = &up.change {
-                    let manifest = change
-                        .to
-                        .as_ref()
-                        .and_then(|a| self.registry.get(a))
-                        .cloned()
-                        .map(Arc::new);
+                    // One shared manifest per agent: each copy would carry
+                    // its own compiled regex caches.
+                    let manifest = change.to.as_ref().and_then(|a| {
+                        if !self.manifests.contains_key(a) {
+                            let m = Arc::new(self.registry.get(a)?.clone());
+                            self.manifests.insert(a.clone(), m);
+                        }
+                        self.manifests.get(a).cloned()
+                    });
                     p.det.set_agent(now, manifest);
                     p.seen = false;
                     if change.to.is_none() {

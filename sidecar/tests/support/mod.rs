@@ -86,7 +86,9 @@ impl Env {
             .env("HOME", d.join("home"))
             .env_remove("TMUX")
             .env_remove("TMUX_PANE")
-            .env_remove("TEND_TMUX_SOCKET");
+            .env_remove("TEND_TMUX_SOCKET")
+            // No desktop pop-ups on a developer's machine from these tests.
+            .env_remove("DBUS_SESSION_BUS_ADDRESS");
     }
 
     pub fn tmux(&self, args: &[&str]) -> Output {

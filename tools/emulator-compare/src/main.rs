@@ -3,11 +3,12 @@
 //! own screen, parsing speed, and memory per pane.
 //!
 //! ```text
-//! cargo run --release -p tend-detector --example emulator_compare -- [CORPUS] [--dump DIR]
+//! cargo run --release --manifest-path tools/emulator-compare/Cargo.toml -- [CORPUS] [--dump DIR]
 //! ```
 //!
-//! `CORPUS` defaults to `$TEND_CORPUS` or `/work/shared/corpus`
-//! (`<agent>/<scenario>/{pane.cast,snapshots.jsonl}`). With `--dump DIR`,
+//! `CORPUS` defaults to `$TEND_CORPUS`, else the shared corpus next to the
+//! repository (`../shared/corpus`): `<agent>/<scenario>/{pane.cast,snapshots.jsonl}`
+//! (the copy in `tests/corpus/` has no snapshots). With `--dump DIR`,
 //! the first mismatching snapshots of every recording are written there as
 //! side-by-side diffs. The decision this informs is recorded in
 //! `docs/decisions/0001-terminal-emulator.md`.
@@ -930,7 +931,7 @@ fn main() {
     }
     let root = root
         .or_else(|| std::env::var_os("TEND_CORPUS").map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from("/work/shared/corpus"));
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
     if let Some(d) = &dump {
         let _ = std::fs::create_dir_all(d);
     }
