@@ -532,6 +532,8 @@ fn pusher(session: Session, statuses: Receiver<PluginStatus>) {
             s = newer;
         }
         let _ = session.push_status(&s);
+        // zjstatus users show the sentence in their own bar (`{pipe_tend}`).
+        let _ = session.push_zjstatus(&s.summary);
     }
     let _ = session.clear_status();
 }
