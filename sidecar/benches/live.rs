@@ -3,6 +3,7 @@
 //! ```text
 //! cargo bench -p tend --bench live                      # latency + 10 and 50 panes
 //! cargo bench -p tend --bench live -- --latency-runs 100 --panes 10,50,200 --secs 30
+//! TEND_BENCH_AGENTS=claude,codex cargo bench -p tend --bench live -- --load agents
 //! ```
 //!
 //! 1. **Latency**: a pane whose process is an identified agent (declared with
@@ -216,7 +217,9 @@ fn cost(panes: usize, secs: u64, load: Load) {
     let spinner = "env TEND_AGENT=claude sh -c 'i=0; while :; do i=$((i+1)); printf \"\\r* Working… (%ss · esc to interrupt) frame %s   \" $((i/60)) $i; sleep 0.016; done'";
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
     let s = Server::new(&format!("cost{panes}-{}", load as u8));
-    let agents = ["claude", "codex", "gemini", "aider"];
+    let list =
+        std::env::var("TEND_BENCH_AGENTS").unwrap_or_else(|_| "claude,codex,gemini,aider".into());
+    let agents: Vec<&str> = list.split(',').filter(|a| !a.is_empty()).collect();
     for i in 0..panes {
         let agent = agents[i % agents.len()];
         let cmd = match load {

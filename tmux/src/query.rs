@@ -353,4 +353,44 @@ impl Server {
             .map(client_from)
             .collect())
     }
+
+    /// The server's pid, its clients and every pane, in one tmux
+    /// invocation: what a watcher polls each second costs one process
+    /// instead of three.
+    pub fn snapshot(&self) -> Result<Snapshot> {
+        let srv = Records::new(&["pid"]);
+        let cl = Records::new(CLIENT_FIELDS);
+        let pa = Records::new(PANE_FIELDS);
+        let (sf, cf, pf) = (srv.format(), cl.format(), pa.format());
+        let out = self.run_many(&[
+            vec!["display-message", "-p", sf.as_str()],
+            vec!["list-clients", "-F", cf.as_str()],
+            vec!["list-panes", "-a", "-F", pf.as_str()],
+        ])?;
+        let (server, rest) = srv.split(&out, "display-message")?;
+        let server_pid = server.first().map(|r| r.num("pid")).unwrap_or(0);
+        let (clients, rest) = cl.split(rest, "list-clients")?;
+        let clients = clients.iter().map(client_from).collect();
+        let panes = pa
+            .parse(rest, "list-panes")?
+            .iter()
+            .map(pane_from)
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Snapshot {
+            server_pid,
+            clients,
+            panes,
+        })
+    }
+}
+
+/// What [`Server::snapshot`] reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// `#{pid}` of the server.
+    pub server_pid: u32,
+    /// Attached clients.
+    pub clients: Vec<Client>,
+    /// Every pane.
+    pub panes: Vec<Pane>,
 }

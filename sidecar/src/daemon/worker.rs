@@ -173,23 +173,25 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
         let mut server_pid: Option<u32> = None;
         while let Ok(job) = jobs.recv() {
             match job {
-                Job::List => match (server.list_panes(), server.list_clients()) {
-                    (Ok(panes), Ok(clients)) => {
+                Job::List => match server.snapshot() {
+                    Ok(snap) => {
                         // A new server on the same socket (the old one was
                         // killed and tmux started again): pane ids restart
                         // from %0 and mean other panes. This daemon's work is
                         // over; the plugin starts a fresh one.
-                        let pid = server.server_pid().ok();
                         if server_pid.is_none() {
-                            server_pid = pid;
+                            server_pid = Some(snap.server_pid);
                         }
-                        if pid.is_some() && pid != server_pid {
+                        if server_pid != Some(snap.server_pid) {
                             send(Event::ServerGone);
                             continue;
                         }
-                        send(Event::Listed { panes, clients })
+                        send(Event::Listed {
+                            panes: snap.panes,
+                            clients: snap.clients,
+                        })
                     }
-                    (Err(e), _) | (_, Err(e)) => {
+                    Err(e) => {
                         if e.is_no_server() {
                             send(Event::ServerGone);
                         } else {
