@@ -44,6 +44,18 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
     let io = |e: std::io::Error| CliError::new("io", format!("cannot write output: {e}"));
     if let Some(p) = ping(&t.control) {
         let pid = p["pid"].as_u64().unwrap_or(0);
+        // tmux was killed and started again at once: the daemon that
+        // answers served the old server and exits on its next listing.
+        // Wait for it, then start one for this server.
+        if t.zellij.is_none() && started_before(pid as u32, t.server.server_pid().ok()) {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while running(pid as u32) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+    if let Some(p) = ping(&t.control) {
+        let pid = p["pid"].as_u64().unwrap_or(0);
         if args.json {
             writeln!(
                 out,
@@ -66,6 +78,9 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
     if args.foreground {
         return run_daemon(&t, exe);
     }
+    // A bad configuration is reported here, naming the file, line and key,
+    // not after a 10 s wait in the daemon's log.
+    crate::config::load()?;
     let log = paths::log_file(&t.tmux_socket)?;
     let logf = std::fs::OpenOptions::new()
         .create(true)
@@ -94,7 +109,7 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
                 .map_err(std::io::Error::from)
         });
     }
-    let child = cmd
+    let mut child = cmd
         .spawn()
         .map_err(|e| CliError::new("spawn", format!("cannot start the daemon: {e}")))?;
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -112,6 +127,19 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
                 .map_err(io)?;
             }
             return Ok(());
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            let last: Vec<&str> = text.lines().rev().take(5).collect();
+            let last: Vec<&str> = last.into_iter().rev().collect();
+            return Err(CliError::new(
+                "start_failed",
+                format!(
+                    "the daemon exited at once ({status}); the end of its log {}:\n{}",
+                    log.display(),
+                    last.join("\n")
+                ),
+            ));
         }
         if Instant::now() > deadline {
             return Err(CliError::new(
@@ -181,4 +209,26 @@ pub fn stop(server: &ServerArgs, args: &StopArgs, out: &mut dyn Write) -> Result
         writeln!(out, "tend stopped for {}", t.tmux_socket.display()).map_err(io)?;
     }
     Ok(())
+}
+
+/// `/proc/PID/stat` after the command name (which may hold spaces): the
+/// state is field 0 here, the start time field 19.
+fn stat_fields(pid: u32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.rsplit_once(") ")?.1;
+    Some(rest.split_whitespace().map(str::to_owned).collect())
+}
+
+/// True when process `pid` started before process `other` (both local).
+fn started_before(pid: u32, other: Option<u32>) -> bool {
+    let start = |pid: u32| -> Option<u64> { stat_fields(pid)?.get(19)?.parse().ok() };
+    match (start(pid), other.and_then(start)) {
+        (Some(a), Some(b)) => a < b,
+        _ => false,
+    }
+}
+
+/// True while process `pid` runs (a zombie has exited).
+fn running(pid: u32) -> bool {
+    stat_fields(pid).is_some_and(|f| f.first().is_some_and(|s| s != "Z"))
 }

@@ -44,6 +44,8 @@ pub enum Event {
     },
     /// The tmux server is gone.
     ServerGone,
+    /// Saving the state failed: save again (at most once a second).
+    PersistFailed,
     /// A pane was captured (seed, resync or polling).
     Captured {
         pane: PaneId,
@@ -288,6 +290,7 @@ impl Core {
             }
             Event::Listed { panes, clients } => self.on_listed(panes, clients),
             Event::ServerGone => self.stopping = true,
+            Event::PersistFailed => self.persist = true,
             Event::Captured {
                 pane,
                 capture,
@@ -391,7 +394,17 @@ impl Core {
                     let det =
                         PaneDetector::new(self.cfg.clone(), info.height as u16, info.width as u16);
                     let watch = PaneWatch::new(info.pane_pid, now, SamplePolicy::default());
-                    let tap = if info.has_foreign_pipe() {
+                    // A tap may have said hello before this first listing (a
+                    // restarted daemon: the old taps reconnect at once).
+                    let conn = self
+                        .conns
+                        .iter()
+                        .filter(|(_, p)| **p == id)
+                        .map(|(c, _)| *c)
+                        .max();
+                    let tap = if conn.is_some() {
+                        TapState::Connected
+                    } else if info.has_foreign_pipe() {
                         TapState::Polling
                     } else if info.is_tapped() {
                         TapState::Installed
@@ -405,7 +418,7 @@ impl Core {
                             det,
                             watch,
                             tap,
-                            conn: None,
+                            conn,
                             tap_since: Instant::now(),
                             seeded: false,
                             seen: false,

@@ -171,6 +171,7 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
             let _ = events.blocking_send(ev);
         };
         let mut server_pid: Option<u32> = None;
+        let mut persist_failing = false;
         while let Ok(job) = jobs.recv() {
             match job {
                 Job::List => match server.snapshot() {
@@ -320,8 +321,20 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                     }
                 }
                 Job::Persist { path, text } => {
-                    if let Err(e) = crate::daemon::store::write_atomic(&path, &text) {
-                        eprintln!("tend: {e}");
+                    match crate::daemon::store::write_atomic(&path, &text) {
+                        Ok(()) if persist_failing => {
+                            persist_failing = false;
+                            eprintln!("tend: state saved to {} again", path.display());
+                        }
+                        Ok(()) => {}
+                        Err(e) => {
+                            // Said once per failing spell; retried every second.
+                            if !persist_failing {
+                                eprintln!("tend: {e}");
+                            }
+                            persist_failing = true;
+                            send(Event::PersistFailed);
+                        }
                     }
                 }
                 Job::Cleanup => {
