@@ -47,6 +47,20 @@ fn timeout_ms(t: &Option<String>) -> Result<Option<u64>, CliError> {
         .transpose()
 }
 
+/// One request to the daemon; its answer printed as JSON, or as `text` says.
+fn ask(
+    server: &ServerArgs,
+    out: &mut dyn Write,
+    json: bool,
+    method: &str,
+    params: Value,
+    text: impl FnOnce(&Value) -> String,
+) -> Result<(), CliError> {
+    let t = Target::resolve(server)?;
+    let v = client::call(&t.control, method, params, TIMEOUT)?;
+    print(out, json, &v, text)
+}
+
 fn print(
     out: &mut dyn Write,
     json: bool,
@@ -80,9 +94,7 @@ pub struct PaneArgs {
 
 /// `tend get %N`.
 pub fn get(server: &ServerArgs, a: &PaneArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let t = Target::resolve(server)?;
-    let v = client::call(&t.control, "get", json!({"pane": a.pane}), TIMEOUT)?;
-    print(out, a.json, &v, |v| {
+    ask(server, out, a.json, "get", json!({"pane": a.pane}), |v| {
         format!(
             "{} {} {} band={} since={} seq={}",
             v["pane"].as_str().unwrap_or_default(),
@@ -249,14 +261,14 @@ pub fn send_keys(
     a: &SendKeysArgs,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let t = Target::resolve(server)?;
-    let v = client::call(
-        &t.control,
+    ask(
+        server,
+        out,
+        a.json,
         "send_keys",
         json!({"pane": a.pane, "keys": a.keys}),
-        TIMEOUT,
-    )?;
-    print(out, a.json, &v, |_| "sent".into())
+        |_| "sent".into(),
+    )
 }
 
 /// Arguments of `tend read`.
@@ -275,16 +287,14 @@ pub struct ReadArgs {
 
 /// `tend read`.
 pub fn read(server: &ServerArgs, a: &ReadArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let t = Target::resolve(server)?;
-    let v = client::call(
-        &t.control,
+    ask(
+        server,
+        out,
+        a.json,
         "read",
         json!({"pane": a.pane, "lines": a.lines}),
-        TIMEOUT,
-    )?;
-    print(out, a.json, &v, |v| {
-        v["text"].as_str().unwrap_or_default().trim_end().to_owned()
-    })
+        |v| v["text"].as_str().unwrap_or_default().trim_end().to_owned(),
+    )
 }
 
 /// Arguments of `tend report`.
@@ -361,12 +371,15 @@ pub struct OwnPaneArgs {
 
 /// `tend release`.
 pub fn release(server: &ServerArgs, a: &OwnPaneArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let t = Target::resolve(server)?;
     let pane = own_pane(&a.pane)?;
-    let v = client::call(&t.control, "release", json!({"pane": pane}), TIMEOUT)?;
-    print(out, a.json, &v, |_| {
-        format!("{pane}: released; the screen decides again")
-    })
+    ask(
+        server,
+        out,
+        a.json,
+        "release",
+        json!({"pane": pane}),
+        |_| format!("{pane}: released; the screen decides again"),
+    )
 }
 
 /// Arguments of `tend report-metadata`.
@@ -388,15 +401,15 @@ pub fn report_metadata(
     a: &MetadataArgs,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let t = Target::resolve(server)?;
     let pane = own_pane(&a.pane)?;
-    let v = client::call(
-        &t.control,
+    ask(
+        server,
+        out,
+        a.json,
         "report_metadata",
         json!({"pane": pane, "label": a.label}),
-        TIMEOUT,
-    )?;
-    print(out, a.json, &v, |_| format!("{pane}: label set"))
+        |_| format!("{pane}: label set"),
+    )
 }
 
 /// Arguments of `tend stop-request`.
@@ -432,25 +445,30 @@ pub fn stop_request(
 
 /// `tend inbox`: the agent reads its flags (run in its own pane).
 pub fn inbox(server: &ServerArgs, a: &OwnPaneArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let t = Target::resolve(server)?;
     let pane = own_pane(&a.pane)?;
-    let v = client::call(&t.control, "inbox", json!({"pane": pane}), TIMEOUT)?;
-    print(out, a.json, &v, |v| match v["stop"].as_object() {
-        Some(s) => format!(
-            "STOP requested by {}: {}\nacknowledge with `tend ack`",
-            s.get("set_by").and_then(Value::as_str).unwrap_or("?"),
-            s.get("reason").and_then(Value::as_str).unwrap_or_default()
-        ),
-        None => "no flags".into(),
-    })
+    ask(
+        server,
+        out,
+        a.json,
+        "inbox",
+        json!({"pane": pane}),
+        |v| match v["stop"].as_object() {
+            Some(s) => format!(
+                "STOP requested by {}: {}\nacknowledge with `tend ack`",
+                s.get("set_by").and_then(Value::as_str).unwrap_or("?"),
+                s.get("reason").and_then(Value::as_str).unwrap_or_default()
+            ),
+            None => "no flags".into(),
+        },
+    )
 }
 
 /// `tend ack`: the agent acknowledges its stop flag.
 pub fn ack(server: &ServerArgs, a: &OwnPaneArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let t = Target::resolve(server)?;
     let pane = own_pane(&a.pane)?;
-    let v = client::call(&t.control, "ack", json!({"pane": pane}), TIMEOUT)?;
-    print(out, a.json, &v, |_| format!("{pane}: stop acknowledged"))
+    ask(server, out, a.json, "ack", json!({"pane": pane}), |_| {
+        format!("{pane}: stop acknowledged")
+    })
 }
 
 /// Arguments of `tend park`.
@@ -471,21 +489,26 @@ pub struct ParkArgs {
 
 /// `tend park`.
 pub fn park(server: &ServerArgs, a: &ParkArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let t = Target::resolve(server)?;
-    let v = client::call(
-        &t.control,
+    ask(
+        server,
+        out,
+        a.json,
         "park",
         json!({"pane": a.pane, "note": a.note, "gate": a.gate}),
-        TIMEOUT,
-    )?;
-    print(out, a.json, &v, |_| format!("{}: parked", a.pane))
+        |_| format!("{}: parked", a.pane),
+    )
 }
 
 /// `tend unpark`.
 pub fn unpark(server: &ServerArgs, a: &PaneArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let t = Target::resolve(server)?;
-    let v = client::call(&t.control, "unpark", json!({"pane": a.pane}), TIMEOUT)?;
-    print(out, a.json, &v, |_| format!("{}: unparked", a.pane))
+    ask(
+        server,
+        out,
+        a.json,
+        "unpark",
+        json!({"pane": a.pane}),
+        |_| format!("{}: unparked", a.pane),
+    )
 }
 
 /// Arguments of `tend snooze`.
@@ -503,21 +526,24 @@ pub struct SnoozeArgs {
 
 /// `tend snooze`.
 pub fn snooze(server: &ServerArgs, a: &SnoozeArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let t = Target::resolve(server)?;
-    let v = client::call(
-        &t.control,
+    ask(
+        server,
+        out,
+        a.json,
         "snooze",
         json!({"pane": a.pane, "for": a.length}),
-        TIMEOUT,
-    )?;
-    print(out, a.json, &v, |_| {
-        format!("{}: snoozed ({})", a.pane, a.length)
-    })
+        |_| format!("{}: snoozed ({})", a.pane, a.length),
+    )
 }
 
 /// `tend unsnooze`.
 pub fn unsnooze(server: &ServerArgs, a: &PaneArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let t = Target::resolve(server)?;
-    let v = client::call(&t.control, "unsnooze", json!({"pane": a.pane}), TIMEOUT)?;
-    print(out, a.json, &v, |_| format!("{}: unsnoozed", a.pane))
+    ask(
+        server,
+        out,
+        a.json,
+        "unsnooze",
+        json!({"pane": a.pane}),
+        |_| format!("{}: unsnoozed", a.pane),
+    )
 }
