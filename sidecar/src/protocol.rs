@@ -232,6 +232,16 @@ mod tests {
         assert_eq!(back, v);
     }
 
+    /// Found by the `protocol_parse` fuzz target: a float in `params` must
+    /// survive a round trip exactly (serde_json's `float_roundtrip`).
+    #[test]
+    fn fuzz_regression_float_params_round_trip() {
+        let line = r#"{"id":3,"method":"[4","params":5.55e62}"#;
+        let req: Request = serde_json::from_str(line).unwrap();
+        let again: Request = serde_json::from_str(&serde_json::to_string(&req).unwrap()).unwrap();
+        assert_eq!(again, req);
+    }
+
     /// The committed schema is the generated one. Regenerate with
     /// `TEND_WRITE_SCHEMA=1 cargo test -p tend --lib schema_is_committed`.
     #[test]
