@@ -292,16 +292,6 @@ impl Screen {
             + std::mem::size_of::<Self>()
     }
 
-    /// A cheap fingerprint of the visible text (activity detection).
-    pub fn fingerprint(&self) -> u64 {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        let (_, cols) = self.size();
-        for row in self.parser.screen().rows(0, cols) {
-            row.hash(&mut h);
-        }
-        h.finish()
-    }
 }
 
 #[cfg(test)]

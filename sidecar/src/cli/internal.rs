@@ -200,13 +200,13 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
                 key: "s".into(),
                 command: prompt_then("stop reason:", "@tend-input-reason", "stop-from-input"),
             });
-            server_args_server(server)
+            server.server()
                 .display_menu(&c, &format!("tend: {pane}"), &items)
                 .map_err(|e| CliError::new("tmux", e.to_string()))
         }
         "park-from-input" | "stop-from-input" | "unpark" | "unsnooze" | "snooze" => {
             let Some(pane) = pane else { return Ok(()) };
-            let srv = server_args_server(server);
+            let srv = server.server();
             let read_option = |name: &str| -> String {
                 let v = srv
                     .run(["show-options", "-pqv", "-t", pane.as_str(), name])
@@ -250,10 +250,6 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
             format!("unknown key action `{other}`"),
         )),
     }
-}
-
-fn server_args_server(server: &ServerArgs) -> tend_tmux::Server {
-    server.server()
 }
 
 /// One line per agent: band, agent, state, marks, session and pane.

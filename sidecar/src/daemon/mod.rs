@@ -103,7 +103,7 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     core.flags = loaded.flags;
     core.book = loaded.reports;
     let mut last_save = std::time::Instant::now();
-    let _ = job_tx.send(worker::setup_job());
+    let _ = job_tx.send(worker::Job::Setup);
     core.reconcile();
     let mut reconcile = tokio::time::interval(RECONCILE_EVERY);
     reconcile.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

@@ -70,11 +70,6 @@ pub enum Job {
     Cleanup,
 }
 
-/// The first job: hooks and keys.
-pub fn setup_job() -> Job {
-    Job::Setup
-}
-
 /// Hooks that make the daemon reconcile at once (the periodic reconcile
 /// catches everything else).
 const HOOKS: &[&str] = &[
