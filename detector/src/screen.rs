@@ -291,7 +291,6 @@ impl Screen {
             + self.history().heap_bytes()
             + std::mem::size_of::<Self>()
     }
-
 }
 
 #[cfg(test)]

@@ -200,7 +200,8 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
                 key: "s".into(),
                 command: prompt_then("stop reason:", "@tend-input-reason", "stop-from-input"),
             });
-            server.server()
+            server
+                .server()
                 .display_menu(&c, &format!("tend: {pane}"), &items)
                 .map_err(|e| CliError::new("tmux", e.to_string()))
         }
