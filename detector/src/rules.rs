@@ -25,12 +25,17 @@ pub struct ScreenView {
 }
 
 impl ScreenView {
-    /// A view of plain text (as in `tend explain --file`).
+    /// A view of plain text (as in `tend explain --file`). A saved screen
+    /// has no cursor: it is put on the last drawn row, where an input line
+    /// would be.
     pub fn from_text(text: &str) -> Self {
-        ScreenView {
+        let mut view = ScreenView {
             rows: text.lines().map(|l| l.trim_end().to_owned()).collect(),
             ..ScreenView::default()
-        }
+        };
+        let last = view.last_nonblank().saturating_sub(1);
+        view.cursor = (u16::try_from(last).unwrap_or(u16::MAX), 0);
+        view
     }
 
     fn last_nonblank(&self) -> usize {

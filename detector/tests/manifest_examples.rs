@@ -20,12 +20,6 @@ fn view_for(example: &str, region: Region, alt: Option<bool>, default_alt: bool)
         ScreenView::from_text(example.trim_matches('\n'))
     };
     view.alternate = alt.unwrap_or(default_alt);
-    let last = view
-        .rows
-        .iter()
-        .rposition(|r| !r.trim().is_empty())
-        .unwrap_or(0);
-    view.cursor = (last as u16, 0);
     view
 }
 

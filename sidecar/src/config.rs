@@ -67,11 +67,7 @@ impl KeysConfig {
 
 /// The configuration file's path.
 pub fn path() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-    Some(base.join("tend").join("config.toml"))
+    Some(crate::paths::config_dir()?.join("config.toml"))
 }
 
 /// Parses configuration text; `file` names it in errors.

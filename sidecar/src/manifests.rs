@@ -7,11 +7,7 @@ use tend_detector::manifest::{ManifestError, Registry};
 
 /// The user's manifest directory.
 pub fn user_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-    Some(base.join("tend").join("agents"))
+    Some(crate::paths::config_dir()?.join("agents"))
 }
 
 /// Bundled manifests plus every `*.toml` in the user directory. Files that

@@ -17,6 +17,14 @@ fn env_dir(var: &str) -> Option<PathBuf> {
         .filter(|p| p.is_absolute())
 }
 
+/// `$XDG_CONFIG_HOME/tend` (else `~/.config/tend`): config.toml and the
+/// user's agent manifests.
+pub fn config_dir() -> Option<PathBuf> {
+    let base = env_dir("XDG_CONFIG_HOME")
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("tend"))
+}
+
 /// The directory holding daemon sockets, created with mode 0700.
 pub fn runtime_dir() -> Result<PathBuf, CliError> {
     let dir = match env_dir("XDG_RUNTIME_DIR") {

@@ -180,13 +180,6 @@ pub fn run(server: &ServerArgs, args: &ExplainArgs, out: &mut dyn Write) -> Resu
     let mut view = ScreenView::from_text(&text);
     view.title = args.title.clone().unwrap_or_default();
     view.alternate = args.alternate;
-    // A saved screen has no cursor: take the last non-blank row.
-    let last = view
-        .rows
-        .iter()
-        .rposition(|r| !r.trim().is_empty())
-        .unwrap_or(0);
-    view.cursor = (u16::try_from(last).unwrap_or(u16::MAX), 0);
     let verdicts = rules::verdicts(&view, manifest);
     let winner = rules::evaluate(&view, manifest);
     let io = |e: std::io::Error| CliError::new("io", format!("cannot write output: {e}"));
