@@ -56,6 +56,8 @@ pub struct Status {
     pub rule: String,
     /// Its confidence.
     pub confidence: f32,
+    /// What produced the state (a screen rule, activity, silence, …).
+    pub trigger: Option<Trigger>,
     /// A working run that has been silent past `quiet_after`.
     pub quiet: bool,
     /// How long it has been silent (for the quiet band's clock).
@@ -457,6 +459,7 @@ impl PaneDetector {
             since: cur.since,
             rule: cur.rule.clone(),
             confidence: cur.confidence,
+            trigger: cur.trigger,
             quiet: self.quiet,
             silent_for: self.clock.saturating_sub(self.silence_anchor()),
             state_change_seq: cur.seq,

@@ -48,6 +48,8 @@ pub struct Current {
     pub rule: String,
     /// Its confidence.
     pub confidence: f32,
+    /// What produced it (`None` before the first evidence).
+    pub trigger: Option<Trigger>,
     /// Counts every state change of this run (for `state_change_seq`).
     pub seq: u64,
 }
@@ -96,6 +98,7 @@ impl Machine {
                 since: Duration::ZERO,
                 rule: String::new(),
                 confidence: 0.0,
+                trigger: None,
                 seq: 0,
             },
             had_turn: false,
@@ -178,6 +181,7 @@ impl Machine {
             since: at,
             rule: c.rule,
             confidence: c.confidence,
+            trigger: Some(c.trigger),
             seq: self.cur.seq + 1,
         };
         self.lock_until = strong.then_some(at + self.lock);

@@ -7,7 +7,7 @@ use tend_detector::attention::{self, Band, PaneFacts};
 use tend_detector::engine::Status;
 use tend_detector::park::PaneMarks;
 use tend_detector::report::{Authority, Effective, ScreenStatus};
-use tend_detector::{Reason, State};
+use tend_detector::{Reason, State, Trigger};
 
 /// Everything published and listed about one pane.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -66,7 +66,7 @@ pub fn fold(
         agent: status.agent.as_deref(),
         state: status.state,
         reason: status.reason,
-        from_rule: status.state.is_some() && !status.rule.starts_with("builtin/"),
+        from_rule: status.trigger == Some(Trigger::Screen),
     };
     let e = effective(&screen);
     let by_report = e.authority == Authority::Report;
