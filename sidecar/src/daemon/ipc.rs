@@ -31,6 +31,15 @@ const FAIR_QUEUE: usize = 4;
 /// Binds a socket, replacing a stale one left by a dead daemon. Refuses
 /// when a live daemon answers on it.
 pub fn bind(path: &Path) -> Result<UnixListener, CliError> {
+    let std = bind_std(path)?;
+    std.set_nonblocking(true)
+        .and_then(|_| UnixListener::from_std(std))
+        .map_err(|e| CliError::new("bind", format!("cannot listen on {}: {e}", path.display())))
+}
+
+/// [`bind`] for a blocking listener (the zellij daemon's control socket):
+/// the same stale-socket check, private mode and message.
+pub fn bind_std(path: &Path) -> Result<std::os::unix::net::UnixListener, CliError> {
     if path.exists() {
         if std::os::unix::net::UnixStream::connect(path).is_ok() {
             return Err(CliError::new(
@@ -43,7 +52,7 @@ pub fn bind(path: &Path) -> Result<UnixListener, CliError> {
     // Created private from the start: the umask covers the window between
     // bind and chmod.
     let old = nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o177));
-    let listener = UnixListener::bind(path);
+    let listener = std::os::unix::net::UnixListener::bind(path);
     nix::sys::stat::umask(old);
     let listener = listener
         .map_err(|e| CliError::new("bind", format!("cannot listen on {}: {e}", path.display())))?;

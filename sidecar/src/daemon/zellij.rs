@@ -17,8 +17,8 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::{Path, PathBuf};
+use std::os::unix::net::UnixListener;
+use std::path::PathBuf;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -465,22 +465,6 @@ fn band_of(p: &ZPane) -> Option<Band> {
 
 type Ask = (Request, Sender<Response>);
 
-fn bind(path: &Path) -> Result<UnixListener, CliError> {
-    if path.exists() {
-        if UnixStream::connect(path).is_ok() {
-            return Err(CliError::new(
-                "already_running",
-                format!("a tend daemon already listens on {}", path.display()),
-            ));
-        }
-        let _ = std::fs::remove_file(path);
-    }
-    let old = nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o177));
-    let l = UnixListener::bind(path);
-    nix::sys::stat::umask(old);
-    l.map_err(|e| CliError::new("bind", format!("cannot listen on {}: {e}", path.display())))
-}
-
 fn serve_control(listener: UnixListener, asks: Sender<Ask>) {
     for stream in listener.incoming().flatten() {
         let asks = asks.clone();
@@ -540,7 +524,7 @@ fn pusher(session: Session, statuses: Receiver<PluginStatus>) {
 
 /// Runs the zellij daemon until `tend stop` or the session ends.
 pub fn run(opts: Options) -> Result<(), CliError> {
-    let listener = bind(&opts.control)?;
+    let listener = super::ipc::bind_std(&opts.control)?;
     let (ask_tx, ask_rx) = channel::<Ask>();
     std::thread::spawn(move || serve_control(listener, ask_tx));
     let (push_tx, push_rx) = channel();
