@@ -342,6 +342,26 @@ impl Session {
     /// short subscription. Unlike `dump-screen` this works for plugin panes
     /// too. Waits at most the session's deadline.
     pub fn viewport(&self, pane: PaneId, ansi: bool) -> Result<Vec<String>> {
+        // A busy zellij sometimes ends a fresh subscription at once, with
+        // success and nothing said (the same 1 s screen-thread give-up that
+        // empties query answers); ask again, twice, before calling it failed.
+        let mut attempt = 0;
+        loop {
+            match self.viewport_once(pane, ansi) {
+                Err(ZellijError::Failed {
+                    status: Some(0),
+                    ref stderr,
+                    ..
+                }) if stderr.trim().is_empty() && attempt < 2 => {
+                    std::thread::sleep(std::time::Duration::from_millis(50 << attempt));
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn viewport_once(&self, pane: PaneId, ansi: bool) -> Result<Vec<String>> {
         let options = SubscribeOptions {
             ansi,
             scrollback: None,
