@@ -265,6 +265,25 @@ impl Server {
         Ok(updates.len())
     }
 
+    /// Applies `updates` and redraws the status line of `clients`, in one
+    /// tmux invocation (what the daemon does at each change: one process,
+    /// not one to set and two to find and refresh the clients). A client
+    /// that detached meanwhile is skipped, like a vanished pane or window.
+    pub fn publish(&self, updates: &[OptionUpdate], clients: &[String]) -> Result<()> {
+        for u in updates {
+            check_name(&u.name)?;
+        }
+        let mut commands: Vec<Vec<String>> = updates.iter().map(OptionUpdate::command).collect();
+        commands.extend(
+            clients
+                .iter()
+                .filter(|c| !c.is_empty())
+                .map(|c| vec!["refresh-client".into(), "-S".into(), "-t".into(), c.clone()]),
+        );
+        self.run_batch_skipping_gone(&commands)?;
+        Ok(())
+    }
+
     /// Redraws the status line of every attached client
     /// (`refresh-client -S`), so that changed options show at once. Control
     /// mode clients are skipped. Returns how many clients were refreshed.

@@ -164,4 +164,19 @@ fn refresh_reaches_attached_clients() {
         .unwrap();
     let shown = t.tmux_ok(&["display-message", "-p", "-c", &client, "#{@tend_summary}"]);
     assert_eq!(shown.trim(), "1 agent needs you");
+
+    // publish(): options and the redraw in one go; a client that went away
+    // (and a window that did) does not stop the rest.
+    t.tmux_ok(&["send-keys", "-t", "%0", "echo again", "Enter"]);
+    assert!(wait_until(DEADLINE, || t.display("%0", "#{cursor_y}") == "4"));
+    let updates = [
+        OptionUpdate::set(Scope::Window(WindowId(999)), "@tend_window_band", "x"),
+        OptionUpdate::set(Scope::Global, "@tend_summary", "2 agents need you"),
+    ];
+    t.server
+        .publish(&updates, &["/dev/pts/9999".to_string(), client.clone()])
+        .unwrap();
+    assert!(wait_until(DEADLINE, || t.typescript(0).contains("[cy=4]")));
+    let shown = t.tmux_ok(&["display-message", "-p", "-c", &client, "#{@tend_summary}"]);
+    assert_eq!(shown.trim(), "2 agents need you");
 }

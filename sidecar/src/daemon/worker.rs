@@ -22,7 +22,12 @@ pub enum Job {
     /// Install the tap on a pane.
     InstallTap(PaneId),
     /// Apply option updates, then refresh clients.
-    Publish(Vec<OptionUpdate>),
+    Publish {
+        /// The changed options.
+        updates: Vec<OptionUpdate>,
+        /// Clients whose status line to redraw (the last listing's).
+        clients: Vec<String>,
+    },
     /// Switch a client to a pane.
     Switch {
         /// The client (`None`: the most recent).
@@ -210,19 +215,15 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                         .map_err(|e| e.to_string());
                     send(Event::TapInstalled { pane, outcome });
                 }
-                Job::Publish(ups) => {
-                    if let Err(e) = server.set_options(&ups) {
+                Job::Publish { updates, clients } => {
+                    // Vanished panes, windows and clients are skipped inside.
+                    if let Err(e) = server.publish(&updates, &clients) {
                         if e.is_no_server() {
                             send(Event::ServerGone);
                             continue;
                         }
-                        // A pane or window vanished between listing and
-                        // publishing: apply the rest one by one.
-                        for u in &ups {
-                            let _ = server.set_options(std::slice::from_ref(u));
-                        }
+                        eprintln!("tend: publishing to tmux failed: {e}");
                     }
-                    let _ = server.refresh_clients();
                 }
                 Job::Switch { client, pane } => {
                     let _ = server.switch_to(client.as_deref(), pane);
