@@ -192,7 +192,11 @@ impl PaneDetector {
         PaneDetector {
             cfg,
             manifest: None,
-            screen: Screen::new(rows, cols),
+            // No history ring: rules never read scrollback (SPEC §4: an old
+            // dialog in history is not a dialog), and scrollback for people
+            // comes from the multiplexer, which keeps it anyway. Keeping one
+            // cost up to 256 KiB a pane and re-formatting every scrolled row.
+            screen: Screen::with_history(rows, cols, 0),
             machine,
             run: 0,
             clock: Duration::ZERO,
