@@ -818,7 +818,16 @@ impl Core {
         let ups = publish::diff(&self.published, &new);
         if !ups.is_empty() {
             self.published = new;
-            self.job(Job::Publish(ups));
+            let clients = self
+                .clients
+                .iter()
+                .filter(|c| !c.control_mode)
+                .map(|c| c.name.clone())
+                .collect();
+            self.job(Job::Publish {
+                updates: ups,
+                clients,
+            });
         }
     }
 

@@ -32,6 +32,20 @@ use crate::error::CliError;
 /// arrive through break-pane, join-pane, respawn, which have no hook).
 pub const RECONCILE_EVERY: Duration = Duration::from_secs(1);
 
+/// When the loop wakes for the pane table's next deadline, `wait` from now:
+/// on the tap connections' batch tick ([`ipc::next_batch_tick`]), so that
+/// evaluations, identity probes and tap reads of all panes share one
+/// wake-up instead of each pane waking the daemon on its own schedule. The
+/// deadlines are soft (an evaluation interval, a probe gap): up to one tick
+/// late is within their meaning.
+fn wake_at(wait: Duration) -> std::time::Instant {
+    let now = std::time::Instant::now();
+    if wait.is_zero() {
+        return now;
+    }
+    ipc::next_batch_tick(now + wait - Duration::from_nanos(1))
+}
+
 /// What the daemon needs to run.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -122,7 +136,7 @@ async fn serve(opts: Options) -> Result<(), CliError> {
                     core.handle(ev);
                 }
             }
-            _ = tokio::time::sleep(wait) => {}
+            _ = tokio::time::sleep_until(wake_at(wait).into()) => {}
             _ = reconcile.tick() => core.reconcile(),
             _ = sigterm.recv() => core.stopping = true,
             _ = sigint.recv() => core.stopping = true,
