@@ -4,6 +4,7 @@
 //! cargo bench -p tend --bench live                      # latency + 10 and 50 panes
 //! cargo bench -p tend --bench live -- --latency-runs 100 --panes 10,50,200 --secs 30
 //! TEND_BENCH_AGENTS=claude,codex cargo bench -p tend --bench live -- --load agents
+//! TEND_BENCH_BIN=/path/to/other/tend cargo bench -p tend --bench live    # another build
 //! ```
 //!
 //! 1. **Latency**: a pane whose process is an identified agent (declared with
@@ -37,7 +38,7 @@ impl Server {
         for sub in ["run", "state", "config"] {
             std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
         }
-        let tend = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/tend");
+        let tend = tend_binary();
         let s = Server { name, dir, tend };
         s.tmux(&[
             "-f",
@@ -102,12 +103,24 @@ fn frame_at(cast: &Cast, t: f64) -> Vec<u8> {
     out
 }
 
+/// CPU ticks (user + system) of `pid` itself.
 fn ticks(pid: u32) -> u64 {
+    stat_ticks(pid, false)
+}
+
+/// CPU ticks of `pid` and of the children it waited for: for the daemon,
+/// the tmux commands it runs (publishing, listing, capturing) are its cost.
+fn ticks_with_children(pid: u32) -> u64 {
+    stat_ticks(pid, true)
+}
+
+fn stat_ticks(pid: u32, children: bool) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let after = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
     let f: Vec<&str> = after.split_whitespace().collect();
     let get = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    get(11) + get(12)
+    // utime, stime; then cutime, cstime.
+    get(11) + get(12) + if children { get(13) + get(14) } else { 0 }
 }
 
 fn status_kb(pid: u32, key: &str, file: &str) -> u64 {
@@ -261,10 +274,12 @@ fn cost(panes: usize, secs: u64, load: Load) {
         .filter(|p| *p != dpid)
         .collect::<Vec<_>>();
     let d0 = ticks(dpid);
+    let dc0 = ticks_with_children(dpid);
     let t0: u64 = taps.iter().map(|p| ticks(*p)).sum();
     let s0 = ticks(server_pid);
     std::thread::sleep(Duration::from_secs(secs));
     let d1 = ticks(dpid);
+    let dc1 = ticks_with_children(dpid);
     let t1: u64 = taps.iter().map(|p| ticks(*p)).sum();
     let s1 = ticks(server_pid);
     let rss = status_kb(dpid, "VmRSS:", "status");
@@ -274,8 +289,9 @@ fn cost(panes: usize, secs: u64, load: Load) {
         .sum();
     let per = |a: u64, b: u64| (b.saturating_sub(a)) as f64 / hz / secs as f64 * 100.0;
     println!(
-        "tend    {label:<6} panes={panes:>3} daemon cpu={:.2}% rss={:.1}MB | taps({}) cpu={:.2}% pss={:.1}MB | tmux server cpu={:.2}%",
+        "tend    {label:<6} panes={panes:>3} daemon cpu={:.2}% (+ its tmux commands {:.2}%) rss={:.1}MB | taps({}) cpu={:.2}% pss={:.1}MB | tmux server cpu={:.2}%",
         per(d0, d1),
+        per(dc0, dc1) - per(d0, d1),
         rss as f64 / 1024.0,
         taps.len(),
         per(t0, t1),
@@ -322,6 +338,14 @@ fn cost(panes: usize, secs: u64, load: Load) {
     );
 }
 
+/// The `tend` under test: the release build, or `TEND_BENCH_BIN` (to set
+/// two builds side by side).
+fn tend_binary() -> PathBuf {
+    std::env::var_os("TEND_BENCH_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/tend"))
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let get = |flag: &str| {
@@ -340,9 +364,12 @@ fn main() {
     if args.iter().any(|a| a == "--list") {
         return;
     }
-    let release = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/tend");
+    let release = tend_binary();
     if !release.exists() {
-        eprintln!("build the release binary first: cargo build --release -p tend");
+        eprintln!(
+            "{} does not exist: build the release binary first (cargo build --release -p tend)",
+            release.display()
+        );
         return;
     }
     let loads: Vec<Load> = get("--load")

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Short versions of the benchmarks in docs/PERFORMANCE.md, for CI: the same
+# benchmark code with fewer samples and shorter runs (a few minutes in all).
+# They print figures to compare with the document; they fail only when a
+# benchmark cannot run, never on a figure (a shared CI machine is too noisy
+# to judge speed by one run).
+#
+#   scripts/bench-short.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '\n== %s\n' "$*"; }
+
+say "release build (the live benchmark drives the real binary)"
+cargo build --release -p tend --quiet
+
+say "detector throughput, evaluation and memory per pane (criterion, short)"
+cargo bench -p tend-detector --bench throughput -- \
+  --warm-up-time 1 --measurement-time 3 --sample-size 10 \
+  'detector/(screen|pane|pane_burst|evaluation)$'
+
+say "process sampling of 50 panes (criterion, short)"
+cargo bench -p tend --bench sampler -- \
+  --warm-up-time 1 --measurement-time 2 --sample-size 10
+
+say "daemon on a real tmux server: latency, CPU, memory; side by side with a capture-pane poller"
+cargo bench -p tend --bench live -- \
+  --latency-runs 20 --panes 10,50 --secs 5 --load agents,idle
