@@ -103,15 +103,21 @@ fn frame_at(cast: &Cast, t: f64) -> Vec<u8> {
     out
 }
 
-/// CPU ticks (user + system) of `pid` itself.
-fn ticks(pid: u32) -> u64 {
-    stat_ticks(pid, false)
+/// CPU time of `pid` itself, in nanoseconds, from the scheduler's own
+/// accounting (`/proc/PID/schedstat`; exact, where the tick-sampled
+/// `utime`/`stime` charge whole 10 ms ticks and show a tap that runs for
+/// microseconds at a time as 0 or as 10 ms).
+fn cpu_ns(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
 }
 
-/// CPU ticks of `pid` and of the children it waited for: for the daemon,
-/// the tmux commands it runs (publishing, listing, capturing) are its cost.
-fn ticks_with_children(pid: u32) -> u64 {
-    stat_ticks(pid, true)
+/// CPU ticks of the children `pid` waited for: for the daemon, the tmux
+/// commands it runs (publishing, listing, capturing) are its cost too.
+fn children_ticks(pid: u32) -> u64 {
+    stat_ticks(pid, true) - stat_ticks(pid, false)
 }
 
 fn stat_ticks(pid: u32, children: bool) -> u64 {
@@ -273,25 +279,26 @@ fn cost(panes: usize, secs: u64, load: Load) {
         .into_iter()
         .filter(|p| *p != dpid)
         .collect::<Vec<_>>();
-    let d0 = ticks(dpid);
-    let dc0 = ticks_with_children(dpid);
-    let t0: u64 = taps.iter().map(|p| ticks(*p)).sum();
-    let s0 = ticks(server_pid);
+    let d0 = cpu_ns(dpid);
+    let dc0 = children_ticks(dpid);
+    let t0: u64 = taps.iter().map(|p| cpu_ns(*p)).sum();
+    let s0 = cpu_ns(server_pid);
     std::thread::sleep(Duration::from_secs(secs));
-    let d1 = ticks(dpid);
-    let dc1 = ticks_with_children(dpid);
-    let t1: u64 = taps.iter().map(|p| ticks(*p)).sum();
-    let s1 = ticks(server_pid);
+    let d1 = cpu_ns(dpid);
+    let dc1 = children_ticks(dpid);
+    let t1: u64 = taps.iter().map(|p| cpu_ns(*p)).sum();
+    let s1 = cpu_ns(server_pid);
     let rss = status_kb(dpid, "VmRSS:", "status");
     let pss: u64 = taps
         .iter()
         .map(|p| status_kb(*p, "Pss:", "smaps_rollup"))
         .sum();
-    let per = |a: u64, b: u64| (b.saturating_sub(a)) as f64 / hz / secs as f64 * 100.0;
+    let per = |a: u64, b: u64| (b.saturating_sub(a)) as f64 / 1e9 / secs as f64 * 100.0;
+    let per_ticks = |a: u64, b: u64| (b.saturating_sub(a)) as f64 / hz / secs as f64 * 100.0;
     println!(
         "tend    {label:<6} panes={panes:>3} daemon cpu={:.2}% (+ its tmux commands {:.2}%) rss={:.1}MB | taps({}) cpu={:.2}% pss={:.1}MB | tmux server cpu={:.2}%",
         per(d0, d1),
-        per(dc0, dc1) - per(d0, d1),
+        per_ticks(dc0, dc1),
         rss as f64 / 1024.0,
         taps.len(),
         per(t0, t1),
@@ -308,7 +315,7 @@ fn cost(panes: usize, secs: u64, load: Load) {
         .collect();
     let me0 = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
         .expect("rusage");
-    let s0 = ticks(server_pid);
+    let s0 = cpu_ns(server_pid);
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(secs) {
         let tick = Instant::now();
@@ -324,7 +331,7 @@ fn cost(panes: usize, secs: u64, load: Load) {
     }
     let me1 = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
         .expect("rusage");
-    let s1 = ticks(server_pid);
+    let s1 = cpu_ns(server_pid);
     let tv = |u: nix::sys::time::TimeVal| u.tv_sec() as f64 + u.tv_usec() as f64 / 1e6;
     let poll_cpu =
         (tv(me1.user_time()) + tv(me1.system_time()) - tv(me0.user_time()) - tv(me0.system_time()))
