@@ -305,32 +305,12 @@ impl Session {
         parse_list_clients(&out)
     }
 
-    /// Runs a query action whose answer is never empty. A busy zellij
-    /// (its screen thread answers queries within 1 s or not at all)
-    /// sometimes answers with nothing and success; ask again, twice. The
-    /// same for "no active session": the command-line client decides that
-    /// when the session's socket does not answer its probe in time, which
-    /// a saturated machine can make happen to a live session.
+    /// Runs a query action whose answer is never empty, patiently (see
+    /// [`Session::patiently`]).
     fn query(&self, args: &[&str]) -> Result<String> {
-        for attempt in 0..3 {
-            let pause = std::time::Duration::from_millis(50 << attempt);
-            match self.action(args) {
-                Ok(out) if !out.stdout.trim().is_empty() => return Ok(out.stdout),
-                Ok(_) => {}
-                Err(ZellijError::SessionNotFound { .. }) if attempt < 2 => {
-                    std::thread::sleep(pause * 4);
-                    continue;
-                }
-                Err(e) => return Err(e),
-            }
-            std::thread::sleep(pause);
-        }
-        Err(ZellijError::Failed {
-            command: args.join(" "),
-            status: Some(0),
-            stderr: "zellij answered with nothing, three times (the session is busy or \
-                     shutting down)"
-                .into(),
+        self.patiently(&args.join(" "), || {
+            let out = self.action(args)?;
+            Ok((!out.stdout.trim().is_empty()).then_some(out.stdout))
         })
     }
 

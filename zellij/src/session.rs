@@ -145,6 +145,38 @@ impl Session {
             .and_then(|out| classify(out, &self.name, &label))
     }
 
+    /// Asks zellij again, up to three times in all, while it answers the
+    /// way a saturated session does: with nothing and success (its screen
+    /// thread answers within 1 s or not at all; `ask` returns `Ok(None)`),
+    /// or with "no active session" (the command-line client decides that
+    /// when the session's socket does not answer its probe in time). Any
+    /// other answer is final.
+    pub(crate) fn patiently<T>(
+        &self,
+        command: &str,
+        mut ask: impl FnMut() -> Result<Option<T>>,
+    ) -> Result<T> {
+        const PAUSES: [Duration; 2] = [Duration::from_millis(100), Duration::from_millis(400)];
+        for pause in PAUSES.iter().map(Some).chain([None]) {
+            match ask() {
+                Ok(Some(v)) => return Ok(v),
+                Ok(None) => {}
+                Err(ZellijError::SessionNotFound { .. }) if pause.is_some() => {}
+                Err(e) => return Err(e),
+            }
+            if let Some(p) = pause {
+                thread::sleep(*p);
+            }
+        }
+        Err(ZellijError::Failed {
+            command: command.to_owned(),
+            status: Some(0),
+            stderr: "zellij answered with nothing, three times (the session is busy or \
+                     shutting down)"
+                .into(),
+        })
+    }
+
     /// True when zellij lists this session as running (not exited).
     pub fn is_running(&self) -> Result<bool> {
         let sessions = list_sessions_with(&self.program, &self.envs, self.timeout)?;
@@ -395,6 +427,47 @@ fn label<S: AsRef<OsStr>>(args: &[S]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn patiently_asks_again_only_while_the_session_seems_busy() {
+        let s = Session::new("busy");
+        let gone = || ZellijError::SessionNotFound {
+            session: "busy".into(),
+            detail: "There is no active session!".into(),
+        };
+        // Nothing, then "no active session", then an answer.
+        let mut answers = vec![Ok(Some(7)), Err(gone()), Ok(None)];
+        let mut asked = 0;
+        let got = s.patiently("q", || {
+            asked += 1;
+            answers.pop().expect("asked at most three times")
+        });
+        assert_eq!((got.expect("the third answer"), asked), (7, 3));
+        // Three times nothing: a failure naming the command.
+        let err = s.patiently::<u8>("list-panes", || Ok(None)).unwrap_err();
+        assert!(
+            matches!(&err, ZellijError::Failed { command, status: Some(0), .. } if command == "list-panes"),
+            "{err:?}"
+        );
+        // Still no session the third time: the session is gone.
+        let err = s.patiently::<u8>("q", || Err(gone())).unwrap_err();
+        assert!(
+            matches!(err, ZellijError::SessionNotFound { .. }),
+            "{err:?}"
+        );
+        // Any other error is final at once.
+        let mut asked = 0;
+        let err = s
+            .patiently::<u8>("q", || {
+                asked += 1;
+                Err(ZellijError::PaneNotFound {
+                    command: "q".into(),
+                    pane: "terminal_9".into(),
+                })
+            })
+            .unwrap_err();
+        assert!(matches!(err, ZellijError::PaneNotFound { .. }) && asked == 1);
+    }
 
     #[test]
     fn session_from_vars() {

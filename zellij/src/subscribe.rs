@@ -342,26 +342,14 @@ impl Session {
     /// short subscription. Unlike `dump-screen` this works for plugin panes
     /// too. Waits at most the session's deadline.
     pub fn viewport(&self, pane: PaneId, ansi: bool) -> Result<Vec<String>> {
-        // A busy zellij sometimes ends a fresh subscription at once, with
-        // success and nothing said (the same 1 s screen-thread give-up that
-        // empties query answers); ask again, twice, before calling it failed.
-        let mut attempt = 0;
-        loop {
-            match self.viewport_once(pane, ansi) {
-                Err(ZellijError::Failed {
-                    status: Some(0),
-                    ref stderr,
-                    ..
-                }) if stderr.trim().is_empty() && attempt < 2 => {
-                    std::thread::sleep(std::time::Duration::from_millis(50 << attempt));
-                    attempt += 1;
-                }
-                other => return other,
-            }
-        }
+        self.patiently(&format!("subscribe --pane-id {pane}"), || {
+            self.viewport_once(pane, ansi)
+        })
     }
 
-    fn viewport_once(&self, pane: PaneId, ansi: bool) -> Result<Vec<String>> {
+    /// One short subscription; `Ok(None)` when zellij ended it at once with
+    /// success and nothing said (a busy session, see [`Session::patiently`]).
+    fn viewport_once(&self, pane: PaneId, ansi: bool) -> Result<Option<Vec<String>>> {
         let options = SubscribeOptions {
             ansi,
             scrollback: None,
@@ -377,12 +365,17 @@ impl Session {
                 });
             }
             match sub.recv_timeout(left)? {
-                Some(SubscribeEvent::Update(u)) if u.pane == pane => return Ok(u.viewport),
+                Some(SubscribeEvent::Update(u)) if u.pane == pane => return Ok(Some(u.viewport)),
                 Some(SubscribeEvent::Closed(_)) => {
                     return Err(ZellijError::PaneNotFound {
                         command: "subscribe".into(),
                         pane: pane.to_string(),
                     })
+                }
+                Some(SubscribeEvent::Ended { status, stderr })
+                    if status == Some(0) && stderr.trim().is_empty() =>
+                {
+                    return Ok(None)
                 }
                 Some(SubscribeEvent::Ended { status, stderr }) => {
                     return Err(ended_error(self, pane, status, stderr))
