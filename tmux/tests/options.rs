@@ -165,18 +165,23 @@ fn refresh_reaches_attached_clients() {
     let shown = t.tmux_ok(&["display-message", "-p", "-c", &client, "#{@tend_summary}"]);
     assert_eq!(shown.trim(), "1 agent needs you");
 
-    // publish(): options and the redraw in one go; a client that went away
-    // (and a window that did) does not stop the rest.
+    // publish(): the redraw alone (no option set, so only refresh-client
+    // can show the new cursor row), a client that went away first.
     t.tmux_ok(&["send-keys", "-t", "%0", "echo again", "Enter"]);
     assert!(wait_until(DEADLINE, || t.display("%0", "#{cursor_y}") == "4"));
+    assert!(!wait_until(Duration::from_millis(300), || t
+        .typescript(0)
+        .contains("[cy=4]")));
+    t.server
+        .publish(&[], &["/dev/pts/9999".to_string(), client.clone()])
+        .unwrap();
+    assert!(wait_until(DEADLINE, || t.typescript(0).contains("[cy=4]")));
+    // And options with a window that went away: the rest are set.
     let updates = [
         OptionUpdate::set(Scope::Window(WindowId(999)), "@tend_window_band", "x"),
         OptionUpdate::set(Scope::Global, "@tend_summary", "2 agents need you"),
     ];
-    t.server
-        .publish(&updates, &["/dev/pts/9999".to_string(), client.clone()])
-        .unwrap();
-    assert!(wait_until(DEADLINE, || t.typescript(0).contains("[cy=4]")));
+    t.server.publish(&updates, &[client.clone()]).unwrap();
     let shown = t.tmux_ok(&["display-message", "-p", "-c", &client, "#{@tend_summary}"]);
     assert_eq!(shown.trim(), "2 agents need you");
 }
