@@ -181,14 +181,7 @@ fn wait_prompt_and_their_errors() {
 
     // A blocked agent refuses prompts and nothing is sent.
     let cast = corpus("claude/approval").join("pane.cast");
-    let blocked = env.window(
-        "main",
-        &format!(
-            "env TEND_AGENT=claude '{}' play '{}' --hold 60",
-            tend_bin(),
-            cast.display()
-        ),
-    );
+    let blocked = env.window("main", &env.play_cmd("claude", &cast, 60));
     env.tend_ok(&[
         "wait",
         &blocked,
@@ -205,14 +198,7 @@ fn wait_prompt_and_their_errors() {
 
     // An agent that never reacts: stalled after 5 s.
     let cast = corpus("claude/idle").join("pane.cast");
-    let deaf = env.window(
-        "main",
-        &format!(
-            "env TEND_AGENT=claude '{}' play '{}' --hold 60",
-            tend_bin(),
-            cast.display()
-        ),
-    );
+    let deaf = env.window("main", &env.play_cmd("claude", &cast, 60));
     env.tend_ok(&["wait", &deaf, "--until", "idle", "--timeout", "20s"]);
     let r = env.tend(&["prompt", &deaf, "hello?", "--wait", "--json"]);
     assert_eq!(err_code(&r), "agent_prompt_stalled");
@@ -225,30 +211,10 @@ fn wait_ends_with_agent_not_running_when_the_pane_dies() {
     let env = Env::new("ctl-gone");
     env.tend_ok(&["start"]);
     let cast = corpus("claude/idle").join("pane.cast");
-    let pane = env.window(
-        "main",
-        &format!(
-            "env TEND_AGENT=claude '{}' play '{}' --hold 60",
-            tend_bin(),
-            cast.display()
-        ),
-    );
+    let pane = env.window("main", &env.play_cmd("claude", &cast, 60));
     env.tend_ok(&["wait", &pane, "--until", "idle", "--timeout", "20s"]);
-    let mut cmd = std::process::Command::new(tend_bin());
-    cmd.env("XDG_RUNTIME_DIR", env.path().join("run"))
-        .env("XDG_STATE_HOME", env.path().join("state"))
-        .env("XDG_CONFIG_HOME", env.path().join("config"))
-        .env_remove("TMUX")
-        .args([
-            "-L",
-            &env.name,
-            "wait",
-            &pane,
-            "--until",
-            "completed",
-            "--json",
-        ]);
-    let child = cmd
+    let child = env
+        .command(&["wait", &pane, "--until", "completed", "--json"])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("wait");
@@ -324,14 +290,7 @@ fn stop_flags_block_prompts_until_acknowledged() {
     let env = Env::new("ctl-stop");
     env.tend_ok(&["start"]);
     let cast = corpus("claude/idle").join("pane.cast");
-    let pane = env.window(
-        "main",
-        &format!(
-            "env TEND_AGENT=claude '{}' play '{}' --hold 60",
-            tend_bin(),
-            cast.display()
-        ),
-    );
+    let pane = env.window("main", &env.play_cmd("claude", &cast, 60));
     env.tend_ok(&["wait", &pane, "--until", "idle", "--timeout", "20s"]);
     env.tend_ok(&["stop-request", &pane, "wrap up, the release is cut"]);
     let v: Value = serde_json::from_str(&env.tend_ok(&["get", &pane, "--json"])).expect("json");
@@ -356,14 +315,7 @@ fn park_and_snooze_survive_a_restart_and_a_corrupt_state_file_is_set_aside() {
     let env = Env::new("ctl-park");
     env.tend_ok(&["start"]);
     let cast = corpus("claude/approval").join("pane.cast");
-    let pane = env.window(
-        "main",
-        &format!(
-            "env TEND_AGENT=claude '{}' play '{}' --hold 120",
-            tend_bin(),
-            cast.display()
-        ),
-    );
+    let pane = env.window("main", &env.play_cmd("claude", &cast, 120));
     let other = env.window("main", "sleep 600");
     env.tend_ok(&["wait", &pane, "--until", "waiting", "--timeout", "30s"]);
     env.tend_ok(&["park", &pane, "--note", "after lunch"]);

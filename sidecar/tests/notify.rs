@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use support::{corpus, tend_bin, wait_until, Env};
+use support::{corpus, wait_until, Env};
 
 /// True when every program is on `PATH`; otherwise prints a notice.
 fn have(test: &str, programs: &[&str]) -> bool {
@@ -162,18 +162,8 @@ impl Desktop {
 /// Starts tend's daemon for `env` with the session bus `bus` (none:
 /// no session bus at all).
 fn start_tend(env: &Env, bus: Option<&str>) {
-    let d = env.path();
-    let mut cmd = Command::new(tend_bin());
-    cmd.env("XDG_RUNTIME_DIR", d.join("run"))
-        .env("XDG_STATE_HOME", d.join("state"))
-        .env("XDG_CONFIG_HOME", d.join("config"))
-        .env("HOME", d.join("home"))
-        .env_remove("TMUX")
-        .env_remove("TMUX_PANE")
-        .env_remove("TEND_TMUX_SOCKET")
-        .env_remove("DBUS_SESSION_BUS_ADDRESS")
-        .args(["-L", &env.name, "start"])
-        .stdin(Stdio::null());
+    // The harness's environment, which has no session bus.
+    let mut cmd = env.command(&["start"]);
     if let Some(bus) = bus {
         cmd.env("DBUS_SESSION_BUS_ADDRESS", bus);
     }

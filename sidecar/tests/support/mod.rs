@@ -107,14 +107,20 @@ impl Env {
             .to_owned()
     }
 
-    pub fn tend(&self, args: &[&str]) -> Output {
+    /// `tend -L <this server> args…` in this environment, not yet run (for
+    /// a test that spawns it or adds to its environment).
+    pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(tend_bin());
         self.apply_env(&mut cmd);
         cmd.arg("-L")
             .arg(&self.name)
             .args(args)
             .stdin(Stdio::null());
-        cmd.output().expect("run tend")
+        cmd
+    }
+
+    pub fn tend(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("run tend")
     }
 
     pub fn tend_ok(&self, args: &[&str]) -> String {
