@@ -23,71 +23,30 @@
 //! by a global allocator, next to what [`Screen::memory_bytes`] reports.
 //! Figures and the machine they came from: `docs/PERFORMANCE.md`.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::System;
 use std::fmt::Write as _;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{criterion_group, Criterion, Throughput};
+use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
 use tend_detector::cast::{Cast, EventKind};
 use tend_detector::replay::replay;
 use tend_detector::screen::Screen;
 use tend_detector::{DetectorConfig, Manifest, PaneDetector, Registry};
 
 // ---------------------------------------------------------------------------
-// Counting allocator (one relaxed add per allocation; no effect worth
-// measuring on the throughput figures).
-
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is forwarded unchanged to the system allocator; the
-// counter is bookkeeping only.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded with the caller's layout.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded with the caller's layout.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from this allocator with this layout.
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: `ptr` came from this allocator with this layout.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            LIVE.fetch_add(new_size, Ordering::Relaxed);
-            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        }
-        p
-    }
-}
+// Live heap bytes, counted by an instrumented system allocator.
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 fn live() -> usize {
-    LIVE.load(Ordering::Relaxed)
+    // A realloc's growth or shrinkage is counted in these two already.
+    let s = GLOBAL.stats();
+    s.bytes_allocated - s.bytes_deallocated
 }
 
 // ---------------------------------------------------------------------------
@@ -304,8 +263,9 @@ fn memory_report(corpus: &[Recording], setup: &Setup) {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "\nMemory per pane (PaneDetector, {COLS}x{ROWS}, history {LINES} lines; live heap \
-         counted by the global allocator)\n"
+        "\nMemory per pane (PaneDetector, {COLS}x{ROWS}, which keeps no history ring: the \
+         {LINES}-line cases print that much and keep none of it; live heap counted by the \
+         global allocator)\n"
     );
     let _ = writeln!(out, "| case | live heap | memory_bytes() | history lines |");
     let _ = writeln!(out, "|---|---:|---:|---:|");
