@@ -82,33 +82,11 @@ fn another_user_is_refused() {
     let env = Env::new("ctl-user");
     env.tend_ok(&["start"]);
     let sock = control_socket(&env);
-    // Open the directories so that only the daemon's own check stands in
-    // the way, then connect as `nobody`.
-    use std::os::unix::fs::PermissionsExt;
-    let mut p = sock.parent().map(|p| p.to_owned());
-    while let Some(d) = p {
-        let _ = std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755));
-        if d == env.path() {
-            break;
-        }
-        p = d.parent().map(|p| p.to_owned());
-    }
-    std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o666)).expect("chmod");
     let script = format!(
         "import socket\ns=socket.socket(socket.AF_UNIX)\ns.connect({:?})\ntry:\n  s.sendall(b'{{\"id\":1,\"method\":\"list\"}}\\n')\nexcept OSError:\n  pass\nprint(s.makefile().readline())",
         sock.display().to_string()
     );
-    let out = std::process::Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "/usr/bin/python3",
-            "-c",
-            &script,
-        ])
-        .output()
-        .expect("setpriv");
+    let out = support::python_as_nobody(&env, &sock, &script);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("forbidden"),

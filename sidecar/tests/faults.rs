@@ -1233,18 +1233,7 @@ fn another_user_cannot_reach_the_sockets_or_inject_pane_output() {
     frames.extend(frame(1, &cast_bytes("claude/approval", 8.0)));
     let payload = env.path().join("frames.bin");
     std::fs::write(&payload, &frames).expect("frames");
-    // Open every directory and the sockets so that only the daemon's own
-    // check stands in the way; then connect as `nobody`.
-    let mut p = Some(run.to_owned());
-    while let Some(d) = p {
-        let _ = std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755));
-        if d == env.path() {
-            break;
-        }
-        p = d.parent().map(|p| p.to_owned());
-    }
     std::fs::set_permissions(&payload, std::fs::Permissions::from_mode(0o644)).expect("chmod");
-    std::fs::set_permissions(&tap, std::fs::Permissions::from_mode(0o666)).expect("chmod");
     let script = format!(
         "import socket\ns=socket.socket(socket.AF_UNIX)\ns.settimeout(5)\ns.connect({:?})\n\
          try:\n  s.sendall(open({:?},'rb').read())\nexcept OSError as e:\n  print('send', e)\n\
@@ -1252,17 +1241,7 @@ fn another_user_cannot_reach_the_sockets_or_inject_pane_output() {
         tap.display().to_string(),
         payload.display().to_string()
     );
-    let out = std::process::Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "/usr/bin/python3",
-            "-c",
-            &script,
-        ])
-        .output()
-        .expect("setpriv");
+    let out = support::python_as_nobody(&env, &tap, &script);
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         said.contains("eof") || said.contains("reset") || said.contains("Broken pipe"),
