@@ -181,7 +181,9 @@ fn refresh_reaches_attached_clients() {
         OptionUpdate::set(Scope::Window(WindowId(999)), "@tend_window_band", "x"),
         OptionUpdate::set(Scope::Global, "@tend_summary", "2 agents need you"),
     ];
-    t.server.publish(&updates, &[client.clone()]).unwrap();
+    t.server
+        .publish(&updates, std::slice::from_ref(&client))
+        .unwrap();
     let shown = t.tmux_ok(&["display-message", "-p", "-c", &client, "#{@tend_summary}"]);
     assert_eq!(shown.trim(), "2 agents need you");
 }
