@@ -6,6 +6,7 @@ use common::{wait_until, TestServer, DEADLINE};
 use tend_tmux::escape::{format_escape_hash, shell_quote};
 
 const OSC_TITLE: &str = "osc #{session_name} 'q' ; $(x)";
+use std::time::Duration;
 use tend_tmux::{PaneId, SessionId};
 
 #[test]
@@ -105,31 +106,50 @@ fn list_panes_reads_hostile_names_verbatim() {
 fn dead_panes_keep_their_status() {
     let t = TestServer::start();
     t.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
-    let id = t.tmux_ok(&[
-        "split-window",
-        "-d",
-        "-P",
-        "-F",
-        "#{pane_id}",
-        "-t",
-        "=main:0",
-        // Not at once: tmux 3.3a can lose the status of a process that exits
-        // before the pane is fully set up (seen as 2 in 5 runs with `exit 7`).
-        "sleep 0.3; exit 7",
-    ]);
-    let id: PaneId = id.trim().parse().unwrap();
-    assert!(wait_until(DEADLINE, || t
-        .server
-        .pane(id)
-        .map(|p| p.dead)
-        .unwrap_or(false)));
-    // tmux may mark the pane dead (its terminal closed) a moment before it
-    // has reaped the process and knows the status.
-    assert!(wait_until(DEADLINE, || t
-        .server
-        .pane(id)
-        .map(|p| p.dead && p.dead_status == Some(7))
-        .unwrap_or(false)));
+    // tmux 3.3a on a loaded machine sometimes never learns the exit status
+    // of a pane's process: the pane turns dead, but #{pane_dead_status}
+    // stays empty for good and no "Pane is dead (status …)" line is drawn
+    // (seen in 1 of 3 panes with four busy loops on two cores, with plain
+    // tmux commands and no tend). So: every dead pane must read as dead,
+    // a status read must be the true one, and at least one of a few panes
+    // must carry it.
+    let mut statuses = Vec::new();
+    for _ in 0..8 {
+        let id = t.tmux_ok(&[
+            "split-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-t",
+            "=main:0",
+            // Not at once: a process that exits before the pane is fully
+            // set up loses its status more often still.
+            "sleep 0.3; exit 7",
+        ]);
+        let id: PaneId = id.trim().parse().unwrap();
+        assert!(wait_until(DEADLINE, || t
+            .server
+            .pane(id)
+            .map(|p| p.dead)
+            .unwrap_or(false)));
+        // tmux may mark the pane dead (its terminal closed) a moment before
+        // it has reaped the process and knows the status.
+        wait_until(Duration::from_secs(3), || {
+            t.server.pane(id).is_ok_and(|p| p.dead_status.is_some())
+        });
+        let status = t.server.pane(id).unwrap().dead_status;
+        statuses.push(status);
+        t.tmux_ok(&["kill-pane", "-t", &id.to_string()]);
+        if status.is_some() {
+            break;
+        }
+    }
+    assert!(
+        statuses.iter().all(|s| s.is_none() || *s == Some(7)),
+        "{statuses:?}"
+    );
+    assert_eq!(statuses.last(), Some(&Some(7)), "{statuses:?}");
 }
 
 #[test]
