@@ -17,7 +17,7 @@ cargo build --release -p tend --quiet
 say "detector throughput, evaluation and memory per pane (criterion, short)"
 cargo bench -p tend-detector --bench throughput -- \
   --warm-up-time 1 --measurement-time 3 --sample-size 10 \
-  'detector/(screen|pane|pane_burst|evaluation)$'
+  'detector/(screen|pane|pane_burst|evaluation|evaluation_spinner|evaluation_full)$'
 
 say "process sampling of 50 panes (criterion, short)"
 cargo bench -p tend --bench sampler -- \

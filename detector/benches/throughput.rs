@@ -402,6 +402,10 @@ fn throughput(c: &mut Criterion) {
 
     // One evaluation (screen to text, fingerprint, rules, state machine) of
     // a full 200x50 screen: Gemini's inline UI after its longest recording.
+    // `evaluation`: nothing visible changed (only the rows that changed are
+    // read again, so this is the floor); `evaluation_spinner`: one row
+    // changed, as when a working agent's spinner turns; `evaluation_full`:
+    // every row changed (a full-frame redraw).
     let mut g = c.benchmark_group("detector");
     g.sample_size(30);
     if let Some(rec) = corpus
@@ -425,18 +429,33 @@ fn throughput(c: &mut Criterion) {
         let mut now = rec.cast.duration() + Duration::from_secs(60);
         d.tick(now);
         let step = setup.cfg.eval_interval;
-        g.bench_function("evaluation", |b| {
-            b.iter(|| {
-                // An SGR reset changes nothing visible but marks the screen
-                // dirty: the tick runs exactly one evaluation.
-                now += step;
-                d.feed(now, b"\x1b[0m");
-                now += step;
-                d.tick(now);
-                while let Some(t) = d.poll_transition() {
-                    black_box(t);
-                }
-            })
+        // Every row rewritten with what it shows (the same text, so the
+        // rules see the same screen), as a full-frame redraw does.
+        let frame = d.view().rows.join("\r\n");
+        let mut eval = |name: &str, bytes: &dyn Fn(u64) -> Vec<u8>| {
+            let mut i = 0u64;
+            g.bench_function(name, |b| {
+                b.iter(|| {
+                    i += 1;
+                    now += step;
+                    d.feed(now, &bytes(i));
+                    now += step;
+                    d.tick(now);
+                    while let Some(t) = d.poll_transition() {
+                        black_box(t);
+                    }
+                })
+            });
+        };
+        // An SGR reset changes nothing visible but marks the screen dirty:
+        // the tick runs exactly one evaluation.
+        eval("evaluation", &|_| b"\x1b[0m".to_vec());
+        let spinner = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+        eval("evaluation_spinner", &|i| {
+            format!("\x1b7\x1b[1;1H{}\x1b8", spinner[i as usize % 10]).into_bytes()
+        });
+        eval("evaluation_full", &|_| {
+            format!("\x1b[H{frame}").into_bytes()
         });
     }
     g.finish();

@@ -494,8 +494,19 @@ impl PaneDetector {
 
     /// The plain-text view the rules see.
     pub fn view(&self) -> ScreenView {
+        self.view_of(self.screen.rows())
+    }
+
+    /// The view for an evaluation: the same, reading only the rows that
+    /// changed since the last evaluation.
+    fn updated_view(&mut self) -> ScreenView {
+        let rows = self.screen.rows_updated().to_vec();
+        self.view_of(rows)
+    }
+
+    fn view_of(&self, rows: Vec<String>) -> ScreenView {
         ScreenView {
-            rows: self.screen.rows(),
+            rows,
             title: self.screen.title().to_owned(),
             progress: self
                 .progress
@@ -587,7 +598,7 @@ impl PaneDetector {
     fn evaluate(&mut self, at: Duration) {
         self.dirty = false;
         self.last_eval = Some(at);
-        let view = self.view();
+        let view = self.updated_view();
         let fp = {
             use std::hash::{Hash, Hasher};
             let mut h = std::collections::hash_map::DefaultHasher::new();

@@ -167,6 +167,19 @@ impl vt100::Callbacks for Capture {
 /// A pane's screen: the emulator plus the signals seen in its output.
 pub struct Screen {
     parser: vt100::Parser<Capture>,
+    text: RowText,
+}
+
+/// The text of each visible row as last read, with the row version it was
+/// read at (vt100 as forked in `vendor/vt100`: a version changes whenever a
+/// row may have changed). Reading a 200×50 grid into text is most of an
+/// evaluation's cost; with this, an evaluation reads only the rows that
+/// changed since the last one.
+#[derive(Default)]
+struct RowText {
+    rows: Vec<String>,
+    versions: Vec<u64>,
+    scratch: Vec<u64>,
 }
 
 impl std::fmt::Debug for Screen {
@@ -203,6 +216,7 @@ impl Screen {
         };
         Self {
             parser: vt100::Parser::new_with_callbacks(nz(rows), nz(cols), 0, capture),
+            text: RowText::default(),
         }
     }
 
@@ -221,6 +235,8 @@ impl Screen {
             let (rows, cols) = self.parser.screen().size();
             let capture = std::mem::take(self.parser.callbacks_mut());
             self.parser = vt100::Parser::new_with_callbacks(rows, cols, 0, capture);
+            // The new emulator numbers its rows afresh.
+            self.text = RowText::default();
         }
     }
 
@@ -278,16 +294,43 @@ impl Screen {
             .collect()
     }
 
+    /// The same as [`Screen::rows`], reading only the rows that changed
+    /// since the last call.
+    pub fn rows_updated(&mut self) -> &[String] {
+        let (_, cols) = self.size();
+        let text = &mut self.text;
+        self.parser.screen_mut().row_versions(&mut text.scratch);
+        let n = text.scratch.len();
+        text.rows.resize_with(n, String::new);
+        text.versions.resize(n, 0);
+        let screen = self.parser.screen();
+        for (i, &version) in text.scratch.iter().enumerate() {
+            if text.versions[i] == version {
+                continue;
+            }
+            text.versions[i] = version;
+            let row = screen
+                .row_contents(i as u16, 0, cols)
+                .map(|r| r.trim_end().to_owned())
+                .unwrap_or_default();
+            text.rows[i] = row;
+        }
+        &text.rows
+    }
+
     /// Plain-text lines that scrolled off the main screen, oldest first.
     pub fn history(&self) -> &History {
         &self.parser.callbacks().history
     }
 
-    /// Approximate bytes held by this screen model (grid cells, history).
+    /// Bytes held by this screen model: the grids' cells (blank rows hold
+    /// none), the row text kept for evaluations, the history.
     pub fn memory_bytes(&self) -> usize {
-        let (rows, cols) = self.size();
-        // Main and alternate grid, 32-byte cells (see vt100::Cell).
-        2 * usize::from(rows) * usize::from(cols) * 32
+        let text = &self.text;
+        self.parser.screen().heap_bytes()
+            + text.rows.iter().map(String::capacity).sum::<usize>()
+            + (text.rows.capacity() * std::mem::size_of::<String>())
+            + (text.versions.capacity() + text.scratch.capacity()) * 8
             + self.history().heap_bytes()
             + std::mem::size_of::<Self>()
     }
@@ -360,5 +403,57 @@ mod tests {
         s.process(b"\x1b[99999999999;99999999999r\x1b]9;4;99999\x07\x1b]");
         s.process(&vec![0u8; 10_000]);
         let _ = s.rows();
+    }
+
+    /// Bytes of one 200-column row of cells.
+    const ROW: usize = 200 * 32;
+
+    #[test]
+    fn blank_rows_hold_no_cells() {
+        let mut s = Screen::with_history(50, 200, 0);
+        let fresh = s.memory_bytes();
+        assert!(fresh < ROW, "a blank 200×50 screen holds {fresh} bytes");
+        s.process(b"one\r\ntwo\r\nthree");
+        let three = s.memory_bytes() - fresh;
+        assert!((3 * ROW..4 * ROW).contains(&three), "{three}");
+        // An alternate-screen program: the shell's three rows stay, the
+        // alternate grid holds only the rows drawn on it.
+        s.process(b"\x1b[?1049h\x1b[H\x1b[2J\x1b[10;1Hdialog\x1b[12;1H> ");
+        let alt = s.memory_bytes() - fresh;
+        assert!((5 * ROW..6 * ROW).contains(&alt), "{alt}");
+        // Clearing frees the rows again.
+        s.process(b"\x1b[2J");
+        assert!(s.memory_bytes() - fresh < 4 * ROW);
+        s.process(b"\x1b[?1049l");
+        assert_eq!(s.rows()[..3], ["one", "two", "three"]);
+    }
+
+    #[test]
+    fn updated_rows_follow_every_change() {
+        let mut s = Screen::with_history(4, 10, 0);
+        assert_eq!(s.rows_updated(), ["", "", "", ""]);
+        s.process(b"a\r\nb");
+        assert_eq!(s.rows_updated(), ["a", "b", "", ""]);
+        // Scrolling moves rows: each keeps its text under its new index.
+        s.process(b"\r\nc\r\nd\r\ne");
+        assert_eq!(s.rows_updated(), ["b", "c", "d", "e"]);
+        // The alternate grid numbers its rows from the same counter.
+        s.process(b"\x1b[?1049h\x1b[Hx");
+        assert_eq!(s.rows_updated(), ["x", "", "", ""]);
+        s.process(b"\x1b[?1049l");
+        assert_eq!(s.rows_updated(), ["b", "c", "d", "e"]);
+        // In-place edits, erases, inserts.
+        s.process(b"\x1b[2;1HC\x1b[3;1H\x1b[K\x1b[1;1H\x1b[2@");
+        assert_eq!(s.rows_updated().to_vec(), s.rows());
+        assert_eq!(s.rows_updated(), ["  b", "C", "", "e"]);
+        // Resizes add and drop rows.
+        s.resize(6, 12);
+        assert_eq!(s.rows_updated().to_vec(), s.rows());
+        s.resize(2, 3);
+        assert_eq!(s.rows_updated().to_vec(), s.rows());
+        // A full reset (ESC c) builds vt100's screen anew; its rows must not
+        // reuse the numbers of the rows read before.
+        s.process(b"\x1bc*");
+        assert_eq!(s.rows_updated(), ["*", ""]);
     }
 }

@@ -133,10 +133,11 @@ const CELL: usize = 32;
 const SLACK: usize = 1 << 20;
 
 /// Heap a screen may hold: both grids at the largest size it has had (row
-/// buffers keep their capacity when a resize shrinks them), a full history
-/// of maximal lines, and slack.
+/// buffers keep their capacity when a resize shrinks them), the text of
+/// their rows kept for evaluations (at most a cell's bytes a cell), a full
+/// history of maximal lines, and slack.
 fn screen_bound(max_rows: usize, max_cols: usize, history: usize) -> usize {
-    2 * max_rows * max_cols * CELL
+    3 * max_rows * max_cols * CELL
         + history * (HISTORY_LINE_MAX + 64)
         + history.next_power_of_two() * 24
         + SLACK
@@ -362,6 +363,9 @@ proptest! {
             let (rows, cols) = s.size();
             prop_assert!(rows >= 1 && cols >= 1);
             prop_assert_eq!(s.rows().len(), usize::from(rows));
+            // Reading only the changed rows gives what reading all gives.
+            let all = s.rows();
+            prop_assert_eq!(s.rows_updated(), &all[..]);
             check_history(&s, PROP_HISTORY)?;
             let bound = screen_bound(max_rows, max_cols, PROP_HISTORY);
             prop_assert!(s.memory_bytes() <= bound, "memory_bytes {} > {bound}", s.memory_bytes());
@@ -622,6 +626,10 @@ fn wide_emoji_in_the_last_column_is_survived() {
     warm_panic_machinery();
     let mut s = Screen::new(50, 200);
     s.process(b"\x1b]0;kept\x07");
+    // The rows read before the crash must not be taken for the new
+    // emulator's rows, which are numbered afresh.
+    s.process(b"\x1b[Hbefore");
+    assert_eq!(s.rows_updated()[0], "before");
     let crash = format!(
         "\x1b[50;1H{}\u{26a0}\u{fe0f}\x1b[49;1H{}",
         "a".repeat(199),
@@ -632,6 +640,7 @@ fn wide_emoji_in_the_last_column_is_survived() {
     assert_eq!(s.title(), "kept");
     s.process(b"\x1b[H\x1b[2Jredrawn");
     assert_eq!(s.rows()[0], "redrawn");
+    assert_eq!(s.rows_updated().to_vec(), s.rows());
     // One-column panes hit the same family of bugs.
     let mut s = Screen::new(1, 1);
     s.process("\u{2764}\u{fe0f}\x1b[@\u{2764}\u{fe0f}\x1b[99999999@x".as_bytes());

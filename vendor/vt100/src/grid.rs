@@ -204,6 +204,36 @@ impl Grid {
             .take(self.rows.len())
     }
 
+    /// tend fork: the visible rows, mutably (to read their versions).
+    pub fn visible_rows_mut(
+        &mut self,
+    ) -> impl Iterator<Item = &mut crate::row::Row> {
+        let len = self.rows.len();
+        self.scrollback
+            .as_mut()
+            .map(|s| {
+                let skip = s.rows.len() - s.offset;
+                s.rows.iter_mut().skip(skip)
+            })
+            .into_iter()
+            .flatten()
+            .chain(&mut self.rows)
+            .take(len)
+    }
+
+    /// tend fork: bytes held on the heap by the cells of this grid's rows
+    /// (visible and scrollback).
+    pub fn heap_bytes(&self) -> usize {
+        let rows = self.rows.capacity()
+            * core::mem::size_of::<crate::row::Row>()
+            + self.rows.iter().map(crate::row::Row::heap_bytes).sum::<usize>();
+        let scrollback = self.scrollback.as_ref().map_or(0, |s| {
+            s.rows.capacity() * core::mem::size_of::<crate::row::Row>()
+                + s.rows.iter().map(crate::row::Row::heap_bytes).sum::<usize>()
+        });
+        rows + scrollback
+    }
+
     pub fn drawing_rows(&self) -> impl Iterator<Item = &crate::row::Row> {
         self.rows.iter()
     }

@@ -1,49 +1,126 @@
 use crate::term::BufWrite as _;
 use alloc::{string::String, vec::Vec};
 
+// tend fork: a row whose cells are all default holds no cells at all
+// (`cells` is empty and `len` is its width), so blank rows -- most of a
+// TUI's screen, and nearly all of the hidden primary grid of an
+// alternate-screen program -- cost a few bytes instead of 32 bytes a
+// column. Every mutation goes through `materialize` first; reads of a blank
+// row see `Cell::DEFAULT`. Clearing a row to default attributes frees its
+// cells again.
+//
+// Each mutation also marks the row `dirty`, so that a reader can tell which
+// rows changed since it last looked (see `Screen::row_versions`).
 #[derive(Clone, Debug)]
 pub struct Row {
     cells: Vec<crate::Cell>,
+    len: u16,
     wrapped: bool,
+    dirty: bool,
+    version: u64,
 }
 
 impl Row {
     pub fn new(cols: u16) -> Self {
         Self {
-            cells: vec![crate::Cell::new(); usize::from(cols)],
+            cells: Vec::new(),
+            len: cols,
             wrapped: false,
+            dirty: true,
+            version: 0,
         }
     }
 
     fn cols(&self) -> u16 {
-        self.cells
-            .len()
-            .try_into()
-            // we limit the number of cols to a u16 (see Size)
-            .unwrap()
+        self.len
+    }
+
+    /// True when the row holds no cells (all of them are default).
+    fn is_blank(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    /// Gives a blank row its cells, before a mutation.
+    fn materialize(&mut self) {
+        self.dirty = true;
+        if self.cells.is_empty() && self.len > 0 {
+            self.cells = vec![crate::Cell::new(); usize::from(self.len)];
+        }
+    }
+
+    /// Frees the cells of a row cleared to default attributes.
+    fn blank(&mut self) {
+        self.dirty = true;
+        self.cells = Vec::new();
+    }
+
+    /// The cell at `col`, which must be within the row.
+    #[inline]
+    fn cell(&self, col: usize) -> &crate::Cell {
+        if self.is_blank() {
+            assert!(col < usize::from(self.len), "column out of the row");
+            &crate::Cell::DEFAULT
+        } else {
+            &self.cells[col]
+        }
+    }
+
+    /// Bytes held on the heap by this row's cells.
+    pub fn heap_bytes(&self) -> usize {
+        self.cells.capacity() * core::mem::size_of::<crate::Cell>()
+    }
+
+    /// A number that changes whenever the row's contents may have changed:
+    /// equal versions (from the same `counter`) mean equal contents.
+    pub fn version(&mut self, counter: &mut u64) -> u64 {
+        if self.dirty || self.version == 0 {
+            *counter += 1;
+            self.version = *counter;
+            self.dirty = false;
+        }
+        self.version
     }
 
     pub fn clear(&mut self, attrs: crate::attrs::Attrs) {
-        for cell in &mut self.cells {
-            cell.clear(attrs);
+        if attrs == crate::attrs::Attrs::default() {
+            self.blank();
+        } else {
+            self.materialize();
+            for cell in &mut self.cells {
+                cell.clear(attrs);
+            }
         }
         self.wrapped = false;
     }
 
     pub fn reset(&mut self) {
-        self.cells.fill(crate::Cell::new());
+        self.blank();
         self.wrapped = false;
     }
 
     fn cells(&self) -> impl Iterator<Item = &crate::Cell> {
-        self.cells.iter()
+        let blank = if self.is_blank() { self.len } else { 0 };
+        self.cells
+            .iter()
+            .chain(core::iter::repeat_n(&crate::Cell::DEFAULT, usize::from(blank)))
     }
 
+    #[inline]
     pub fn get(&self, col: u16) -> Option<&crate::Cell> {
-        self.cells.get(usize::from(col))
+        // Materialized rows first: this is the per-character path.
+        match self.cells.get(usize::from(col)) {
+            Some(cell) => Some(cell),
+            None if self.is_blank() && col < self.len => Some(&crate::Cell::DEFAULT),
+            None => None,
+        }
     }
 
+    #[inline]
     pub fn get_mut(&mut self, col: u16) -> Option<&mut crate::Cell> {
+        self.dirty = true;
+        if self.is_blank() && col < self.len {
+            self.materialize();
+        }
         self.cells.get_mut(usize::from(col))
     }
 
@@ -51,6 +128,7 @@ impl Row {
     ///
     /// Cells at the end are dropped.
     pub fn insert(&mut self, i: u16, count: u16) {
+        self.materialize();
         let count = usize::from(count).min(self.cells.len() - usize::from(i));
         if count == 0 {
             // Always "truncate", even when `count` is 0. However, because we
@@ -82,6 +160,7 @@ impl Row {
     ///
     /// Empty cells are added to the end.
     pub fn remove(&mut self, range: core::ops::Range<u16>) {
+        self.materialize();
         self.wrapped = false;
         if range.start >= range.end {
             return;
@@ -100,6 +179,7 @@ impl Row {
     }
 
     pub fn erase(&mut self, i: u16, attrs: crate::attrs::Attrs) {
+        self.materialize();
         let wide = self.cells[usize::from(i)].is_wide();
         self.clear_wide(i);
         self.cells[usize::from(i)].clear(attrs);
@@ -113,7 +193,9 @@ impl Row {
     }
 
     pub fn truncate(&mut self, len: u16) {
+        self.dirty = true;
         self.cells.truncate(usize::from(len));
+        self.len = self.len.min(len);
         self.set_truncated();
     }
 
@@ -127,20 +209,27 @@ impl Row {
     }
 
     fn grow_unchecked(&mut self, len: u16, cell: crate::Cell) {
-        debug_assert!(self.cells.len() < usize::from(len));
-        self.cells.resize(len.into(), cell);
+        debug_assert!(self.len < len);
+        self.dirty = true;
+        if self.is_blank() && cell == crate::Cell::DEFAULT {
+            self.len = len;
+        } else {
+            self.materialize();
+            self.cells.resize(len.into(), cell);
+            self.len = len;
+        }
         self.wrapped = false;
     }
 
     /// Like [`Self::resize`], but never decreases the size of the row.
     pub fn grow(&mut self, len: u16, cell: crate::Cell) {
-        if self.cells.len() < usize::from(len) {
+        if self.len < len {
             self.grow_unchecked(len, cell);
         }
     }
 
     pub fn resize(&mut self, len: u16, cell: crate::Cell) {
-        match usize::from(len).cmp(&self.cells.len()) {
+        match len.cmp(&self.len) {
             core::cmp::Ordering::Equal => {}
             core::cmp::Ordering::Less => {
                 self.truncate(len);
@@ -153,6 +242,11 @@ impl Row {
 
     /// Trims trailing blank cells from the row.
     pub fn trim(&mut self) {
+        self.dirty = true;
+        if self.is_blank() {
+            self.len = 0;
+            return;
+        }
         let excess = self
             .cells
             .iter()
@@ -161,9 +255,12 @@ impl Row {
             .count();
         self.cells.truncate(self.cells.len() - excess);
         self.cells.shrink_to_fit();
+        // we limit the number of cols to a u16 (see Size)
+        self.len = self.cells.len().try_into().unwrap();
     }
 
     pub fn wrap(&mut self, wrap: bool) {
+        self.dirty |= self.wrapped != wrap;
         self.wrapped = wrap;
     }
 
@@ -172,6 +269,11 @@ impl Row {
     }
 
     pub fn clear_wide(&mut self, col: u16) {
+        if self.is_blank() {
+            // No wide characters in a blank row.
+            return;
+        }
+        self.dirty = true;
         let col_idx = usize::from(col);
         let cell = &self.cells[col_idx];
         let other = if cell.is_wide() {
@@ -257,7 +359,7 @@ impl Row {
         });
         let mut prev_attrs = prev_attrs.unwrap_or_default();
 
-        let first_cell = &self.cells[usize::from(start)];
+        let first_cell = self.cell(usize::from(start));
         if wrapping && first_cell == &crate::cell::Cell::DEFAULT {
             let default_attrs = crate::cell::Cell::DEFAULT.attrs();
             if prev_attrs != *default_attrs {
@@ -425,8 +527,8 @@ impl Row {
     ) -> (crate::grid::Pos, crate::attrs::Attrs) {
         let mut prev_was_wide = false;
 
-        let first_cell = &self.cells[usize::from(start)];
-        let prev_first_cell = &prev.cells[usize::from(start)];
+        let first_cell = self.cell(usize::from(start));
+        let prev_first_cell = prev.cell(usize::from(start));
         if wrapping
             && !prev_wrapping
             && first_cell == prev_first_cell
@@ -565,7 +667,8 @@ impl Row {
         // drawing the next line can just start writing and be wrapped.
         if (!self.wrapped && prev.wrapped) || (!prev.wrapped && self.wrapped)
         {
-            let end_pos = if self.cells[usize::from(self.cols() - 1)]
+            let end_pos = if self
+                .cell(usize::from(self.cols() - 1))
                 .is_wide_continuation()
             {
                 crate::grid::Pos {
@@ -584,7 +687,7 @@ impl Row {
             if !self.wrapped {
                 crate::term::EraseChar::new(1).write_buf(contents);
             }
-            let end_cell = &self.cells[usize::from(end_pos.col)];
+            let end_cell = self.cell(usize::from(end_pos.col));
             if end_cell.has_contents() {
                 let attrs = end_cell.attrs();
                 if &prev_attrs != attrs {
@@ -623,5 +726,64 @@ mod tests {
         let cell = row.get(0).unwrap();
         assert!(!cell.is_wide(), "erased cell must no longer be wide");
         assert!(!cell.has_contents(), "erased cell must be empty");
+    }
+
+    // tend fork: blank rows.
+
+    #[test]
+    fn a_new_row_holds_no_cells_until_written() {
+        let mut row = Row::new(80);
+        assert_eq!(row.heap_bytes(), 0);
+        assert_eq!(row.get(79), Some(&crate::Cell::DEFAULT));
+        assert_eq!(row.get(80), None);
+        assert_eq!(row.cells().count(), 80);
+        row.get_mut(3).unwrap().set('x', crate::attrs::Attrs::default());
+        assert_eq!(row.heap_bytes(), 80 * 32);
+        assert_eq!(row.get(3).unwrap().contents(), "x");
+        let mut text = String::new();
+        row.write_contents(&mut text, 0, 80, false);
+        assert_eq!(text, "   x");
+        row.clear(crate::attrs::Attrs::default());
+        assert_eq!(row.heap_bytes(), 0);
+        assert_eq!(row.get(3), Some(&crate::Cell::DEFAULT));
+    }
+
+    #[test]
+    fn blank_rows_resize_trim_and_clear_like_full_ones() {
+        let mut row = Row::new(10);
+        row.grow(20, crate::Cell::DEFAULT);
+        assert_eq!((row.cols(), row.heap_bytes()), (20, 0));
+        row.resize(5, crate::Cell::DEFAULT);
+        assert_eq!((row.cols(), row.heap_bytes()), (5, 0));
+        row.trim();
+        assert_eq!(row.cols(), 0);
+        let mut row = Row::new(4);
+        // Clearing to a background colour needs the cells.
+        let mut attrs = crate::attrs::Attrs::default();
+        attrs.bgcolor = crate::Color::Idx(1);
+        row.clear(attrs);
+        assert_eq!(row.get(0).unwrap().attrs(), &attrs);
+        row.insert(1, 2);
+        row.remove(0..1);
+        row.erase(0, crate::attrs::Attrs::default());
+        assert_eq!(row.cells().count(), 4);
+    }
+
+    #[test]
+    fn versions_change_with_the_contents_only() {
+        let mut counter = 0;
+        let mut row = Row::new(10);
+        let v1 = row.version(&mut counter);
+        assert_eq!(row.version(&mut counter), v1);
+        let _ = row.get(2);
+        assert_eq!(row.version(&mut counter), v1, "a read is not a change");
+        row.get_mut(2).unwrap().set('a', crate::attrs::Attrs::default());
+        let v2 = row.version(&mut counter);
+        assert_ne!(v2, v1);
+        row.wrap(true);
+        let v3 = row.version(&mut counter);
+        assert_ne!(v3, v2);
+        row.clear(crate::attrs::Attrs::default());
+        assert_ne!(row.version(&mut counter), v3);
     }
 }

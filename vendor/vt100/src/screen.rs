@@ -92,6 +92,9 @@ pub struct Screen {
     cursor_style: CursorStyle,
 
     last_char: Option<char>,
+
+    /// tend fork: the last row version handed out (see `row_versions`).
+    row_version: u64,
 }
 
 impl Screen {
@@ -122,6 +125,7 @@ impl Screen {
             cursor_style: CursorStyle::default(),
 
             last_char: None,
+            row_version: 0,
         }
     }
 
@@ -229,6 +233,48 @@ impl Screen {
             row.write_contents(&mut contents, start, width, false);
             contents
         })
+    }
+
+    /// tend fork: one number per visible row of the current grid, in order,
+    /// written into `out` (cleared first). A row's number changes whenever
+    /// its contents (or its wrapped flag) may have changed since the last
+    /// call, and numbers are never reused within this screen, also across
+    /// the primary and alternate grids: a reader that keeps the text of each
+    /// row along with its number only needs to re-read the rows whose number
+    /// differs (see [`Self::row_contents`]).
+    pub fn row_versions(&mut self, out: &mut alloc::vec::Vec<u64>) {
+        out.clear();
+        let mut counter = self.row_version;
+        let grid = if self.mode(MODE_ALTERNATE_SCREEN) {
+            &mut self.alternate_grid
+        } else {
+            &mut self.grid
+        };
+        for row in grid.visible_rows_mut() {
+            out.push(row.version(&mut counter));
+        }
+        self.row_version = counter;
+    }
+
+    /// tend fork: the text of one visible row, restricted to the given
+    /// columns, as [`Self::rows`] gives it. `None` past the last row.
+    #[must_use]
+    pub fn row_contents(
+        &self,
+        row: u16,
+        start: u16,
+        width: u16,
+    ) -> Option<String> {
+        let row = self.grid().visible_rows().nth(usize::from(row))?;
+        let mut contents = String::new();
+        row.write_contents(&mut contents, start, width, false);
+        Some(contents)
+    }
+
+    /// tend fork: bytes held on the heap by both grids' cells.
+    #[must_use]
+    pub fn heap_bytes(&self) -> usize {
+        self.grid.heap_bytes() + self.alternate_grid.heap_bytes()
     }
 
     /// Returns the text contents of the terminal logically between two cells.
@@ -1206,10 +1252,14 @@ impl<CB: crate::Callbacks> WrappedScreen<CB> {
 
     // ESC c
     pub fn ris(&mut self) {
+        // tend fork: row versions go on from where they were, so that none
+        // is handed out twice.
+        let row_version = self.screen.row_version;
         self.screen = Screen::new(
             self.screen.grid.size(),
             self.screen.grid.scrollback_capacity(),
         );
+        self.screen.row_version = row_version;
     }
 
     // csi codes
