@@ -28,17 +28,7 @@ fn switch_to_crosses_sessions_windows_and_panes() {
         "/bin/sh",
     ]);
     t.tmux_ok(&["new-window", "-d", "-t", "$1:", "/bin/sh"]);
-    let target = t.tmux_ok(&[
-        "split-window",
-        "-d",
-        "-P",
-        "-F",
-        "#{pane_id}",
-        "-t",
-        "$1:1",
-        "/bin/sh",
-    ]);
-    let target: PaneId = target.trim().parse().unwrap();
+    let target = t.split("$1:1", "/bin/sh");
 
     t.server.switch_to(Some(&client), target).unwrap();
     assert!(wait_until(DEADLINE, || client_pane(&t) == Some(target)));

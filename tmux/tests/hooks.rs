@@ -128,17 +128,7 @@ fn hook_events_name_the_pane_by_id() {
         "/bin/sh",
     ]);
     assert!(wait_until(DEADLINE, || read(&events).contains("session-created")));
-    let split = t.tmux_ok(&[
-        "split-window",
-        "-d",
-        "-P",
-        "-F",
-        "#{pane_id}",
-        "-t",
-        "=main:0",
-        "/bin/sh",
-    ]);
-    let split = split.trim().to_string();
+    let split = t.split("=main:0", "/bin/sh").to_string();
     // Background hook commands finish in any order: wait for each.
     let created = format!("after-split-window pane={split} ");
     assert!(wait_until(DEADLINE, || read(&events).contains(&created)));

@@ -52,17 +52,7 @@ fn list_panes_reads_hostile_names_verbatim() {
     )
     .unwrap();
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let odd_pane = t.tmux_ok(&[
-        "split-window",
-        "-d",
-        "-P",
-        "-F",
-        "#{pane_id}",
-        "-t",
-        "=main:0",
-        &script.to_string_lossy(),
-    ]);
-    let odd_pane: PaneId = odd_pane.trim().parse().unwrap();
+    let odd_pane = t.split("=main:0", &script.to_string_lossy());
 
     assert!(wait_until(DEADLINE, || {
         t.server.list_panes().unwrap().iter().any(|p| {
@@ -115,19 +105,9 @@ fn dead_panes_keep_their_status() {
     // must carry it.
     let mut statuses = Vec::new();
     for _ in 0..8 {
-        let id = t.tmux_ok(&[
-            "split-window",
-            "-d",
-            "-P",
-            "-F",
-            "#{pane_id}",
-            "-t",
-            "=main:0",
-            // Not at once: a process that exits before the pane is fully
-            // set up loses its status more often still.
-            "sleep 0.3; exit 7",
-        ]);
-        let id: PaneId = id.trim().parse().unwrap();
+        // Not at once: a process that exits before the pane is fully
+        // set up loses its status more often still.
+        let id = t.split("=main:0", "sleep 0.3; exit 7");
         assert!(wait_until(DEADLINE, || t
             .server
             .pane(id)
@@ -155,17 +135,10 @@ fn dead_panes_keep_their_status() {
 #[test]
 fn capture_reads_text_and_cursor() {
     let t = TestServer::start();
-    let id = t.tmux_ok(&[
-        "split-window",
-        "-d",
-        "-P",
-        "-F",
-        "#{pane_id}",
-        "-t",
+    let id = t.split(
         "=main:0",
         "printf 'hello\\n\\033[31mworld\\033[0m'; exec sleep 300",
-    ]);
-    let id: PaneId = id.trim().parse().unwrap();
+    );
     assert!(wait_until(DEADLINE, || {
         t.server
             .capture(id)
@@ -191,17 +164,10 @@ fn capture_reads_text_and_cursor() {
 #[test]
 fn capture_sees_the_alternate_screen() {
     let t = TestServer::start();
-    let id = t.tmux_ok(&[
-        "split-window",
-        "-d",
-        "-P",
-        "-F",
-        "#{pane_id}",
-        "-t",
+    let id = t.split(
         "=main:0",
         "printf 'below\\n'; printf '\\033[?1049h\\033[H\\033[2;3Halt'; exec sleep 300",
-    ]);
-    let id: PaneId = id.trim().parse().unwrap();
+    );
     assert!(wait_until(DEADLINE, || {
         t.server
             .capture(id)

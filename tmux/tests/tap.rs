@@ -8,17 +8,7 @@ use tend_tmux::escape::shell_join;
 use tend_tmux::{PaneId, TapOutcome};
 
 fn new_pane(t: &TestServer) -> PaneId {
-    let id = t.tmux_ok(&[
-        "split-window",
-        "-d",
-        "-P",
-        "-F",
-        "#{pane_id}",
-        "-t",
-        "=main:0",
-        "/bin/sh",
-    ]);
-    id.trim().parse().unwrap()
+    t.split("=main:0", "/bin/sh")
 }
 
 fn say(t: &TestServer, pane: PaneId, text: &str) {

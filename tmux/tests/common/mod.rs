@@ -88,6 +88,22 @@ impl TestServer {
         out
     }
 
+    /// A new pane split off `target` (left unfocused) running `command`
+    /// through the shell.
+    pub fn split(&self, target: &str, command: &str) -> tend_tmux::PaneId {
+        let id = self.tmux_ok(&[
+            "split-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-t",
+            target,
+            command,
+        ]);
+        id.trim().parse().expect("split-window printed a pane id")
+    }
+
     /// `display -p -t target format`, trimmed of its newline.
     pub fn display(&self, target: &str, format: &str) -> String {
         let out = self.tmux_ok(&["display-message", "-p", "-t", target, format]);
