@@ -667,14 +667,26 @@ fn widening_resize_keeps_grids_exact() {
 }
 
 // ---------------------------------------------------------------------------
-// Known gaps: these fail today and document the fix they need.
+// Gaps the fuzzing and property tests found, kept as regression tests.
+
+/// `CSI n b` repeats the last character: tmux prints at most the columns
+/// left on the line, and so does the model since the vt100 fork (9 bytes
+/// used to print 65,535 characters).
+#[test]
+fn repeat_is_clamped_to_the_line() {
+    let mut s = Screen::new(3, 10);
+    s.process(b"ab\x1b[65535b");
+    assert_eq!(s.rows(), ["abbbbbbbbb", "", ""]);
+    s.process(b"\r\nx\x1b[3b");
+    assert_eq!(s.rows()[1], "xxxx");
+}
 
 /// An OSC that never ends: everything after `ESC ]` is buffered by the
 /// parser. With `vt100`'s default `std` feature, `vte` keeps that buffer in
-/// a `Vec` with no cap (64 MiB in, 128 MiB held; then a 64 MiB title). The
-/// fix is `vt100 = { version = "0.18", default-features = false }` (a
-/// 1 KiB array), and no `alacritty_terminal` dev-dependency, which turns
-/// `vte/std` back on in test builds.
+/// a `Vec` with no cap (64 MiB in, 128 MiB held; then a 64 MiB title).
+/// Fixed by `vt100 = { ..., default-features = false }` (a 1 KiB array) and
+/// keeping `alacritty_terminal`, which turns `vte/std` back on, out of the
+/// workspace (`tools/emulator-compare` is a workspace of its own).
 #[test]
 fn unterminated_osc_is_bounded() {
     let mut b = b"\x1b]0;".to_vec();
@@ -692,13 +704,10 @@ fn unterminated_osc_is_bounded() {
     );
 }
 
-/// tmux allows windows up to 10000x10000; a resize there makes `vt100`
-/// allocate 3 GiB per grid (8 s), and `u16::MAX` squared aborts the process
-/// on allocation failure. The fix is to clamp the model's size in
-/// `Screen::new`/`Screen::resize`.
-///
-/// Running it today aborts the test binary: it is ignored, not expected to
-/// fail.
+/// tmux allows windows up to 10000x10000; a resize there made `vt100`
+/// allocate 3 GiB per grid (8 s), and `u16::MAX` squared aborted the
+/// process on allocation failure. `Screen::new`/`Screen::resize` clamp the
+/// model to `MAX_SIDE` a side.
 #[test]
 fn resize_to_the_largest_sizes_is_clamped() {
     let mut s = Screen::new(50, 200);

@@ -1331,8 +1331,13 @@ impl<CB: crate::Callbacks> WrappedScreen<CB> {
 
     // CSI b (REP - Repeat last printed character)
     pub(crate) fn rep(&mut self, count: u16) {
+        // tend fork: at most the columns left on the line, as tmux does
+        // (9 bytes of `CSI 65535 b` would otherwise print 65,535
+        // characters).
+        let grid = self.screen.grid();
+        let left = grid.size().cols().saturating_sub(grid.pos().col);
         if let Some(c) = self.screen.last_char {
-            for _ in 0..count {
+            for _ in 0..count.min(left) {
                 self.text(c);
             }
         }
