@@ -223,11 +223,12 @@ impl Screen {
     /// Feeds raw pane output. Any bytes are accepted; nothing here can panic
     /// on malformed input.
     ///
-    /// `vt100` 0.18.1 itself can panic on some wide-character edge cases (a
-    /// VS16 emoji such as `⚠️` widened in the last column of the bottom row,
-    /// then overwritten; `tests/bad_input.rs`). Should it, the screen starts
-    /// over blank at the same size — title, history and pending signals kept
-    /// — and the program's next redraw fills it again.
+    /// `vt100` 0.18.1 panicked on some wide-character edge cases (a VS16
+    /// emoji such as `⚠️` widened in the last column of the bottom row, then
+    /// overwritten; `tests/bad_input.rs`), fixed in the fork in
+    /// `vendor/vt100`. Should the emulator panic on anything else, the
+    /// screen starts over blank at the same size — title, history and
+    /// pending signals kept — and the program's next redraw fills it again.
     pub fn process(&mut self, bytes: &[u8]) {
         let parser = &mut self.parser;
         let run = std::panic::AssertUnwindSafe(|| parser.process(bytes));

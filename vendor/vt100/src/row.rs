@@ -151,7 +151,9 @@ impl Row {
         slice.rotate_right(count);
         slice[..count].fill(crate::Cell::new());
         if is_wide_continuation {
-            self.get_mut(i).unwrap().set_wide_continuation(true);
+            if let Some(cell) = self.get_mut(i) {
+                cell.set_wide_continuation(true);
+            }
         }
         self.set_truncated();
     }

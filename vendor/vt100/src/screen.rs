@@ -1018,45 +1018,41 @@ impl Screen {
             }
         }
 
+        // tend fork: a cell widened in the last column (a VS16 emoji such
+        // as `⚠️` completing there) has no continuation cell after it;
+        // upstream unwrapped one here and panicked.
         if cell_was_wide && !cell_is_wide {
-            let next_cell = self
-                .grid_mut()
-                .drawing_cell_mut(crate::grid::Pos {
+            if let Some(next_cell) =
+                self.grid_mut().drawing_cell_mut(crate::grid::Pos {
                     row: base_pos.row,
                     col: base_pos.col + 1,
                 })
-                // base_pos.row is assumed valid, and this cell previously
-                // was wide, so there must have been a continuation cell
-                // after it.
-                .unwrap();
-            next_cell.set(' ', attrs);
+            {
+                next_cell.set(' ', attrs);
+            }
         }
 
         if !cell_was_wide && cell_is_wide {
-            let next_cell = self
-                .grid_mut()
-                .drawing_cell_mut(crate::grid::Pos {
+            let Some(next_cell) =
+                self.grid_mut().drawing_cell_mut(crate::grid::Pos {
                     row: base_pos.row,
                     col: base_pos.col + 1,
                 })
-                // base_pos.row is assumed valid, and the cell at base_pos
-                // has become wide, so it must have a cell after it (if it
-                // didn't, we would have wrapped earlier when widening the
-                // cell).
-                .unwrap();
+            else {
+                return;
+            };
             let next_cell_was_wide = next_cell.is_wide();
             next_cell.clear(crate::attrs::Attrs::default());
             next_cell.set_wide_continuation(true);
             if next_cell_was_wide {
-                let next_next_cell = self
-                    .grid_mut()
-                    .drawing_cell_mut(crate::grid::Pos {
+                let Some(next_next_cell) =
+                    self.grid_mut().drawing_cell_mut(crate::grid::Pos {
                         row: base_pos.row,
                         col: base_pos.col + 2,
                     })
-                    // the cell at base_pos.col + 1 was previously wide, so
-                    // it must have had a continuation cell after it.
-                    .unwrap();
+                else {
+                    return;
+                };
                 next_next_cell.clear(attrs);
                 if base_pos.col + 2 == size.cols() - 1 {
                     self.grid_mut()
