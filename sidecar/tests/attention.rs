@@ -54,7 +54,8 @@ fn a_completion_is_ready_for_review_until_a_client_looks() {
     env.tend_ok(&["read", &pane]);
     env.tend_ok(&["explain", &pane]);
     assert_eq!(get(&env, &pane)["band"], "ready_for_review");
-    assert_eq!(env.global_option("@tend_needs"), "1");
+    // The status line is published a moment after the state changes.
+    assert!(wait_until(10, || env.global_option("@tend_needs") == "1"));
     // A client showing the pane does.
     env.tmux(&["select-window", "-t", &pane]);
     let mut client = attach(&env, "work");
@@ -62,7 +63,11 @@ fn a_completion_is_ready_for_review_until_a_client_looks() {
     let _ = client.kill();
     let _ = client.wait();
     assert!(seen, "never marked seen: {}", get(&env, &pane));
-    assert_eq!(env.global_option("@tend_needs"), "0");
+    assert!(
+        wait_until(10, || env.global_option("@tend_needs") == "0"),
+        "@tend_needs is still {:?}",
+        env.global_option("@tend_needs")
+    );
 }
 
 #[test]
@@ -81,9 +86,8 @@ fn typing_into_a_snoozed_pane_ends_the_snooze() {
     ]);
     env.tend_ok(&["snooze", &pane, "unlimited"]);
     assert_eq!(get(&env, &pane)["band"], "snoozed");
-    assert_eq!(
-        env.global_option("@tend_needs"),
-        "0",
+    assert!(
+        wait_until(10, || env.global_option("@tend_needs") == "0"),
         "a snooze withdraws the demand"
     );
     env.tmux(&["select-window", "-t", &pane]);

@@ -303,9 +303,9 @@ fn park_and_snooze_survive_a_restart_and_a_corrupt_state_file_is_set_aside() {
         v
     };
     assert_eq!(band(&pane)["band"], "parked");
-    assert_eq!(
-        env.global_option("@tend_needs"),
-        "0",
+    // The status line is published a moment after the change.
+    assert!(
+        wait_until(10, || env.global_option("@tend_needs") == "0"),
         "a parked agent is no demand"
     );
     std::thread::sleep(Duration::from_millis(1500)); // saved at most once a second
