@@ -151,12 +151,7 @@ impl Server {
     /// Targets that vanished meanwhile (a pane closed) are skipped silently:
     /// tmux's `set-option -q` ignores them. Option names must start with `@`.
     pub fn set_options(&self, updates: &[OptionUpdate]) -> Result<()> {
-        for u in updates {
-            check_name(&u.name)?;
-        }
-        let commands: Vec<Vec<String>> = updates.iter().map(OptionUpdate::command).collect();
-        self.run_batch_skipping_gone(&commands)?;
-        Ok(())
+        self.publish(updates, &[])
     }
 
     /// Sets one user option.
@@ -288,14 +283,14 @@ impl Server {
     /// (`refresh-client -S`), so that changed options show at once. Control
     /// mode clients are skipped. Returns how many clients were refreshed.
     pub fn refresh_clients(&self) -> Result<usize> {
-        let commands: Vec<Vec<String>> = self
+        let clients: Vec<String> = self
             .list_clients()?
             .into_iter()
             .filter(|c| !c.control_mode && !c.name.is_empty())
-            .map(|c| vec!["refresh-client".into(), "-S".into(), "-t".into(), c.name])
+            .map(|c| c.name)
             .collect();
-        self.run_batch_skipping_gone(&commands)?;
-        Ok(commands.len())
+        self.publish(&[], &clients)?;
+        Ok(clients.len())
     }
 }
 
