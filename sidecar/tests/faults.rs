@@ -112,6 +112,14 @@ fn sigkill(pid: u32) {
     );
 }
 
+/// The parent of `pid`, from `/proc/PID/stat` (the field after the
+/// parenthesised command name).
+fn parent(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
 fn cmdline(pid: u32) -> Vec<String> {
     std::fs::read(format!("/proc/{pid}/cmdline"))
         .map(|b| {
@@ -470,6 +478,15 @@ fn sigkill_while_streaming_loses_nothing_and_every_pane_is_retapped() {
         env.list_json()
     );
     let taps_before = tap_processes(&env);
+    // tmux runs each tap itself: no shell waits between them.
+    let server = tmux_pid(&env);
+    for (tap, pane) in &taps_before {
+        assert_eq!(
+            parent(*tap),
+            Some(server),
+            "the tap of {pane} is not tmux's child"
+        );
+    }
     let mut retaps: Vec<Duration> = Vec::new();
     let mut starts: Vec<Duration> = Vec::new();
     let mut polling_seen: Vec<String> = Vec::new();

@@ -157,15 +157,18 @@ fn bindings(server: &Server, opts: &Options) -> Vec<Binding> {
 pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinHandle<()> {
     std::thread::spawn(move || {
         let server = opts.server.clone();
+        // `exec`: tmux runs the command with `/bin/sh -c`, and dash would
+        // otherwise keep a shell waiting beside every pane's tap.
         let tap_cmd = |pane: PaneId| {
-            shell_join(&[
-                opts.tend_bin.to_string_lossy().as_ref(),
-                "tap",
-                "--socket",
-                opts.tap.to_string_lossy().as_ref(),
-                "--pane",
-                &pane.to_string(),
-            ])
+            "exec ".to_owned()
+                + &shell_join(&[
+                    opts.tend_bin.to_string_lossy().as_ref(),
+                    "tap",
+                    "--socket",
+                    opts.tap.to_string_lossy().as_ref(),
+                    "--pane",
+                    &pane.to_string(),
+                ])
         };
         let send = |ev: Event| {
             let _ = events.blocking_send(ev);
