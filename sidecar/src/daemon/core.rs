@@ -487,7 +487,9 @@ impl Core {
             stop,
         );
         let old = p.eff.clone();
-        let agent_now = st.agent.clone();
+        // Announced while the agent runs; released when its run ends (the pane
+        // keeps naming it, as `exited`, until the next agent).
+        let agent_now = st.agent.clone().filter(|_| st.live);
         let announced = p.announced.clone();
         let changed_key = old.as_ref().map(EffView::key) != Some(view.key());
         let wall = self.start_wall + self.start.elapsed().as_secs_f64();
@@ -805,6 +807,7 @@ impl Core {
                         }
                         m.join(" · ")
                     }),
+                    exit_code: e.and_then(|e| e.exit_code),
                 }
             })
             .collect()
