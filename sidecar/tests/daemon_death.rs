@@ -293,4 +293,32 @@ fn a_guard_killed_alone_is_replaced_and_one_killed_with_the_daemon_still_cleans_
         "5 s after killing both: {:?}",
         client.status_line()
     );
+
+    // `tend stop` with no daemon: what the dead one left goes too.
+    let out = env.tend_ok(&["stop"]);
+    assert!(
+        out.contains("removed what a daemon that died left"),
+        "{out}"
+    );
+    assert!(tend_options(&env).is_empty(), "{:?}", tend_options(&env));
+    let keys = env.tmux_out(&["list-keys"]);
+    assert!(!keys.contains("tend-managed"), "bindings left behind");
+    let hooks = env.tmux_out(&["show-hooks", "-g"]);
+    assert!(
+        !hooks.contains("tend-managed"),
+        "hooks left behind: {hooks}"
+    );
+    assert!(
+        wait_until(5, || client.status_line().ends_with("<>")),
+        "after tend stop: {:?}",
+        client.status_line()
+    );
+    // And a second stop finds nothing to remove.
+    assert_eq!(
+        env.tend_ok(&["stop"]).trim(),
+        format!(
+            "tend is not running for {}",
+            env.tmux_out(&["display-message", "-p", "#{socket_path}"])
+        )
+    );
 }

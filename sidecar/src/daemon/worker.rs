@@ -168,6 +168,18 @@ fn bindings(server: &Server, opts: &Options) -> Vec<Binding> {
         .collect()
 }
 
+/// Removes everything tend installs in tmux: taps, hooks, key bindings,
+/// options; then redraws the status lines. Returns how many things it
+/// removed. (`tend stop` also runs it when a daemon died and left them.)
+pub fn remove_everything(server: &Server) -> usize {
+    let taps = server.remove_all_taps().unwrap_or(0);
+    let hooks = server.remove_hooks().unwrap_or(0);
+    let keys = server.unbind_keys().unwrap_or(0);
+    let options = server.remove_tend_options().unwrap_or(0);
+    let _ = server.refresh_clients();
+    taps + hooks + keys + options
+}
+
 /// Starts the worker.
 pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinHandle<()> {
     std::thread::spawn(move || {
@@ -392,11 +404,7 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                     }
                 }
                 Job::Cleanup => {
-                    let _ = server.remove_all_taps();
-                    let _ = server.remove_hooks();
-                    let _ = server.unbind_keys();
-                    let _ = server.remove_tend_options();
-                    let _ = server.refresh_clients();
+                    remove_everything(&server);
                     return;
                 }
             }
