@@ -49,9 +49,9 @@ pub struct GuardArgs {
 }
 
 /// `tend guard`: connects to the daemon and blocks until the connection
-/// ends — the daemon died (the kernel closed it) or said `bye` (a clean
-/// stop). Either way it exits, and tmux then runs the cleanup the daemon
-/// attached to it, which does something only if the daemon died.
+/// ends. `bye` (a clean stop): success. The daemon died (the kernel closed
+/// the connection) or was never there: failure, and the shell around the
+/// guard has tmux clean up.
 pub fn guard(args: &GuardArgs) -> Result<(), CliError> {
     use std::io::{BufRead, BufReader, Write};
     let mut stream = std::os::unix::net::UnixStream::connect(&args.socket).map_err(|e| {
@@ -73,11 +73,18 @@ pub fn guard(args: &GuardArgs) -> Result<(), CliError> {
     let mut line = String::new();
     while lines.read_line(&mut line).is_ok_and(|n| n > 0) {
         if line.trim() == "bye" {
-            break;
+            return Ok(());
         }
         line.clear();
     }
-    Ok(())
+    // Failing is what makes the shell around the guard run the cleanup.
+    Err(CliError::new(
+        "daemon_gone",
+        format!(
+            "the daemon on {} ended without `tend stop`",
+            args.socket.display()
+        ),
+    ))
 }
 
 /// `tend tap`.

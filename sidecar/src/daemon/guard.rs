@@ -6,14 +6,14 @@
 //! start the daemon runs
 //!
 //! ```text
-//! if-shell -b 'exec tend guard --socket CONTROL --token T' CLEANUP CLEANUP
+//! run-shell -b 'tend guard --socket CONTROL --token T || exec tmux -S SOCKET if-shell -F COND CLEANUP'
 //! ```
 //!
-//! `tend guard` (one process per tmux server, a child of the tmux server)
+//! `tend guard` (one per tmux server, under a `/bin/sh` that tmux runs)
 //! connects to the daemon's control socket and blocks reading it. When the
-//! daemon dies the kernel closes the connection, the guard exits, and tmux
-//! runs [`cleanup_command`] — whichever way the guard ended, even killed
-//! together with the daemon. The cleanup runs only while `@tend_daemon`
+//! daemon dies the kernel closes the connection, the guard fails, and the
+//! shell has tmux run [`cleanup_body`] — also when the guard itself was
+//! killed, even together with the daemon. The cleanup runs only while `@tend_daemon`
 //! still holds the token `T`: a clean `tend stop` removes the option first,
 //! and a daemon started since (or a guard installed again) has set its own
 //! token, so a late cleanup never wipes what a live daemon published.
@@ -76,24 +76,20 @@ pub fn is_published(name: &str) -> bool {
         .any(|list| list.contains(&name))
 }
 
-/// The `/bin/sh` command tmux runs for the guard (`exec`, so that no shell
-/// waits beside it). tmux expands formats in it; `#` is escaped.
-pub fn guard_shell_command(tend_bin: &str, control: &str, token: &str) -> String {
-    format_escape_hash(
-        &("exec ".to_owned()
-            + &shell_join(&[tend_bin, "guard", "--socket", control, "--token", token])),
-    )
-}
-
-/// The tmux commands that run when the guard ends: if `@tend_daemon` still
-/// holds `token` (the daemon died without `tend stop`), every published
-/// option is removed — panes through their windows (`set -wU`), windows and
-/// sessions through format loops over every session — `@tend_daemon` goes,
-/// and `@tend_summary` says tend is not running.
+/// The tmux condition under which the cleanup runs: `@tend_daemon` still
+/// holds `token` (the daemon died without `tend stop`).
 ///
 /// `token` must be made of characters that mean nothing to tmux's parser
 /// or formats (the daemon's are digits and dots).
-pub fn cleanup_command(token: &str) -> String {
+pub fn condition(token: &str) -> String {
+    format!("#{{==:#{{{DAEMON_OPTION}}},{token}}}")
+}
+
+/// The tmux commands of the cleanup: every published option is removed —
+/// panes through their windows (`set -wU`), windows and sessions through
+/// format loops over every session — `@tend_daemon` goes, and
+/// `@tend_summary` says tend is not running.
+pub fn cleanup_body() -> String {
     let mut per_window = String::new();
     for name in PANE_OPTIONS.iter().chain(WINDOW_OPTIONS) {
         per_window.push_str(&format!("set -wqU -t #{{window_id}} {name} ; "));
@@ -110,22 +106,41 @@ pub fn cleanup_command(token: &str) -> String {
     body.push_str(&format!("set -gqu {DAEMON_OPTION}\n"));
     body.push_str(&format!("run-shell -C {}\n", tmux_quote(&loops)));
     body.push_str(&format!(
-        "set -gq @tend_summary {}\n",
+        "set -gq @tend_summary {}",
         tmux_quote(NOT_RUNNING)
     ));
-    format!("if-shell -F '#{{==:#{{{DAEMON_OPTION}}},{token}}}' {{\n{body}}}")
+    body
 }
 
-/// The `if-shell` that starts the guard, as an argument vector for tmux.
-pub fn install_command(tend_bin: &str, control: &str, token: &str) -> Vec<String> {
-    let cleanup = cleanup_command(token);
-    vec![
-        "if-shell".into(),
-        "-b".into(),
-        guard_shell_command(tend_bin, control, token),
-        cleanup.clone(),
-        cleanup,
-    ]
+/// The `run-shell -b` that starts the guard, as an argument vector for
+/// tmux: `/bin/sh` runs the guard and, when it fails (the daemon died
+/// without saying `bye`, or the guard itself was killed), runs the cleanup
+/// through the tmux client `tmux_bin` on `socket`. Output goes nowhere: tmux
+/// would show a background job's output in a pane.
+///
+/// `run-shell -b`, not `if-shell -b`: tmux waits for `if-shell` jobs before
+/// it exits, so `kill-server` would hang until the daemon noticed.
+pub fn install_command(
+    tend_bin: &str,
+    control: &str,
+    token: &str,
+    tmux_bin: &str,
+    socket: &str,
+) -> Vec<String> {
+    let cleanup = shell_join(&[
+        tmux_bin,
+        "-S",
+        socket,
+        "if-shell",
+        "-F",
+        &condition(token),
+        &cleanup_body(),
+    ]);
+    let script = format!(
+        "exec >/dev/null 2>&1; {} || exec {cleanup}",
+        shell_join(&[tend_bin, "guard", "--socket", control, "--token", token])
+    );
+    vec!["run-shell".into(), "-b".into(), format_escape_hash(&script)]
 }
 
 #[cfg(test)]
@@ -166,11 +181,11 @@ mod tests {
 
     #[test]
     fn cleanup_is_conditional_on_the_token() {
-        let c = cleanup_command("123.4.5");
-        assert!(c.starts_with("if-shell -F '#{==:#{@tend_daemon},123.4.5}' {\n"));
-        assert!(c.contains("set -gqu @tend_needs\n"));
+        assert_eq!(condition("123.4.5"), "#{==:#{@tend_daemon},123.4.5}");
+        let c = cleanup_body();
+        assert!(c.starts_with("set -gqu @tend_needs\n"));
         assert!(c.contains("set -gqu @tend_daemon\n"));
-        assert!(c.ends_with("set -gq @tend_summary 'tend is not running'\n}"));
+        assert!(c.ends_with("set -gq @tend_summary 'tend is not running'"));
         assert!(c.contains(
             "run-shell -C '#{S:set -qu -t #{q:session_id} @tend_session_band ; \
              set -qu -t #{q:session_id} @tend_session_needs ; \
@@ -179,10 +194,23 @@ mod tests {
     }
 
     #[test]
-    fn guard_command_execs_and_escapes_formats() {
-        assert_eq!(
-            guard_shell_command("/opt/te#nd/tend", "/run/c.sock", "1.2.0"),
-            "exec '/opt/te##nd/tend' guard --socket /run/c.sock --token 1.2.0"
+    fn guard_runs_the_cleanup_only_when_it_fails_and_escapes_formats() {
+        let cmd = install_command(
+            "/opt/te#nd/tend",
+            "/run/c.sock",
+            "1.2.0",
+            "/usr/bin/tmux",
+            "/tmp/s",
+        );
+        assert_eq!(cmd[..2], ["run-shell", "-b"]);
+        assert!(
+            cmd[2].starts_with(
+                "exec >/dev/null 2>&1; '/opt/te##nd/tend' guard --socket /run/c.sock \
+                 --token 1.2.0 || exec /usr/bin/tmux -S /tmp/s if-shell -F \
+                 '##{==:##{@tend_daemon},1.2.0}' "
+            ),
+            "{}",
+            cmd[2]
         );
     }
 }

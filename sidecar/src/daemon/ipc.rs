@@ -105,10 +105,9 @@ impl Guards {
         })
     }
 
-    /// A clean stop: tells each guard to exit and waits (up to `limit`)
-    /// until all have, so that `tend stop` leaves no process behind. The
-    /// daemon has removed `@tend_daemon` by then, so the cleanup tmux runs
-    /// when a guard ends does nothing.
+    /// A clean stop: tells each guard to exit (successfully, so that no
+    /// cleanup runs) and waits (up to `limit`) until all have, so that
+    /// `tend stop` leaves no process behind.
     pub async fn dismiss(&self, limit: Duration) {
         self.stopping.send_replace(true);
         let deadline = Instant::now() + limit;

@@ -261,6 +261,25 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                 Job::Guard { token } => {
                     let program = opts.tend_bin.to_string_lossy().into_owned();
                     let socket = opts.control.to_string_lossy().into_owned();
+                    // The cleanup goes through the very tmux that runs the
+                    // server, on its socket.
+                    let (tmux_bin, tmux_socket) = match (server.server_pid(), server.socket_path())
+                    {
+                        (Ok(pid), Ok(path)) => (
+                            std::fs::read_link(format!("/proc/{pid}/exe"))
+                                .map(|p| p.to_string_lossy().into_owned())
+                                .unwrap_or_else(|_| "tmux".to_owned()),
+                            path.to_string_lossy().into_owned(),
+                        ),
+                        (Err(e), _) | (_, Err(e)) => {
+                            if e.is_no_server() {
+                                send(Event::ServerGone);
+                            } else {
+                                eprintln!("tend: starting the guard failed: {e}");
+                            }
+                            continue;
+                        }
+                    };
                     let cmds = [
                         vec![
                             "set-option".to_owned(),
@@ -268,7 +287,7 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                             guard::DAEMON_OPTION.into(),
                             token.clone(),
                         ],
-                        guard::install_command(&program, &socket, &token),
+                        guard::install_command(&program, &socket, &token, &tmux_bin, &tmux_socket),
                     ];
                     if let Err(e) = server.run_many(&cmds) {
                         if e.is_no_server() {
