@@ -195,6 +195,7 @@ pub fn demo(server: &ServerArgs, args: &DemoArgs, out: &mut dyn Write) -> Result
         let _ = srv.run(["set-window-option", "-t", w, "automatic-rename", "off"]);
         let _ = srv.run(["rename-window", "-t", w, agent]);
     }
+    style(&srv, &target, windows.lines());
     let start = std::process::Command::new(&exe)
         .args(socket_args(server))
         .arg("start")
@@ -224,6 +225,58 @@ pub fn demo(server: &ServerArgs, args: &DemoArgs, out: &mut dyn Write) -> Result
         }
     }
     Ok(())
+}
+
+/// The status line the demo session shows, whatever the user's
+/// configuration: the summary on the right, a glyph per window, each pane's
+/// agent and state in its border. Options are set on the demo's own
+/// session and windows only, so the user's other sessions are untouched.
+pub const DEMO_STATUS_RIGHT: &str =
+    "#{?@tend_summary,#[reverse] #{@tend_summary} #[noreverse] ,}%H:%M";
+/// The demo's window list entry: the window's glyph after its name.
+pub const DEMO_WINDOW_FORMAT: &str =
+    "#I:#W#{?@tend_window_glyph, #{@tend_window_glyph},}#{?window_flags,#{window_flags}, }";
+/// The demo's pane border: the agent, its state and reason.
+pub const DEMO_BORDER_FORMAT: &str = " #{?@tend_agent,#{@tend_glyph} #{@tend_agent}: #{@tend_state}#{?@tend_reason,/#{@tend_reason},} ,}";
+
+fn style<'a>(srv: &tend_tmux::Server, session: &str, windows: impl Iterator<Item = &'a str>) {
+    let mut commands: Vec<Vec<String>> = vec![
+        vec![
+            "set-option".into(),
+            "-t".into(),
+            session.into(),
+            "status-right".into(),
+            DEMO_STATUS_RIGHT.into(),
+        ],
+        vec![
+            "set-option".into(),
+            "-t".into(),
+            session.into(),
+            "status-right-length".into(),
+            "80".into(),
+        ],
+    ];
+    for w in windows {
+        for (name, value) in [
+            ("window-status-format", DEMO_WINDOW_FORMAT),
+            ("window-status-current-format", DEMO_WINDOW_FORMAT),
+            ("pane-border-status", "top"),
+            ("pane-border-format", DEMO_BORDER_FORMAT),
+        ] {
+            commands.push(vec![
+                "set-option".into(),
+                "-w".into(),
+                "-t".into(),
+                w.into(),
+                name.into(),
+                value.into(),
+            ]);
+        }
+    }
+    // Cosmetic: a tmux that refuses one of these still runs the demo.
+    if let Err(e) = srv.run_many(&commands) {
+        eprintln!("tend: styling the demo session failed: {e}");
+    }
 }
 
 fn socket_args(server: &ServerArgs) -> Vec<String> {

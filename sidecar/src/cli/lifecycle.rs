@@ -56,6 +56,13 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
     }
     if let Some(p) = ping(&t.control) {
         let pid = p["pid"].as_u64().unwrap_or(0);
+        // Started again by a re-sourced ~/.tmux.conf (tend.tmux runs at
+        // each source): its fresh status formats may hold placeholders.
+        if t.zellij.is_none() {
+            t.server.install_status().map_err(|e| {
+                CliError::new("tmux", format!("cannot fill in the status line: {e}"))
+            })?;
+        }
         if args.json {
             writeln!(
                 out,
@@ -191,6 +198,10 @@ pub fn stop(server: &ServerArgs, args: &StopArgs, out: &mut dyn Write) -> Result
     let t = Target::resolve(server)?;
     let io = |e: std::io::Error| CliError::new("io", format!("cannot write output: {e}"));
     if ping(&t.control).is_none() {
+        // A daemon that was killed could not put the status line back.
+        if t.zellij.is_none() && t.server.is_running() {
+            let _ = t.server.restore_status();
+        }
         if args.json {
             writeln!(out, "{}", json!({"running": false, "stopped": false})).map_err(io)?;
         } else {

@@ -253,6 +253,11 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                     if let Err(e) = server.bind_keys(&bindings(&server, &opts)) {
                         eprintln!("tend: binding keys failed: {e}");
                     }
+                    // The user's placeholders filled in, or tend's segment
+                    // added, so that the count shows the moment tend runs.
+                    if let Err(e) = server.install_status() {
+                        eprintln!("tend: filling in the status line failed: {e}");
+                    }
                 }
                 Job::Read {
                     id,
@@ -340,6 +345,10 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                     let _ = server.remove_all_taps();
                     let _ = server.remove_hooks();
                     let _ = server.unbind_keys();
+                    // Before the options go: the originals are saved in them.
+                    if let Err(e) = server.restore_status() {
+                        eprintln!("tend: putting the status line back failed: {e}");
+                    }
                     let _ = server.remove_tend_options();
                     let _ = server.refresh_clients();
                     return;

@@ -1,0 +1,154 @@
+//! The first minute: in a tmux server with no configuration, `tend start`
+//! and `tend demo` make the count of agents needing you appear in a real
+//! client's status line, and `tend stop` puts every option back byte for
+//! byte.
+
+mod support;
+
+use std::process::Command;
+
+use support::{wait_until, Env};
+
+/// A second tmux server whose one pane runs a real tmux client attached to
+/// the server under test: what that pane shows is exactly what a user's
+/// terminal would. Killed on drop.
+struct Terminal {
+    name: String,
+}
+
+impl Terminal {
+    fn attach(env: &Env, session: &str, tag: &str) -> Terminal {
+        let name = format!("{}-{tag}-term", env.name);
+        let client = format!("exec env -u TMUX tmux -L {} attach -t ={session}", env.name);
+        let t = Terminal { name };
+        let out = t.tmux(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "160",
+            "-y",
+            "20",
+            &client,
+        ]);
+        assert!(
+            out.status.success(),
+            "outer tmux: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The outer server's own status line would be in the way.
+        t.tmux(&["set", "-g", "status", "off"]);
+        t
+    }
+
+    fn tmux(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .env_remove("TMUX")
+            .arg("-L")
+            .arg(&self.name)
+            .args(args)
+            .output()
+            .expect("run tmux")
+    }
+
+    /// The client's bottom line: its status line.
+    fn status_line(&self) -> String {
+        let out = self.tmux(&["capture-pane", "-p", "-t", "%0"]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.lines().last().unwrap_or("").to_owned()
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+/// Global, global window and server options, as tmux lists them.
+fn all_options(env: &Env) -> String {
+    ["-g", "-gw", "-s"]
+        .iter()
+        .map(|f| env.tmux_out(&["show-options", f]))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn count_shows_in_a_real_client_and_stop_restores_every_option() {
+    let env = Env::new("status");
+    let before = all_options(&env);
+    let doctor = env.tend(&["doctor"]);
+    assert!(
+        String::from_utf8_lossy(&doctor.stdout).contains("nothing of tend is visible"),
+        "doctor before start: {}",
+        String::from_utf8_lossy(&doctor.stdout)
+    );
+
+    env.tend_ok(&["start"]);
+    assert!(
+        wait_until(10, || env
+            .global_option("status-right")
+            .contains("@tend_summary")),
+        "tend start added no segment: {}",
+        env.global_option("status-right")
+    );
+    env.tend_ok(&["demo", "--detached"]);
+    let main = Terminal::attach(&env, "main", "main");
+    let demo = Terminal::attach(&env, "tend-demo", "demo");
+
+    // The global segment (session `main`) and the demo's own status line
+    // both show the count once the replayed agents wait.
+    let mut seen = (String::new(), String::new());
+    let shown = wait_until(90, || {
+        seen = (main.status_line(), demo.status_line());
+        seen.0.contains("need you") && seen.1.contains("need you") && seen.1.contains('●')
+    });
+    assert!(shown, "status lines: main {:?}, demo {:?}", seen.0, seen.1);
+    let needs = env.global_option("@tend_needs");
+    assert!(
+        seen.0.contains(&format!("{needs} agent")),
+        "the count {needs} in {:?}",
+        seen.0
+    );
+    let doctor = env.tend_ok(&["doctor"]);
+    assert!(
+        doctor.contains("the status line shows tend"),
+        "doctor after start: {doctor}"
+    );
+
+    env.tend_ok(&["stop"]);
+    assert_eq!(all_options(&env), before);
+    assert!(
+        wait_until(10, || !main.status_line().contains("need you")),
+        "the client still shows {:?}",
+        main.status_line()
+    );
+}
+
+#[test]
+fn placeholders_are_filled_and_off_adds_nothing() {
+    let env = Env::new("status-ph");
+    env.tmux(&["set", "-g", "status-left", "#{tend_needs}|"]);
+    env.tend_ok(&["start"]);
+    assert!(wait_until(10, || env.global_option("status-left") == "#{@tend_needs}|"));
+    // A placeholder somewhere: tend adds no segment of its own.
+    assert!(!env.global_option("status-right").contains("tend"));
+    // Sourcing a configuration again re-runs tend.tmux, that is `tend start`.
+    env.tmux(&["set", "-g", "status-left", "#{tend_quiet}|"]);
+    env.tend_ok(&["start"]);
+    assert_eq!(env.global_option("status-left"), "#{@tend_quiet}|");
+    env.tend_ok(&["stop"]);
+    assert_eq!(env.global_option("status-left"), "#{tend_quiet}|");
+
+    let env = Env::new("status-off");
+    env.tmux(&["set", "-g", "@tend-status", "off"]);
+    let before = all_options(&env);
+    let right = env.global_option("status-right");
+    env.tend_ok(&["start"]);
+    assert!(wait_until(10, || env.global_option("@tend_needs") == "0"));
+    assert_eq!(env.global_option("status-right"), right);
+    env.tend_ok(&["stop"]);
+    assert_eq!(all_options(&env), before);
+}
