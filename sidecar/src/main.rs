@@ -25,6 +25,8 @@ fn main() -> ExitCode {
         Command::Wait(a) => cli::agents::wait(s, a, &mut out),
         Command::Prompt(a) => cli::agents::prompt(s, a, &mut out),
         Command::SendKeys(a) => cli::agents::send_keys(s, a, &mut out),
+        Command::Approve(a) => cli::agents::answer(s, a, "approve", &mut out),
+        Command::Deny(a) => cli::agents::answer(s, a, "deny", &mut out),
         Command::Read(a) => cli::agents::read(s, a, &mut out),
         Command::Report(a) => cli::agents::report(s, a, &mut out),
         Command::Release(a) => cli::agents::release(s, a, &mut out),

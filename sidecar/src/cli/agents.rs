@@ -547,3 +547,59 @@ pub fn unsnooze(server: &ServerArgs, a: &PaneArgs, out: &mut dyn Write) -> Resul
         |_| format!("{}: unsnoozed", a.pane),
     )
 }
+
+/// Arguments of `tend approve` and `tend deny`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  tend approve %3              # press the key that says yes once (Claude: 1, Codex: y)
+  tend deny %3 --json          # press the dialog's No; the JSON names the keys sent
+  tend approve %3 --dry-run    # show the dialog and the keys, send nothing
+
+Right before sending, tend reads the pane's screen again and sends nothing
+(exit status 1, code no_dialog) unless the agent's approval dialog is on it.
+The keys per agent are in its manifest's [actions] table.")]
+pub struct AnswerArgs {
+    /// The pane, `%N`.
+    pub pane: String,
+    /// Show the dialog and the keys that would be sent; send nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tend approve %N` / `tend deny %N`.
+pub fn answer(
+    server: &ServerArgs,
+    a: &AnswerArgs,
+    action: &str,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    ask(
+        server,
+        out,
+        a.json,
+        "answer",
+        json!({"pane": a.pane, "action": action, "dry_run": a.dry_run}),
+        |v| {
+            let keys: Vec<&str> = v["keys"]
+                .as_array()
+                .map(|k| k.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let dialog: Vec<&str> = v["dialog"]
+                .as_array()
+                .map(|k| k.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let verb = if a.dry_run { "would send" } else { "sent" };
+            format!(
+                "{}\n{} {}: {verb} {}",
+                dialog.join("\n"),
+                v["pane"].as_str().unwrap_or("-"),
+                v["rule"].as_str().unwrap_or("-"),
+                keys.join(" ")
+            )
+        },
+    )
+}

@@ -49,6 +49,10 @@ pub enum Command {
     Wait(agents::WaitArgs),
     /// Send an agent a prompt (refused while it waits for approval or a question).
     Prompt(agents::PromptArgs),
+    /// Approve an agent's approval dialog (only while it shows; re-read first).
+    Approve(agents::AnswerArgs),
+    /// Deny an agent's approval dialog (only while it shows; re-read first).
+    Deny(agents::AnswerArgs),
     /// Send keys to a pane.
     SendKeys(agents::SendKeysArgs),
     /// A pane's recent text.
@@ -115,6 +119,7 @@ pub fn wants_json(cli: &Cli) -> bool {
         Command::Wait(a) => a.json,
         Command::Prompt(a) => a.json,
         Command::SendKeys(a) => a.json,
+        Command::Approve(a) | Command::Deny(a) => a.json,
         Command::Read(a) => a.json,
         Command::Report(a) => a.json,
         Command::Release(a) | Command::Inbox(a) | Command::Ack(a) => a.json,

@@ -1,0 +1,172 @@
+//! `tend approve` / `tend deny` on recordings of real agents replayed in
+//! tmux panes: refused (nothing typed) while no dialog shows; the exact
+//! keys of each agent's dialog once it does. The player logs every byte
+//! typed into its pane, so the test sees what the agent would have read.
+//!
+//! `TEND_TEST_REAL_AGENTS=1` adds a tier with the real Claude Code CLI (see
+//! `real_claude_approval_answered`).
+
+mod support;
+
+use std::path::Path;
+
+use support::{corpus, tend_bin, wait_until, Env};
+
+/// The input log without the terminal's answers to the recording's
+/// queries (cursor reports `ESC [ … R`, colour reports `ESC ] … BEL`/ST):
+/// the keys a user or tend typed. A lone ESC (the Escape key) stays.
+fn typed(log: &Path) -> Vec<u8> {
+    let bytes = std::fs::read(log).unwrap_or_default();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match (bytes[i], bytes.get(i + 1)) {
+            (0x1b, Some(b'[')) => {
+                let end = bytes[i + 2..]
+                    .iter()
+                    .position(|b| (0x40..=0x7e).contains(b))
+                    .map_or(bytes.len(), |p| i + 2 + p + 1);
+                i = end;
+            }
+            (0x1b, Some(b']')) | (0x1b, Some(b'P')) => {
+                let mut j = i + 2;
+                while j < bytes.len()
+                    && bytes[j] != 0x07
+                    && !(bytes[j] == 0x1b && bytes.get(j + 1) == Some(&b'\\'))
+                {
+                    j += 1;
+                }
+                i = if j < bytes.len() && bytes[j] == 0x1b {
+                    j + 2
+                } else {
+                    j + 1
+                };
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+fn state(env: &Env, pane: &str) -> String {
+    env.tmux_out(&[
+        "display",
+        "-p",
+        "-t",
+        pane,
+        "#{@tend_state}/#{@tend_reason}",
+    ])
+}
+
+/// One agent's approval recording: held at its idle prompt (`idle_at`),
+/// then at its dialog (`dialog_at`).
+fn check(agent: &str, idle_at: f64, dialog_at: f64, deny: &[u8], approve: &[u8]) {
+    let env = Env::new(&format!("answer-{agent}"));
+    let log = env.path().join("typed.log");
+    let cast = corpus(&format!("{agent}/approval/pane.cast"));
+    let cmd = format!(
+        "env TEND_AGENT={agent} '{}' play '{}' --wait-input-at {idle_at} --wait-input-at {dialog_at} --input-log '{}' --hold 600",
+        tend_bin(),
+        cast.display(),
+        log.display()
+    );
+    env.tend_ok(&["start"]);
+    let pane = env.window("main", &cmd);
+
+    // At its prompt: refused, and nothing typed.
+    assert!(
+        wait_until(30, || state(&env, &pane) == "idle/"),
+        "{agent} never idle: {}",
+        state(&env, &pane)
+    );
+    let before = typed(&log);
+    let out = env.tend(&["approve", &pane, "--json"]);
+    assert!(!out.status.success(), "approve with no dialog succeeded");
+    let err: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json error");
+    assert_eq!(err["error"]["code"], "no_dialog", "{err}");
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("nothing was sent"),
+        "{err}"
+    );
+    let out = env.tend(&["deny", &pane]);
+    assert!(!out.status.success());
+    assert_eq!(typed(&log), before, "keys reached a pane with no dialog");
+
+    // On to the dialog.
+    env.tend_ok(&["send-keys", &pane, "Enter"]);
+    assert!(
+        wait_until(60, || state(&env, &pane) == "waiting/approval"),
+        "{agent} never showed its dialog: {}",
+        state(&env, &pane)
+    );
+    let dry: serde_json::Value =
+        serde_json::from_str(&env.tend_ok(&["approve", &pane, "--dry-run", "--json"])).unwrap();
+    assert_eq!(dry["rule"], format!("{agent}/approval"));
+    assert_eq!(dry["sent"], false);
+    assert!(!dry["dialog"].as_array().unwrap().is_empty(), "{dry}");
+    let base = typed(&log);
+    assert_eq!(
+        base.last(),
+        // The player's terminal keeps ICRNL: Enter arrives as a newline.
+        Some(&b'\n'),
+        "the dry run typed something: {:?}",
+        String::from_utf8_lossy(&base)
+    );
+
+    let denied: serde_json::Value =
+        serde_json::from_str(&env.tend_ok(&["deny", &pane, "--json"])).unwrap();
+    assert_eq!(denied["sent"], true, "{denied}");
+    let want: Vec<u8> = base.iter().chain(deny).copied().collect();
+    assert!(
+        wait_until(10, || typed(&log) == want),
+        "{agent} deny typed {:?}, want {:?}",
+        String::from_utf8_lossy(&typed(&log)[base.len().min(typed(&log).len())..]),
+        String::from_utf8_lossy(deny)
+    );
+    // The recording still shows the dialog (a replay does not react to
+    // keys), so approve is accepted too and types its own keys.
+    env.tend_ok(&["approve", &pane]);
+    let want: Vec<u8> = want.iter().chain(approve).copied().collect();
+    assert!(
+        wait_until(10, || typed(&log) == want),
+        "{agent} approve typed {:?}, want {:?}",
+        String::from_utf8_lossy(&typed(&log)),
+        String::from_utf8_lossy(&want)
+    );
+}
+
+#[test]
+fn claude_dialog_answered_with_its_keys() {
+    check("claude", 3.5, 15.0, b"4", b"1");
+}
+
+#[test]
+fn codex_dialog_answered_with_its_keys() {
+    check("codex", 3.5, 15.0, b"\x1b", b"y");
+}
+
+#[test]
+fn gemini_dialog_answered_with_its_keys() {
+    check("gemini", 4.5, 15.0, b"\x1b", b"1");
+}
+
+#[test]
+fn aider_prompt_answered_with_its_keys() {
+    check("aider", 5.5, 15.0, b"n\n", b"y\n");
+}
+
+#[test]
+fn a_pane_without_a_known_agent_is_refused() {
+    let env = Env::new("answer-none");
+    env.tend_ok(&["start"]);
+    let out = env.tend(&["approve", "%0", "--json"]);
+    assert!(!out.status.success());
+    let err: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(err["error"]["code"], "no_agent", "{err}");
+}
