@@ -10,7 +10,7 @@ mod support;
 
 use std::path::Path;
 
-use support::{corpus, tend_bin, wait_until, Env};
+use support::{corpus, tend_bin, wait_until, Env, Terminal};
 
 /// The input log without the terminal's answers to the recording's
 /// queries (cursor reports `ESC [ … R`, colour reports `ESC ] … BEL`/ST):
@@ -169,4 +169,52 @@ fn a_pane_without_a_known_agent_is_refused() {
     assert!(!out.status.success());
     let err: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(err["error"]["code"], "no_agent", "{err}");
+}
+
+/// The picker on a real client: the agent's menu shows the dialog's own
+/// text and its answers; choosing Approve types the agent's key.
+#[test]
+fn picker_shows_the_dialog_and_approves() {
+    let env = Env::new("answer-picker");
+    let log = env.path().join("typed.log");
+    let cmd = format!(
+        "env TEND_AGENT=claude '{}' play '{}' --wait-input-at 15 --input-log '{}' --hold 600",
+        tend_bin(),
+        corpus("claude/approval/pane.cast").display(),
+        log.display()
+    );
+    env.tend_ok(&["start"]);
+    let pane = env.window("main", &cmd);
+    assert!(
+        wait_until(60, || state(&env, &pane) == "waiting/approval"),
+        "no dialog: {}",
+        state(&env, &pane)
+    );
+    let term = Terminal::attach(&env, "main", "picker");
+    let before = typed(&log);
+    // prefix A: the picker; 1: the first (most urgent) agent.
+    term.type_keys(&["C-b", "A"]);
+    assert!(
+        wait_until(10, || term.screen().contains("choose an agent")),
+        "no picker: {}",
+        term.screen()
+    );
+    term.type_keys(&["1"]);
+    let mut screen = String::new();
+    assert!(
+        wait_until(10, || {
+            screen = term.screen();
+            screen.contains("Approve (sends 1)") && screen.contains("Deny (sends 4)")
+        }),
+        "no answers in the agent menu: {screen}"
+    );
+    assert!(screen.contains("Do you want to proceed?"), "{screen}");
+    assert_eq!(typed(&log), before, "opening the menu typed something");
+    term.type_keys(&["y"]);
+    let want: Vec<u8> = before.iter().chain(b"1").copied().collect();
+    assert!(
+        wait_until(10, || typed(&log) == want),
+        "typed {:?}",
+        String::from_utf8_lossy(&typed(&log))
+    );
 }

@@ -5,66 +5,7 @@
 
 mod support;
 
-use std::process::Command;
-
-use support::{wait_until, Env};
-
-/// A second tmux server whose one pane runs a real tmux client attached to
-/// the server under test: what that pane shows is exactly what a user's
-/// terminal would. Killed on drop.
-struct Terminal {
-    name: String,
-}
-
-impl Terminal {
-    fn attach(env: &Env, session: &str, tag: &str) -> Terminal {
-        let name = format!("{}-{tag}-term", env.name);
-        let client = format!("exec env -u TMUX tmux -L {} attach -t ={session}", env.name);
-        let t = Terminal { name };
-        let out = t.tmux(&[
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-x",
-            "160",
-            "-y",
-            "20",
-            &client,
-        ]);
-        assert!(
-            out.status.success(),
-            "outer tmux: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        // The outer server's own status line would be in the way.
-        t.tmux(&["set", "-g", "status", "off"]);
-        t
-    }
-
-    fn tmux(&self, args: &[&str]) -> std::process::Output {
-        Command::new("tmux")
-            .env_remove("TMUX")
-            .arg("-L")
-            .arg(&self.name)
-            .args(args)
-            .output()
-            .expect("run tmux")
-    }
-
-    /// The client's bottom line: its status line.
-    fn status_line(&self) -> String {
-        let out = self.tmux(&["capture-pane", "-p", "-t", "%0"]);
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        text.lines().last().unwrap_or("").to_owned()
-    }
-}
-
-impl Drop for Terminal {
-    fn drop(&mut self) {
-        let _ = self.tmux(&["kill-server"]);
-    }
-}
+use support::{wait_until, Env, Terminal};
 
 /// Global, global window and server options, as tmux lists them.
 fn all_options(env: &Env) -> String {
