@@ -218,3 +218,139 @@ fn picker_shows_the_dialog_and_approves() {
         String::from_utf8_lossy(&typed(&log))
     );
 }
+
+/// A process killed when the test ends, pass or fail.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The opt-in tier: the real Claude Code CLI (from `$AGENTS_DIR`, default
+/// `/opt/agents`), offline against a stand-in model server
+/// (`support/anthropic.py`) that asks to run `rm -rf ./build`. `tend deny`
+/// must leave `build/` in place; `tend approve` must make Claude Code run
+/// the command and send its result back.
+#[test]
+fn real_claude_approval_answered() {
+    if std::env::var("TEND_TEST_REAL_AGENTS").as_deref() != Ok("1") {
+        println!("answer: real agents skipped (set TEND_TEST_REAL_AGENTS=1)");
+        return;
+    }
+    let agents = std::path::PathBuf::from(
+        std::env::var("AGENTS_DIR").unwrap_or_else(|_| "/opt/agents".into()),
+    );
+    let claude = agents.join("node_modules/.bin/claude");
+    if !claude.exists() {
+        println!("answer: {} not installed; skipped", claude.display());
+        return;
+    }
+    let env = Env::new("answer-real");
+    let home = env.path().join("home");
+    let work = env.path().join("work");
+    std::fs::create_dir_all(work.join("build")).unwrap();
+    std::fs::write(work.join("build/app.o"), "object\n").unwrap();
+    let key = format!(
+        "sk-ant-api03-{}AAAAAAAA-0123456789abcdefghijAA",
+        "tendtesttend".repeat(7)
+    );
+    let project = work.display().to_string();
+    // A first run's dialogs (onboarding, API key, folder trust, the auto
+    // mode offer) answered in advance, as Claude Code stores them.
+    let config = serde_json::json!({
+        "hasCompletedOnboarding": true, "lastOnboardingVersion": "2.1.332",
+        "lastReleaseNotesSeen": "2.1.332", "theme": "dark", "numStartups": 3, "autoUpdates": false,
+        "customApiKeyResponses": {"approved": [&key[key.len() - 20..]], "rejected": []},
+        "projects": {project: {"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true, "allowedTools": []}},
+        "hasSeenAutoDefaultNotice": true, "hasSeenAutoDefaultNudge": true,
+        "hasResetAutoModeOptInForDefaultOffer": true, "opusProMigrationComplete": true,
+        "officialMarketplaceAutoInstallAttempted": true, "officialMarketplaceAutoInstalled": false,
+        "officialMarketplaceAutoInstallNextRetryTime": 4102444800000u64,
+        "lastClawdEntranceVersion": "2.1.332", "migrationVersion": 15,
+    });
+    std::fs::write(home.join(".claude.json"), config.to_string()).unwrap();
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::write(
+        home.join(".claude/settings.json"),
+        r#"{"theme": "dark", "permissions": {"defaultMode": "default"}}"#,
+    )
+    .unwrap();
+    let port_file = env.path().join("model.port");
+    let model_log = env.path().join("model.jsonl");
+    let _model = Killed(
+        std::process::Command::new("python3")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/anthropic.py"))
+            .arg(&port_file)
+            .arg(&model_log)
+            .spawn()
+            .expect("python3 for the stand-in model server"),
+    );
+    assert!(wait_until(10, || port_file.exists()), "no model server");
+    let port = std::fs::read_to_string(&port_file).unwrap();
+    let cmd = format!(
+        "cd '{}' && exec env HOME='{}' PATH='{}:/usr/local/bin:/usr/bin:/bin' TERM=tmux-256color \
+         ANTHROPIC_BASE_URL=http://127.0.0.1:{port} ANTHROPIC_API_KEY={key} DISABLE_TELEMETRY=1 \
+         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 \
+         CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL=1 CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION=false claude",
+        work.display(),
+        home.display(),
+        agents.join("node_modules/.bin").display(),
+    );
+    env.tend_ok(&["start"]);
+    let pane = env.window("main", &cmd);
+    let log = || std::fs::read_to_string(&model_log).unwrap_or_default();
+    assert!(
+        wait_until(90, || state(&env, &pane) == "idle/"),
+        "claude never idle: {} {}",
+        state(&env, &pane),
+        env.tmux_out(&["capture-pane", "-p", "-t", &pane])
+    );
+    let out = env.tend(&["approve", &pane, "--json"]);
+    assert!(!out.status.success(), "approve at the prompt succeeded");
+
+    // Deny: the dialog closes and nothing runs.
+    env.tend_ok(&["prompt", &pane, "Clean the build directory."]);
+    assert!(
+        wait_until(60, || state(&env, &pane) == "waiting/approval"),
+        "no dialog: {} {}",
+        state(&env, &pane),
+        env.tmux_out(&["capture-pane", "-p", "-t", &pane])
+    );
+    let denied: serde_json::Value =
+        serde_json::from_str(&env.tend_ok(&["deny", &pane, "--json"])).unwrap();
+    assert_eq!(denied["keys"], serde_json::json!(["4"]), "{denied}");
+    assert!(
+        wait_until(30, || state(&env, &pane) != "waiting/approval"),
+        "the dialog stayed after deny: {}",
+        env.tmux_out(&["capture-pane", "-p", "-t", &pane])
+    );
+    assert!(
+        work.join("build").exists(),
+        "denied, yet build/ was removed"
+    );
+    assert!(!log().contains("after_result"), "{}", log());
+
+    // Approve: Claude Code runs the command and sends its result.
+    env.tend_ok(&["prompt", &pane, "Clean the build directory."]);
+    assert!(
+        wait_until(60, || state(&env, &pane) == "waiting/approval"),
+        "no second dialog: {} {}",
+        log(),
+        env.tmux_out(&["capture-pane", "-p", "-t", &pane])
+    );
+    env.tend_ok(&["approve", &pane]);
+    assert!(
+        wait_until(60, || log().contains("after_result")),
+        "no tool result reached the model: {}\n{}",
+        log(),
+        env.tmux_out(&["capture-pane", "-p", "-t", &pane])
+    );
+    assert!(
+        !work.join("build").exists(),
+        "approved, yet build/ is still there"
+    );
+    println!("answer: real Claude Code denied (4) and approved (1) through tend");
+}
