@@ -43,6 +43,8 @@ fn main() -> ExitCode {
         Command::Config(a) => cli::doctor::config(a, &mut out),
         Command::Hooks(a) => cli::hooks::run(a, &mut out),
         Command::Demo(a) => cli::demo::demo(s, a, &mut out),
+        Command::Completions(a) => cli::docs::completions(a, &mut out),
+        Command::Man(a) => cli::docs::man(a, &mut out),
         Command::Play(a) => cli::demo::play(a),
         Command::Tap(a) => cli::internal::tap(a),
         Command::Poke(a) => cli::internal::poke(a),

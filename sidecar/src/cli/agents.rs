@@ -112,6 +112,12 @@ pub fn get(server: &ServerArgs, a: &PaneArgs, out: &mut dyn Write) -> Result<(),
 
 /// Arguments of `tend events`.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  tend events --json                                  # every event, one JSON object a line
+  tend events --json --pane %3 --state waiting        # when %3 starts waiting on you
+  tend events --json --type pane.agent_status_changed | jq -r 'select(.reason == \"approval\") | .pane'
+  tend events --json --state waiting | while read -r e; do notify-send tend \"$e\"; done")]
 pub struct EventsArgs {
     /// Only this pane.
     #[arg(long)]
@@ -170,6 +176,15 @@ pub fn events(server: &ServerArgs, a: &EventsArgs, out: &mut dyn Write) -> Resul
 
 /// Arguments of `tend wait`.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  tend wait %3                                        # until idle, completed or waiting
+  tend wait %3 --until completed --timeout 10m && tend read %3 --lines 50
+  tend wait %3 --until waiting/approval --json        # the pane view when it asks
+  if ! tend wait %3 --until completed --timeout 30m; then tend read %3; fi
+
+Exit status 0 when the pane matched; 1 on a timeout or when the agent the
+wait started on exits or is replaced (code agent_not_running).")]
 pub struct WaitArgs {
     /// The pane, `%N`.
     pub pane: String,
@@ -200,6 +215,15 @@ pub fn wait(server: &ServerArgs, a: &WaitArgs, out: &mut dyn Write) -> Result<()
 
 /// Arguments of `tend prompt`.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  tend prompt %3 \"Now write the tests.\"                 # paste it, press Enter
+  tend prompt %3 \"Run the linter and fix what it finds.\" --wait --until completed
+  tend prompt %3 \"$(cat task.md)\" --wait --timeout 20m --json
+
+Refused (nothing sent) while the agent waits for approval or an answer
+(agent_blocked) or has a stop flag pending (stop_pending). A timeout does not
+prove the prompt was not delivered: `tend read` the pane before sending again.")]
 pub struct PromptArgs {
     /// The pane, `%N`.
     pub pane: String,

@@ -2,6 +2,7 @@
 
 pub mod agents;
 pub mod demo;
+pub mod docs;
 pub mod doctor;
 pub mod explain;
 pub mod hooks;
@@ -89,6 +90,10 @@ pub enum Command {
     Hooks(hooks::HooksArgs),
     /// Open a tmux session replaying real agents, to see tend work.
     Demo(demo::DemoArgs),
+    /// Print shell completions (bash, zsh, fish).
+    Completions(docs::CompletionsArgs),
+    /// Print the manual page (or write every page with --dir).
+    Man(docs::ManArgs),
     /// Play a recording's output on its own clock (what demo panes run).
     #[command(hide = true)]
     Play(demo::PlayArgs),
@@ -132,6 +137,8 @@ pub fn wants_json(cli: &Cli) -> bool {
         Command::Config(a) => a.json,
         Command::Hooks(_) => false,
         Command::Demo(_)
+        | Command::Completions(_)
+        | Command::Man(_)
         | Command::Play(_)
         | Command::Daemon
         | Command::Tap(_)
