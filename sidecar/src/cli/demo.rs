@@ -273,6 +273,14 @@ fn style<'a>(srv: &tend_tmux::Server, session: &str, windows: impl Iterator<Item
             "status-right-length".into(),
             "80".into(),
         ],
+        // "[tend-demo] " is longer than tmux's default 10.
+        vec![
+            "set-option".into(),
+            "-t".into(),
+            session.into(),
+            "status-left-length".into(),
+            "20".into(),
+        ],
     ];
     for w in windows {
         for (name, value) in [
