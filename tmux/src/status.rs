@@ -274,7 +274,7 @@ impl Server {
             }
             cmd.push("--".into());
             cmd.push(name.into());
-            Ok(self.run(&cmd)?)
+            self.run(&cmd)
         };
         if value("status", false)?.trim() == "off" {
             return Ok(false);
