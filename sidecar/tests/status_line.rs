@@ -5,6 +5,8 @@
 
 mod support;
 
+use std::process::Command;
+
 use support::{wait_until, Env, Terminal};
 
 /// Global, global window and server options, as tmux lists them.
@@ -92,4 +94,33 @@ fn placeholders_are_filled_and_off_adds_nothing() {
     assert_eq!(env.global_option("status-right"), right);
     env.tend_ok(&["stop"]);
     assert_eq!(all_options(&env), before);
+}
+
+/// A daemon killed with SIGKILL cannot put the status line back; `tend stop`
+/// does, and a restart in between adds no second segment.
+#[test]
+fn stop_after_a_killed_daemon_restores_the_status_line() {
+    let env = Env::new("status-kill");
+    let right = env.global_option("status-right");
+    let length = env.global_option("status-right-length");
+    let pid = env.daemon_pid().expect("tend start");
+    assert!(wait_until(10, || env.global_option("status-right") != right));
+    let installed = env.global_option("status-right");
+    let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+    assert!(wait_until(10, || !std::path::Path::new(&format!(
+        "/proc/{pid}"
+    ))
+    .exists()
+        || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|s| s.contains(") Z "))));
+    // Started again: the same formats, not a second segment.
+    env.tend_ok(&["start"]);
+    assert_eq!(env.global_option("status-right"), installed);
+    let pid = env.daemon_pid().expect("tend start");
+    let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+    assert!(wait_until(10, || env
+        .tend_ok(&["stop"])
+        .contains("not running")));
+    assert_eq!(env.global_option("status-right"), right);
+    assert_eq!(env.global_option("status-right-length"), length);
 }

@@ -141,13 +141,23 @@ impl Server {
         // Each format's original: the saved one while the value is still
         // what tend made of it, else the value itself.
         let mut entries = Vec::new();
+        let mut recovered = false;
         for (name, scope) in FORMATS {
             let current = self.format_value(name, *scope)?;
-            let original = match self.saved(name)? {
+            let saved = self.saved(name)?;
+            recovered |=
+                *name == "status-right" && saved.is_none() && current.starts_with(STATUS_SEGMENT);
+            let original = match saved {
                 Some(s)
                     if render(name, &s, true) == current || render(name, &s, false) == current =>
                 {
                     s
+                }
+                // Saved value lost (its option cleared while tend was not
+                // running to put it back): tend's own segment is known, so
+                // the rest is the user's.
+                _ if *name == "status-right" && current.starts_with(STATUS_SEGMENT) => {
+                    current[STATUS_SEGMENT.len()..].to_string()
                 }
                 _ => current.clone(),
             };
@@ -192,6 +202,14 @@ impl Server {
         };
         let original = match &saved {
             Some(s) if bonus(s).ok().as_deref() == Some(current.as_str()) => s.clone(),
+            // The segment was there without its saved originals: the length
+            // was widened with it.
+            None if recovered => current
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .and_then(|n| n.checked_sub(LENGTH_BONUS))
+                .map_or_else(|| current.clone(), |n| n.to_string()),
             _ => current.clone(),
         };
         let saved_name = format!("{SAVED_PREFIX}{LENGTH}");

@@ -149,3 +149,29 @@ fn status_off_adds_nothing_and_a_user_change_is_kept() {
         0
     );
 }
+
+#[test]
+fn a_segment_whose_saved_original_was_lost_is_still_taken_out() {
+    let t = TestServer::start();
+    // What a killed daemon can leave when tend's options are cleared after
+    // it: the segment in status-right, no saved original.
+    t.tmux_ok(&[
+        "set",
+        "-g",
+        "status-right",
+        &format!("{STATUS_SEGMENT}%H:%M"),
+    ]);
+    let wide = (40 + LENGTH_BONUS).to_string();
+    t.tmux_ok(&["set", "-g", "status-right-length", &wide]);
+    let report = t.server.install_status().unwrap();
+    assert!(report.segment);
+    assert_eq!(
+        value(&t, "-gv", "status-right"),
+        format!("{STATUS_SEGMENT}%H:%M"),
+        "a second segment was added"
+    );
+    assert_eq!(value(&t, "-gv", "status-right-length"), wide);
+    t.server.restore_status().unwrap();
+    assert_eq!(value(&t, "-gv", "status-right"), "%H:%M");
+    assert_eq!(value(&t, "-gv", "status-right-length"), "40");
+}
