@@ -24,6 +24,8 @@ echo "== building and installing tend into $root/bin"
 cargo install --quiet --locked --force --path sidecar --root "$root"
 tend="$root/bin/tend"
 "$tend" --version
+echo "== shell completions and manual pages"
+scripts/install-shell-files.sh "$tend" "$root"
 
 plugin="$(pwd)/tmux/tend.tmux"
 if [ -n "${TMUX:-}" ]; then

@@ -16,6 +16,15 @@
 # `set -g @tend-key-next none`, move all to another key table with
 # `set -g @tend-key-table NAME`. Point at a binary with `set -g @tend-bin PATH`.
 # A key the user already bound is left alone (`tend doctor` lists it).
+#
+# Status line, as tmux-battery and tmux-cpu do it: placeholders such as
+# `#{tend_summary}`, `#{tend_needs}`, `#{tend_window_glyph}` or `#{tend_status}`
+# (a ready-styled segment) in status-left, status-right,
+# window-status-format, window-status-current-format or pane-border-format
+# are filled in each time this script runs (so after `tmux source-file` too).
+# With none anywhere, tend puts `#{tend_status}` in front of status-right;
+# `set -g @tend-status off` stops that. `tend stop` puts every format back as
+# it was.
 
 plugin_dir=$(cd "$(dirname "$0")" && pwd)
 

@@ -280,6 +280,127 @@ pub struct Manifest {
     pub screen: ScreenHints,
     /// Rules, highest priority first.
     pub rules: Vec<Rule>,
+    /// How to answer the agent's approval dialog from outside its pane
+    /// (`tend approve`, `tend deny`, the picker), when known.
+    pub actions: Option<Actions>,
+}
+
+/// The keys that answer an agent's approval dialog: the manifest's
+/// `[actions]` table.
+///
+/// ```toml
+/// [actions]
+/// answers = ["approval"]                              # rule ids of this manifest
+/// approve = { keys = ["1"] }                          # tmux key names, sent in order
+/// deny = { option = '^\s*(?:❯\s*)?(\d+)\.\s+No\b' }  # the key the dialog shows
+/// cite = "corpus/claude/approval: the recorder approved with 1"
+/// ```
+#[derive(Debug, Clone)]
+pub struct Actions {
+    /// Full ids (`claude/approval`) of the rules whose dialog these keys
+    /// answer: approve and deny are sent only while one of them wins.
+    pub answers: Vec<String>,
+    /// What approves.
+    pub approve: ActionKeys,
+    /// What denies.
+    pub deny: ActionKeys,
+    /// The recording or source the keys come from.
+    pub cite: String,
+}
+
+/// One answer's keys.
+#[derive(Debug, Clone)]
+pub enum ActionKeys {
+    /// Fixed tmux key names (`send-keys` arguments), sent in order.
+    Keys(Vec<String>),
+    /// A line regex over the dialog's rows whose first capture group is the
+    /// key (the number the dialog shows beside an option), then `then`.
+    Option {
+        /// The line regex, with one capture group.
+        pattern: Regex,
+        /// Keys sent after the captured one (e.g. `Enter`).
+        then: Vec<String>,
+    },
+}
+
+impl ActionKeys {
+    /// The keys to send for a dialog showing `rows`, or `None` when an
+    /// `option` is not on them.
+    pub fn resolve(&self, rows: &[&str]) -> Option<Vec<String>> {
+        match self {
+            ActionKeys::Keys(k) => Some(k.clone()),
+            ActionKeys::Option { pattern, then } => {
+                let key = rows
+                    .iter()
+                    .find_map(|r| pattern.captures(r).and_then(|c| c.get(1)))?
+                    .as_str()
+                    .to_owned();
+                let mut keys = vec![key];
+                keys.extend(then.iter().cloned());
+                Some(keys)
+            }
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawActions {
+    answers: Vec<String>,
+    approve: RawActionKeys,
+    deny: RawActionKeys,
+    cite: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawActionKeys {
+    keys: Option<Vec<String>>,
+    option: Option<String>,
+    #[serde(default)]
+    then: Vec<String>,
+}
+
+/// A tmux key name as `send-keys` takes it: `Enter`, `Escape`, `y`, `1`,
+/// `C-c`. Text, spaces and control characters are not keys.
+fn valid_key(k: &str) -> bool {
+    !k.is_empty()
+        && k.chars().count() <= 16
+        && !k.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+fn compile_action_keys(raw: &RawActionKeys, what: &str) -> Result<ActionKeys, String> {
+    for k in raw.keys.iter().flatten().chain(&raw.then) {
+        if !valid_key(k) {
+            return Err(format!(
+                "actions.{what}: `{k}` is not a tmux key name (like Enter, Escape, y, 1, C-c)"
+            ));
+        }
+    }
+    match (&raw.keys, &raw.option) {
+        (Some(keys), None) if !keys.is_empty() && raw.then.is_empty() => {
+            Ok(ActionKeys::Keys(keys.clone()))
+        }
+        (Some(_), None) if !raw.then.is_empty() => Err(format!(
+            "actions.{what}: `then` goes with `option`; list every key in `keys`"
+        )),
+        (None, Some(src)) => {
+            let pattern = compile_regex(src).map_err(|e| format!("actions.{what}.option: {e}"))?;
+            if pattern.captures_len() < 2 {
+                return Err(format!(
+                    "actions.{what}.option: `{src}` needs a capture group around the key, e.g. `(\\d+)\\. No`"
+                ));
+            }
+            Ok(ActionKeys::Option {
+                pattern,
+                then: raw.then.clone(),
+            })
+        }
+        _ => Err(format!(
+            "actions.{what} needs exactly one of `keys = [\"1\"]` (at least one key) or \
+             `option = 'regex with (the key) in a group'`"
+        )),
+    }
 }
 
 const DEFAULT_RULE_REGEX: &str = r"^\s*[─━═]{8,}\s*$";
@@ -298,6 +419,7 @@ struct RawManifest {
     screen: RawScreen,
     #[serde(default, rename = "rule")]
     rules: Vec<RawRule>,
+    actions: Option<RawActions>,
 }
 
 #[derive(Deserialize, Default)]
@@ -535,6 +657,51 @@ impl Manifest {
                 example: r.example.clone(),
             });
         }
+        let actions = match &raw.actions {
+            None => None,
+            Some(a) => {
+                if a.answers.is_empty() {
+                    return Err(err(
+                        None,
+                        "actions.answers needs the id of at least one approval rule".into(),
+                    ));
+                }
+                let mut answers = Vec::new();
+                for id in &a.answers {
+                    let full = format!("{}/{id}", raw.id);
+                    match rules.iter().find(|r| r.id == full) {
+                        Some(r) if r.state == RuleState::Waiting => answers.push(full),
+                        Some(_) => {
+                            return Err(err(
+                                None,
+                                format!("actions.answers: rule `{id}` is not a waiting rule"),
+                            ))
+                        }
+                        None => {
+                            return Err(err(
+                                None,
+                                format!("actions.answers: no rule `{id}` in this manifest"),
+                            ))
+                        }
+                    }
+                }
+                let cite = match &a.cite {
+                    Some(c) if !c.trim().is_empty() => c.clone(),
+                    _ => return Err(err(
+                        None,
+                        "actions.cite is required: name the recording or source the keys come from"
+                            .into(),
+                    )),
+                };
+                Some(Actions {
+                    answers,
+                    approve: compile_action_keys(&a.approve, "approve")
+                        .map_err(|p| err(None, p))?,
+                    deny: compile_action_keys(&a.deny, "deny").map_err(|p| err(None, p))?,
+                    cite,
+                })
+            }
+        };
         // Stable: equal priorities keep file order.
         rules.sort_by_key(|r| std::cmp::Reverse(r.priority));
         let short_name = raw.short_name.unwrap_or_else(|| raw.name.clone());
@@ -550,6 +717,7 @@ impl Manifest {
                 single_line_box: raw.screen.single_line_box,
             },
             rules,
+            actions,
         })
     }
 }
@@ -693,6 +861,73 @@ match = { contains = "esc to interrupt" }
         )
         .starts_with("demo.toml: not a valid manifest: "));
         assert!(parse_err("id = ").starts_with("demo.toml: not a valid manifest: "));
+    }
+
+    const WAITS: &str = r#"
+[[rule]]
+id = "ask"
+state = "waiting"
+reason = "approval"
+region = "bottom_lines:5"
+cite = "unit test"
+match = { contains = "Proceed?" }
+"#;
+
+    #[test]
+    fn actions_load_and_resolve() {
+        let text = format!(
+            "{GOOD}{WAITS}\n[actions]\nanswers = [\"ask\"]\napprove = {{ keys = [\"y\", \"Enter\"] }}\n\
+             deny = {{ option = '^\\s*(\\d+)\\.\\s+No\\b', then = [\"Enter\"] }}\ncite = \"unit test\"\n"
+        );
+        let m = Manifest::parse("demo.toml", &text).unwrap();
+        let a = m.actions.unwrap();
+        assert_eq!(a.answers, ["demo/ask"]);
+        let rows = ["Proceed?", " 1. Yes", " 3. No, thanks"];
+        assert_eq!(a.approve.resolve(&rows).unwrap(), ["y", "Enter"]);
+        assert_eq!(a.deny.resolve(&rows).unwrap(), ["3", "Enter"]);
+        assert_eq!(a.deny.resolve(&["Proceed?", " 1. Yes"]), None);
+        assert!(Manifest::parse("demo.toml", GOOD)
+            .unwrap()
+            .actions
+            .is_none());
+    }
+
+    #[test]
+    fn bad_actions_are_named() {
+        let with = |table: &str| parse_err(&format!("{GOOD}{WAITS}\n[actions]\n{table}"));
+        let ok_keys =
+            "approve = { keys = [\"1\"] }\ndeny = { keys = [\"Escape\"] }\ncite = \"t\"\n";
+        assert_eq!(
+            with(&format!("answers = [\"spin\"]\n{ok_keys}")),
+            "demo.toml: actions.answers: rule `spin` is not a waiting rule"
+        );
+        assert_eq!(
+            with(&format!("answers = [\"nope\"]\n{ok_keys}")),
+            "demo.toml: actions.answers: no rule `nope` in this manifest"
+        );
+        assert_eq!(
+            with(&format!("answers = []\n{ok_keys}")),
+            "demo.toml: actions.answers needs the id of at least one approval rule"
+        );
+        assert_eq!(
+            with("answers = [\"ask\"]\napprove = { keys = [\"1\"] }\ndeny = { keys = [\"Escape\"] }\n"),
+            "demo.toml: actions.cite is required: name the recording or source the keys come from"
+        );
+        assert_eq!(
+            with("answers = [\"ask\"]\napprove = { keys = [\"rm -rf /\"] }\ndeny = { keys = [\"n\"] }\ncite = \"t\"\n"),
+            "demo.toml: actions.approve: `rm -rf /` is not a tmux key name (like Enter, Escape, y, 1, C-c)"
+        );
+        assert_eq!(
+            with("answers = [\"ask\"]\napprove = { keys = [\"1\"], option = \"(1)\" }\ndeny = { keys = [\"n\"] }\ncite = \"t\"\n"),
+            "demo.toml: actions.approve needs exactly one of `keys = [\"1\"]` (at least one key) or \
+             `option = 'regex with (the key) in a group'`"
+        );
+        assert_eq!(
+            with("answers = [\"ask\"]\napprove = { keys = [\"1\"] }\ndeny = { option = \"No\" }\ncite = \"t\"\n"),
+            "demo.toml: actions.deny.option: `No` needs a capture group around the key, e.g. `(\\d+)\\. No`"
+        );
+        assert!(with("answers = [\"ask\"]\napprove = { keys = [\"1\"] }\ndeny = { keys = [\"n\"] }\ncite = \"t\"\nextra = 1\n")
+            .starts_with("demo.toml: not a valid manifest: "));
     }
 
     #[test]

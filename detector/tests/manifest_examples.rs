@@ -81,3 +81,41 @@ fn every_agent_has_identity_keys_and_rules_cite_sources() {
         }
     }
 }
+
+/// Every `[actions]` table answers on the example of each rule it names:
+/// the screen that motivates the dialog rule yields keys for approve and
+/// deny (an `option` is found on it).
+#[test]
+fn actions_answer_their_rules_examples() {
+    use tend_detector::answer::{answer, Action};
+    let (registry, _) = Registry::load(&[]);
+    let mut checked = Vec::new();
+    for m in registry.iter() {
+        let Some(actions) = &m.actions else { continue };
+        let default_alt = m.rules.iter().any(|r| r.alt_screen == Some(false));
+        for id in &actions.answers {
+            let rule = m.rules.iter().find(|r| &r.id == id).expect("validated");
+            let example = rule
+                .example
+                .as_deref()
+                .unwrap_or_else(|| panic!("{id}: a rule [actions] answers needs an example"));
+            let view = view_for(example, rule.region, rule.alt_screen, default_alt);
+            for action in [Action::Approve, Action::Deny] {
+                let a = answer(&view, m, action)
+                    .unwrap_or_else(|e| panic!("{id} {}: {e}", action.as_str()));
+                assert!(!a.keys.is_empty(), "{id}");
+            }
+            checked.push(id.clone());
+        }
+    }
+    checked.sort();
+    assert_eq!(
+        checked,
+        [
+            "aider/approval",
+            "claude/approval",
+            "codex/approval",
+            "gemini/approval"
+        ]
+    );
+}

@@ -90,6 +90,10 @@ fn leak_code(code: &str) -> &'static str {
         "no_flag",
         "bad_report",
         "forbidden",
+        "no_dialog",
+        "no_actions",
+        "no_option",
+        "pane_in_mode",
     ];
     CODES
         .iter()

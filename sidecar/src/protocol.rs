@@ -16,7 +16,8 @@ pub struct Request {
     /// Echoed in the response.
     #[serde(default)]
     pub id: u64,
-    /// `ping`, `list`, `status`, `next`, `explain`, `stop`, `poke`.
+    /// `ping`, `list`, `status`, `next`, `explain`, `stop`, `poke`, `answer`
+    /// (`{"pane": "%3", "action": "approve"|"deny", "dry_run": bool}`), ….
     pub method: String,
     /// Method parameters.
     #[serde(default)]

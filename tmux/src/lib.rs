@@ -71,6 +71,7 @@ pub mod options;
 pub mod query;
 mod records;
 pub mod server;
+pub mod status;
 pub mod tap;
 
 pub use client::MenuItem;
@@ -79,8 +80,9 @@ pub use hooks::{HookEntry, HookReport};
 pub use ids::{PaneId, SessionId, WindowId};
 pub use keys::{BindReport, Binding, KeyAction, ListedBinding};
 pub use options::{OptionUpdate, Scope};
-pub use query::{Capture, Client, Pane, Snapshot};
+pub use query::{Capture, Client, Pane, PaneScreen, Snapshot};
 pub use server::{Server, SocketSpec, Version};
+pub use status::StatusReport;
 pub use tap::TapOutcome;
 
 /// The text that marks a hook entry or key binding as tend's.

@@ -179,6 +179,32 @@ pub struct Capture {
     pub height: u32,
 }
 
+const SCREEN_FIELDS: &[&str] = &[
+    "pane_id",
+    "cursor_x",
+    "cursor_y",
+    "alternate_on",
+    "pane_in_mode",
+    "pane_title",
+];
+
+/// A pane's visible screen as plain rows ([`Server::screen`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaneScreen {
+    /// Visible rows, top to bottom, right-trimmed.
+    pub rows: Vec<String>,
+    /// `#{cursor_x}`.
+    pub cursor_x: u32,
+    /// `#{cursor_y}`.
+    pub cursor_y: u32,
+    /// `#{alternate_on}`.
+    pub alternate_on: bool,
+    /// `#{pane_in_mode}`: copy mode or another mode has the pane's keys.
+    pub in_mode: bool,
+    /// `#{pane_title}` (the program's OSC title).
+    pub title: String,
+}
+
 const CAPTURE_FIELDS: &[&str] = &[
     "pane_id",
     "cursor_x",
@@ -329,6 +355,36 @@ impl Server {
             in_mode: r.flag("pane_in_mode"),
             width: r.num("pane_width"),
             height: r.num("pane_height"),
+        })
+    }
+
+    /// The visible screen as rows (one per screen row, not joined, no
+    /// escape sequences), with the cursor, the alternate-screen flag and the
+    /// title, read in one tmux invocation: what a screen rule is checked on
+    /// right before tend types into a pane.
+    pub fn screen(&self, pane: PaneId) -> Result<PaneScreen> {
+        let rec = Records::new(SCREEN_FIELDS);
+        let target = pane.to_string();
+        let fmt = rec.format();
+        let out = self.run_many(&[
+            vec!["display-message", "-p", "-t", &target, &fmt],
+            vec!["capture-pane", "-p", "-t", &target],
+        ])?;
+        let (records, text) = rec.split(&out, "capture-pane")?;
+        let r = records.first().ok_or_else(|| TmuxError::Parse {
+            what: format!("the screen of pane {pane}"),
+            detail: "tmux printed nothing".into(),
+        })?;
+        if r.get("pane_id") != target {
+            return Err(gone(pane, "capture-pane"));
+        }
+        Ok(PaneScreen {
+            rows: text.lines().map(|l| l.trim_end().to_string()).collect(),
+            cursor_x: r.num("cursor_x"),
+            cursor_y: r.num("cursor_y"),
+            alternate_on: r.flag("alternate_on"),
+            in_mode: r.flag("pane_in_mode"),
+            title: r.get("pane_title").to_string(),
         })
     }
 

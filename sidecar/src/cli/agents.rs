@@ -112,6 +112,12 @@ pub fn get(server: &ServerArgs, a: &PaneArgs, out: &mut dyn Write) -> Result<(),
 
 /// Arguments of `tend events`.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  tend events --json                                  # every event, one JSON object a line
+  tend events --json --pane %3 --state waiting        # when %3 starts waiting on you
+  tend events --json --type pane.agent_status_changed | jq -r 'select(.reason == \"approval\") | .pane'
+  tend events --json --state waiting | while read -r e; do notify-send tend \"$e\"; done")]
 pub struct EventsArgs {
     /// Only this pane.
     #[arg(long)]
@@ -170,6 +176,15 @@ pub fn events(server: &ServerArgs, a: &EventsArgs, out: &mut dyn Write) -> Resul
 
 /// Arguments of `tend wait`.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  tend wait %3                                        # until idle, completed or waiting
+  tend wait %3 --until completed --timeout 10m && tend read %3 --lines 50
+  tend wait %3 --until waiting/approval --json        # the pane view when it asks
+  if ! tend wait %3 --until completed --timeout 30m; then tend read %3; fi
+
+Exit status 0 when the pane matched; 1 on a timeout or when the agent the
+wait started on exits or is replaced (code agent_not_running).")]
 pub struct WaitArgs {
     /// The pane, `%N`.
     pub pane: String,
@@ -200,6 +215,15 @@ pub fn wait(server: &ServerArgs, a: &WaitArgs, out: &mut dyn Write) -> Result<()
 
 /// Arguments of `tend prompt`.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  tend prompt %3 \"Now write the tests.\"                 # paste it, press Enter
+  tend prompt %3 \"Run the linter and fix what it finds.\" --wait --until completed
+  tend prompt %3 \"$(cat task.md)\" --wait --timeout 20m --json
+
+Refused (nothing sent) while the agent waits for approval or an answer
+(agent_blocked) or has a stop flag pending (stop_pending). A timeout does not
+prove the prompt was not delivered: `tend read` the pane before sending again.")]
 pub struct PromptArgs {
     /// The pane, `%N`.
     pub pane: String,
@@ -545,5 +569,61 @@ pub fn unsnooze(server: &ServerArgs, a: &PaneArgs, out: &mut dyn Write) -> Resul
         "unsnooze",
         json!({"pane": a.pane}),
         |_| format!("{}: unsnoozed", a.pane),
+    )
+}
+
+/// Arguments of `tend approve` and `tend deny`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  tend approve %3              # press the key that says yes once (Claude: 1, Codex: y)
+  tend deny %3 --json          # press the dialog's No; the JSON names the keys sent
+  tend approve %3 --dry-run    # show the dialog and the keys, send nothing
+
+Right before sending, tend reads the pane's screen again and sends nothing
+(exit status 1, code no_dialog) unless the agent's approval dialog is on it.
+The keys per agent are in its manifest's [actions] table.")]
+pub struct AnswerArgs {
+    /// The pane, `%N`.
+    pub pane: String,
+    /// Show the dialog and the keys that would be sent; send nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tend approve %N` / `tend deny %N`.
+pub fn answer(
+    server: &ServerArgs,
+    a: &AnswerArgs,
+    action: &str,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    ask(
+        server,
+        out,
+        a.json,
+        "answer",
+        json!({"pane": a.pane, "action": action, "dry_run": a.dry_run}),
+        |v| {
+            let keys: Vec<&str> = v["keys"]
+                .as_array()
+                .map(|k| k.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let dialog: Vec<&str> = v["dialog"]
+                .as_array()
+                .map(|k| k.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let verb = if a.dry_run { "would send" } else { "sent" };
+            format!(
+                "{}\n{} {}: {verb} {}",
+                dialog.join("\n"),
+                v["pane"].as_str().unwrap_or("-"),
+                v["rule"].as_str().unwrap_or("-"),
+                keys.join(" ")
+            )
+        },
     )
 }

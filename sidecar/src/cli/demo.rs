@@ -63,8 +63,13 @@ pub struct PlayArgs {
     pub hold: f64,
     /// Stop at this point of the recording (seconds) until a line of input
     /// arrives (Enter), then go on: a replayed agent that answers a prompt.
+    /// Repeat for several stops.
     #[arg(long)]
-    pub wait_input_at: Option<f64>,
+    pub wait_input_at: Vec<f64>,
+    /// Append every byte typed into the player to this file (what a test
+    /// checks to see exactly which keys an agent would have received).
+    #[arg(long)]
+    pub input_log: Option<PathBuf>,
 }
 
 /// `tend play`: writes a recording's output to stdout on its own clock.
@@ -81,22 +86,25 @@ pub fn play(args: &PlayArgs) -> Result<(), CliError> {
     };
     let cast = Cast::parse(&text)
         .map_err(|e| CliError::new("bad_recording", format!("{}: {e}", args.cast)))?;
-    let lines = quiet_terminal();
+    let lines = quiet_terminal(args.input_log.clone());
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     loop {
         let mut start = Instant::now();
-        let mut waited = args.wait_input_at.is_none();
+        let mut stops = args.wait_input_at.clone();
+        stops.sort_by(f64::total_cmp);
+        let mut stops = stops.into_iter().peekable();
         for ev in &cast.events {
             if let EventKind::Output(b) = &ev.kind {
-                if let (false, Some(at)) = (waited, args.wait_input_at) {
-                    if ev.at.as_secs_f64() >= at {
-                        // Hold here until Enter; the rest keeps its pace.
-                        let paused = Instant::now();
-                        while lines.recv().is_ok_and(|l| !l) {}
-                        start += paused.elapsed();
-                        waited = true;
-                    }
+                let mut due = false;
+                while stops.next_if(|at| ev.at.as_secs_f64() >= *at).is_some() {
+                    due = true;
+                }
+                if due {
+                    // Hold here until Enter; the rest keeps its pace.
+                    let paused = Instant::now();
+                    while lines.recv().is_ok_and(|l| !l) {}
+                    start += paused.elapsed();
                 }
                 let due = start + ev.at;
                 let now = Instant::now();
@@ -129,7 +137,7 @@ pub fn play(args: &PlayArgs) -> Result<(), CliError> {
 /// echo so they do not print over the replayed screen, and swallow them.
 /// Returns a channel that receives `true` for each Enter typed (and
 /// `false` for other input).
-fn quiet_terminal() -> std::sync::mpsc::Receiver<bool> {
+fn quiet_terminal(log: Option<PathBuf>) -> std::sync::mpsc::Receiver<bool> {
     use nix::sys::termios::{self, LocalFlags, SetArg};
     let stdin = std::io::stdin();
     if let Ok(mut t) = termios::tcgetattr(&stdin) {
@@ -139,11 +147,21 @@ fn quiet_terminal() -> std::sync::mpsc::Receiver<bool> {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         use std::io::Read;
+        let mut log = log.and_then(|p| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .ok()
+        });
         let mut buf = [0u8; 1024];
         let mut input = std::io::stdin();
         while let Ok(n) = input.read(&mut buf) {
             if n == 0 {
                 break;
+            }
+            if let Some(f) = log.as_mut() {
+                let _ = f.write_all(&buf[..n]).and_then(|_| f.flush());
             }
             let enter = buf[..n].iter().any(|b| *b == b'\r' || *b == b'\n');
             let _ = tx.send(enter);
@@ -195,6 +213,7 @@ pub fn demo(server: &ServerArgs, args: &DemoArgs, out: &mut dyn Write) -> Result
         let _ = srv.run(["set-window-option", "-t", w, "automatic-rename", "off"]);
         let _ = srv.run(["rename-window", "-t", w, agent]);
     }
+    style(&srv, &target, windows.lines());
     let start = std::process::Command::new(&exe)
         .args(socket_args(server))
         .arg("start")
@@ -224,6 +243,66 @@ pub fn demo(server: &ServerArgs, args: &DemoArgs, out: &mut dyn Write) -> Result
         }
     }
     Ok(())
+}
+
+/// The status line the demo session shows, whatever the user's
+/// configuration: the summary on the right, a glyph per window, each pane's
+/// agent and state in its border. Options are set on the demo's own
+/// session and windows only, so the user's other sessions are untouched.
+pub const DEMO_STATUS_RIGHT: &str =
+    "#{?@tend_summary,#[reverse] #{@tend_summary} #[noreverse] ,}%H:%M";
+/// The demo's window list entry: the window's glyph after its name.
+pub const DEMO_WINDOW_FORMAT: &str =
+    "#I:#W#{?@tend_window_glyph, #{@tend_window_glyph},}#{?window_flags,#{window_flags}, }";
+/// The demo's pane border: the agent, its state and reason.
+pub const DEMO_BORDER_FORMAT: &str = " #{?@tend_agent,#{@tend_glyph} #{@tend_agent}: #{@tend_state}#{?@tend_reason,/#{@tend_reason},} ,}";
+
+fn style<'a>(srv: &tend_tmux::Server, session: &str, windows: impl Iterator<Item = &'a str>) {
+    let mut commands: Vec<Vec<String>> = vec![
+        vec![
+            "set-option".into(),
+            "-t".into(),
+            session.into(),
+            "status-right".into(),
+            DEMO_STATUS_RIGHT.into(),
+        ],
+        vec![
+            "set-option".into(),
+            "-t".into(),
+            session.into(),
+            "status-right-length".into(),
+            "80".into(),
+        ],
+        // "[tend-demo] " is longer than tmux's default 10.
+        vec![
+            "set-option".into(),
+            "-t".into(),
+            session.into(),
+            "status-left-length".into(),
+            "20".into(),
+        ],
+    ];
+    for w in windows {
+        for (name, value) in [
+            ("window-status-format", DEMO_WINDOW_FORMAT),
+            ("window-status-current-format", DEMO_WINDOW_FORMAT),
+            ("pane-border-status", "top"),
+            ("pane-border-format", DEMO_BORDER_FORMAT),
+        ] {
+            commands.push(vec![
+                "set-option".into(),
+                "-w".into(),
+                "-t".into(),
+                w.into(),
+                name.into(),
+                value.into(),
+            ]);
+        }
+    }
+    // Cosmetic: a tmux that refuses one of these still runs the demo.
+    if let Err(e) = srv.run_many(&commands) {
+        eprintln!("tend: styling the demo session failed: {e}");
+    }
 }
 
 fn socket_args(server: &ServerArgs) -> Vec<String> {

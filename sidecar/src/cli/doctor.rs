@@ -142,6 +142,9 @@ pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Resul
                 detail: e.message,
             }),
         }
+        if t.zellij.is_none() {
+            checks.push(status_check(&t.server));
+        }
         let hooks = t
             .server
             .list_hooks()
@@ -187,6 +190,57 @@ pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Resul
         return Err(CliError::new("doctor", format!("{failed} check(s) failed")));
     }
     Ok(())
+}
+
+/// Whether tend shows in the status line: globally, and in every session
+/// (a session may have its own `status-right`).
+fn status_check(server: &tend_tmux::Server) -> Check {
+    let fix = "put a placeholder in your status line, e.g. \
+               `set -g status-right '#{tend_status}%H:%M'` in ~/.tmux.conf, then run `tend start` \
+               (or remove `set -g @tend-status off`, and tend adds its own segment)";
+    let sessions = server
+        .run(["list-sessions", "-F", "#{session_id} #{session_name}"])
+        .unwrap_or_default();
+    let mut blind = Vec::new();
+    let mut seen = 0;
+    for line in sessions.lines() {
+        let (id, name) = line.split_once(' ').unwrap_or((line, line));
+        seen += 1;
+        if !server.status_shows_tend(Some(id)).unwrap_or(true) {
+            blind.push(name.to_string());
+        }
+    }
+    match server.status_shows_tend(None) {
+        Err(e) => Check {
+            name: "status",
+            ok: false,
+            detail: format!("cannot read the status line options: {e}"),
+        },
+        Ok(_) if seen > 0 && blind.len() == seen => Check {
+            name: "status",
+            ok: false,
+            detail: format!("nothing of tend is visible in the status line: {fix}"),
+        },
+        Ok(false) if seen == 0 => Check {
+            name: "status",
+            ok: false,
+            detail: format!("nothing of tend is visible in the status line: {fix}"),
+        },
+        Ok(_) if !blind.is_empty() => Check {
+            name: "status",
+            ok: false,
+            detail: format!(
+                "nothing of tend is visible in the status line of session(s) {} \
+                 (their own status-left/status-right override the global ones): {fix}",
+                blind.join(", ")
+            ),
+        },
+        Ok(_) => Check {
+            name: "status",
+            ok: true,
+            detail: "the status line shows tend's options".into(),
+        },
+    }
 }
 
 /// Arguments of `tend config`.

@@ -204,15 +204,58 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
                     tmux_quote(&store)
                 )
             };
-            let mut items = vec![
-                MenuItem::Disabled(picker_label(&view)),
-                MenuItem::Entry {
-                    label: "Go to it".into(),
-                    key: "g".into(),
-                    command: tend_tmux::client::switch_command(id),
-                },
-                MenuItem::Separator,
-            ];
+            let mut items = vec![MenuItem::Disabled(picker_label(&view))];
+            // Waiting for approval: the dialog's own text (read from the
+            // screen now) and its answers, where the agent's keys are known.
+            if view.reason.as_deref() == Some("approval") {
+                if let Ok(d) = client::call(
+                    &args.socket,
+                    "answer",
+                    json!({"pane": pane, "action": "approve", "dry_run": true}),
+                    Duration::from_secs(3),
+                ) {
+                    items.push(MenuItem::Separator);
+                    let lines: Vec<&str> = d["dialog"]
+                        .as_array()
+                        .map(|a| a.iter().filter_map(|l| l.as_str()).collect())
+                        .unwrap_or_default();
+                    let skip = lines.len().saturating_sub(DIALOG_LINES);
+                    for line in &lines[skip..] {
+                        items.push(MenuItem::Disabled(format!("  {line}")));
+                    }
+                    let keys = |v: &serde_json::Value| -> String {
+                        v["keys"]
+                            .as_array()
+                            .map(|a| a.iter().filter_map(|k| k.as_str()).collect::<Vec<_>>())
+                            .unwrap_or_default()
+                            .join(" ")
+                    };
+                    let deny = client::call(
+                        &args.socket,
+                        "answer",
+                        json!({"pane": pane, "action": "deny", "dry_run": true}),
+                        Duration::from_secs(3),
+                    );
+                    items.push(MenuItem::Entry {
+                        label: format!("Approve (sends {})", keys(&d)),
+                        key: "y".into(),
+                        command: tend_cmd("approve", &[]),
+                    });
+                    if let Ok(n) = deny {
+                        items.push(MenuItem::Entry {
+                            label: format!("Deny (sends {})", keys(&n)),
+                            key: "n".into(),
+                            command: tend_cmd("deny", &[]),
+                        });
+                    }
+                }
+            }
+            items.push(MenuItem::Entry {
+                label: "Go to it".into(),
+                key: "g".into(),
+                command: tend_tmux::client::switch_command(id),
+            });
+            items.push(MenuItem::Separator);
             if view.parked {
                 items.push(MenuItem::Entry {
                     label: "Unpark".into(),
@@ -255,6 +298,32 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
                 .server()
                 .display_menu(&c, &format!("tend: {pane}"), &items)
                 .map_err(|e| CliError::new("tmux", e.to_string()))
+        }
+        "approve" | "deny" => {
+            let Some(pane) = pane else { return Ok(()) };
+            // The daemon re-reads the screen before sending; a dialog that
+            // closed meanwhile is refused, and the user is told why.
+            let said = match client::call(
+                &args.socket,
+                "answer",
+                json!({"pane": pane, "action": action}),
+                Duration::from_secs(3),
+            ) {
+                Ok(v) => format!(
+                    "tend: {} {pane} ({})",
+                    if action == "approve" {
+                        "approved"
+                    } else {
+                        "denied"
+                    },
+                    v["rule"].as_str().unwrap_or("-")
+                ),
+                Err(e) => format!("tend: {}", e.message),
+            };
+            let _ = server
+                .server()
+                .display_message(client_name.as_deref(), &said, None);
+            Ok(())
         }
         "park-from-input" | "stop-from-input" | "unpark" | "unsnooze" | "snooze" => {
             let Some(pane) = pane else { return Ok(()) };
@@ -303,6 +372,11 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
         )),
     }
 }
+
+/// At most this many rows of a dialog in the picker (its bottom rows: the
+/// question and the options). tmux shows no menu taller than the client,
+/// and the agent menu must still fit a 24-row terminal.
+const DIALOG_LINES: usize = 7;
 
 /// One line per agent: band, agent, state, marks, session and pane.
 fn picker_label(p: &PaneView) -> String {

@@ -56,6 +56,13 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
     }
     if let Some(p) = ping(&t.control) {
         let pid = p["pid"].as_u64().unwrap_or(0);
+        // Started again by a re-sourced ~/.tmux.conf (tend.tmux runs at
+        // each source): its fresh status formats may hold placeholders.
+        if t.zellij.is_none() {
+            t.server.install_status().map_err(|e| {
+                CliError::new("tmux", format!("cannot fill in the status line: {e}"))
+            })?;
+        }
         if args.json {
             writeln!(
                 out,
@@ -193,7 +200,8 @@ pub fn stop(server: &ServerArgs, args: &StopArgs, out: &mut dyn Write) -> Result
     if ping(&t.control).is_none() {
         // A daemon that died left its keys, hooks and "tend is not running"
         // behind (on purpose: the status line should say so until the user
-        // acts). Stopping is acting: leave nothing, as a clean stop does.
+        // acts), and could not put the status line back. Stopping is
+        // acting: leave nothing, as a clean stop does.
         let removed = match &t.zellij {
             None if t.server.is_running() => daemon::worker::remove_everything(&t.server),
             _ => 0,

@@ -2,6 +2,7 @@
 
 pub mod agents;
 pub mod demo;
+pub mod docs;
 pub mod doctor;
 pub mod explain;
 pub mod hooks;
@@ -49,6 +50,10 @@ pub enum Command {
     Wait(agents::WaitArgs),
     /// Send an agent a prompt (refused while it waits for approval or a question).
     Prompt(agents::PromptArgs),
+    /// Approve an agent's approval dialog (only while it shows; re-read first).
+    Approve(agents::AnswerArgs),
+    /// Deny an agent's approval dialog (only while it shows; re-read first).
+    Deny(agents::AnswerArgs),
     /// Send keys to a pane.
     SendKeys(agents::SendKeysArgs),
     /// A pane's recent text.
@@ -85,6 +90,10 @@ pub enum Command {
     Hooks(hooks::HooksArgs),
     /// Open a tmux session replaying real agents, to see tend work.
     Demo(demo::DemoArgs),
+    /// Print shell completions (bash, zsh, fish).
+    Completions(docs::CompletionsArgs),
+    /// Print the manual page (or write every page with --dir).
+    Man(docs::ManArgs),
     /// Play a recording's output on its own clock (what demo panes run).
     #[command(hide = true)]
     Play(demo::PlayArgs),
@@ -118,6 +127,7 @@ pub fn wants_json(cli: &Cli) -> bool {
         Command::Wait(a) => a.json,
         Command::Prompt(a) => a.json,
         Command::SendKeys(a) => a.json,
+        Command::Approve(a) | Command::Deny(a) => a.json,
         Command::Read(a) => a.json,
         Command::Report(a) => a.json,
         Command::Release(a) | Command::Inbox(a) | Command::Ack(a) => a.json,
@@ -130,6 +140,8 @@ pub fn wants_json(cli: &Cli) -> bool {
         Command::Config(a) => a.json,
         Command::Hooks(_) => false,
         Command::Demo(_)
+        | Command::Completions(_)
+        | Command::Man(_)
         | Command::Play(_)
         | Command::Daemon
         | Command::Tap(_)

@@ -71,6 +71,51 @@ impl Core {
         Ok(id)
     }
 
+    /// What an `answer` request needs: the pane's agent manifest (with
+    /// `[actions]`), the action, and whether to send (`dry_run` only
+    /// reports the dialog and keys, for the picker).
+    fn answer_job(
+        &self,
+        pane: PaneId,
+        p: &Value,
+    ) -> Result<
+        (
+            std::sync::Arc<tend_detector::Manifest>,
+            tend_detector::answer::Action,
+            bool,
+        ),
+        Response,
+    > {
+        let word = text(p, "action").unwrap_or_default();
+        let action = tend_detector::answer::Action::parse(word).ok_or_else(|| {
+            Response::err(
+                0,
+                "bad_request",
+                format!("action `{word}` is not approve or deny"),
+            )
+        })?;
+        let Some(manifest) = self.panes[&pane].det.manifest().cloned() else {
+            return Err(Response::err(
+                0,
+                "no_agent",
+                format!("{pane} runs no agent tend knows; nothing was sent"),
+            ));
+        };
+        if manifest.actions.is_none() {
+            return Err(Response::err(
+                0,
+                "no_actions",
+                format!(
+                    "{pane}: tend does not know the keys of {}'s approval dialog (its manifest has no \
+                     [actions] table); answer it in its pane",
+                    manifest.short_name
+                ),
+            ));
+        }
+        let send = !p.get("dry_run").and_then(Value::as_bool).unwrap_or(false);
+        Ok((manifest, action, send))
+    }
+
     /// Answers `req`, now or later through the worker.
     pub(crate) fn control(&mut self, req: Request, reply: Sender<Response>) {
         let id = req.id;
@@ -91,6 +136,25 @@ impl Core {
                         reply,
                     });
                     return;
+                }
+                if let (Ok(pane), "answer") = (self.pane_param(&req.params), req.method.as_str()) {
+                    match self.answer_job(pane, &req.params) {
+                        Ok((manifest, action, send)) => {
+                            self.job(Job::Answer {
+                                id,
+                                pane,
+                                manifest,
+                                action,
+                                send,
+                                reply,
+                            });
+                            return;
+                        }
+                        Err(e) => {
+                            let _ = reply.send(Response { id, ..e });
+                            return;
+                        }
+                    }
                 }
                 Response::err(id, "bad_request", "malformed request")
             }
@@ -272,6 +336,12 @@ impl Core {
                 Ok(Some(json!({"unsnoozed": was})))
             }
             "prompt" => self.prompt(p).map(Some),
+            "answer" => {
+                // Checked here for a quick refusal, again in the worker.
+                let pane = self.pane_param(p)?;
+                self.answer_job(pane, p)?;
+                Ok(None)
+            }
             "send_keys" => {
                 let pane = self.pane_param(p)?;
                 let keys: Vec<String> = p

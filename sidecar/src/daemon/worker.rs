@@ -71,6 +71,23 @@ pub enum Job {
         /// Keys as `send-keys` takes them.
         keys: Vec<String>,
     },
+    /// Answer an approval dialog: capture the pane's screen now, check that
+    /// the manifest's dialog rule still wins on it, then send the keys (in
+    /// the same thread, right after the capture).
+    Answer {
+        /// The request id to answer.
+        id: u64,
+        /// The pane.
+        pane: PaneId,
+        /// The pane's agent.
+        manifest: std::sync::Arc<tend_detector::Manifest>,
+        /// Approve or deny.
+        action: tend_detector::answer::Action,
+        /// False: only report the dialog and the keys (the picker).
+        send: bool,
+        /// Where the answer goes.
+        reply: tokio::sync::oneshot::Sender<crate::protocol::Response>,
+    },
     /// Write the persistent state file (atomically).
     Persist {
         /// Where.
@@ -175,9 +192,74 @@ pub fn remove_everything(server: &Server) -> usize {
     let taps = server.remove_all_taps().unwrap_or(0);
     let hooks = server.remove_hooks().unwrap_or(0);
     let keys = server.unbind_keys().unwrap_or(0);
+    // Before the options go: the status line's originals are saved in them.
+    if let Err(e) = server.restore_status() {
+        eprintln!("tend: putting the status line back failed: {e}");
+    }
     let options = server.remove_tend_options().unwrap_or(0);
     let _ = server.refresh_clients();
     taps + hooks + keys + options
+}
+
+/// [`Job::Answer`]: the check and the keys, as close together as tmux
+/// allows. Two tmux invocations remain between them (the capture, then
+/// `send-keys`): an agent that redraws in those few milliseconds can
+/// still receive keys meant for the dialog it just closed.
+fn answer(
+    server: &Server,
+    id: u64,
+    pane: PaneId,
+    manifest: &tend_detector::Manifest,
+    action: tend_detector::answer::Action,
+    send: bool,
+) -> crate::protocol::Response {
+    use crate::protocol::Response;
+    let screen = match server.screen(pane) {
+        Ok(s) => s,
+        Err(e) => return Response::err(id, "tmux", format!("cannot read {pane}: {e}")),
+    };
+    if screen.in_mode && send {
+        return Response::err(
+            id,
+            "pane_in_mode",
+            format!(
+                "{pane} is in copy mode, which would take the keys; leave it (q) and try again. Nothing was sent"
+            ),
+        );
+    }
+    let view = tend_detector::rules::ScreenView {
+        rows: screen.rows,
+        title: screen.title,
+        progress: String::new(),
+        alternate: screen.alternate_on,
+        cursor: (
+            u16::try_from(screen.cursor_y).unwrap_or(u16::MAX),
+            u16::try_from(screen.cursor_x).unwrap_or(u16::MAX),
+        ),
+    };
+    let a = match tend_detector::answer::answer(&view, manifest, action) {
+        Ok(a) => a,
+        Err(r) => return Response::err(id, r.code(), format!("{pane}: {r}")),
+    };
+    if send {
+        let mut cmd = vec!["send-keys".to_string(), "-t".into(), pane.to_string()];
+        cmd.extend(a.keys.iter().cloned());
+        if let Err(e) = server.run(cmd) {
+            return Response::err(id, "tmux", format!("send-keys to {pane} failed: {e}"));
+        }
+    }
+    Response::ok(
+        id,
+        serde_json::json!({
+            "pane": pane.to_string(),
+            "agent": manifest.id,
+            "action": action.as_str(),
+            "rule": a.rule,
+            "dialog": a.dialog,
+            "keys": a.keys,
+            "sent": send,
+        }),
+    )
 }
 
 /// Starts the worker.
@@ -339,6 +421,11 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                     if let Err(e) = server.bind_keys(&bindings(&server, &opts)) {
                         eprintln!("tend: binding keys failed: {e}");
                     }
+                    // The user's placeholders filled in, or tend's segment
+                    // added, so that the count shows the moment tend runs.
+                    if let Err(e) = server.install_status() {
+                        eprintln!("tend: filling in the status line failed: {e}");
+                    }
                 }
                 Job::Read {
                     id,
@@ -404,6 +491,16 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                     if let Err(e) = server.run(cmd) {
                         eprintln!("tend: send-keys to {pane} failed: {e}");
                     }
+                }
+                Job::Answer {
+                    id,
+                    pane,
+                    manifest,
+                    action,
+                    send,
+                    reply,
+                } => {
+                    let _ = reply.send(answer(&server, id, pane, &manifest, action, send));
                 }
                 Job::Persist { path, text } => {
                     match crate::daemon::store::write_atomic(&path, &text) {

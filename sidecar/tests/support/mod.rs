@@ -183,6 +183,78 @@ impl Drop for Env {
     }
 }
 
+/// A second tmux server whose one pane runs a real tmux client attached to
+/// the server under test: what that pane shows is exactly what a user's
+/// terminal would. Killed on drop.
+pub struct Terminal {
+    pub name: String,
+}
+
+impl Terminal {
+    pub fn attach(env: &Env, session: &str, tag: &str) -> Terminal {
+        let name = format!("{}-{tag}-term", env.name);
+        let client = format!("exec env -u TMUX tmux -L {} attach -t ={session}", env.name);
+        let t = Terminal { name };
+        let out = t.tmux(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "160",
+            "-y",
+            "24",
+            &client,
+        ]);
+        assert!(
+            out.status.success(),
+            "outer tmux: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The outer server's own status line would be in the way.
+        t.tmux(&["set", "-g", "status", "off"]);
+        t
+    }
+
+    pub fn tmux(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .env_remove("TMUX")
+            .arg("-L")
+            .arg(&self.name)
+            .args(args)
+            .output()
+            .expect("run tmux")
+    }
+
+    /// The client's bottom line: its status line.
+    pub fn status_line(&self) -> String {
+        let out = self.tmux(&["capture-pane", "-p", "-t", "%0"]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.lines().last().unwrap_or("").to_owned()
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+impl Terminal {
+    /// Everything the client's terminal shows.
+    pub fn screen(&self) -> String {
+        let out = self.tmux(&["capture-pane", "-p", "-t", "%0"]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Types keys into the client, as a user at its keyboard.
+    pub fn type_keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "%0"];
+        args.extend(keys);
+        self.tmux(&args);
+    }
+}
+
 /// Polls `f` every 50 ms until it returns true or `secs` pass.
 /// Runs a Python `script` as user `nobody` (needs root), after opening
 /// `path`'s directories up to `env`'s root to everyone, so that only the

@@ -1,0 +1,356 @@
+//! `tend approve` / `tend deny` on recordings of real agents replayed in
+//! tmux panes: refused (nothing typed) while no dialog shows; the exact
+//! keys of each agent's dialog once it does. The player logs every byte
+//! typed into its pane, so the test sees what the agent would have read.
+//!
+//! `TEND_TEST_REAL_AGENTS=1` adds a tier with the real Claude Code CLI (see
+//! `real_claude_approval_answered`).
+
+mod support;
+
+use std::path::Path;
+
+use support::{corpus, tend_bin, wait_until, Env, Terminal};
+
+/// The input log without the terminal's answers to the recording's
+/// queries (cursor reports `ESC [ … R`, colour reports `ESC ] … BEL`/ST):
+/// the keys a user or tend typed. A lone ESC (the Escape key) stays.
+fn typed(log: &Path) -> Vec<u8> {
+    let bytes = std::fs::read(log).unwrap_or_default();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match (bytes[i], bytes.get(i + 1)) {
+            (0x1b, Some(b'[')) => {
+                let end = bytes[i + 2..]
+                    .iter()
+                    .position(|b| (0x40..=0x7e).contains(b))
+                    .map_or(bytes.len(), |p| i + 2 + p + 1);
+                i = end;
+            }
+            (0x1b, Some(b']')) | (0x1b, Some(b'P')) => {
+                let mut j = i + 2;
+                while j < bytes.len()
+                    && bytes[j] != 0x07
+                    && !(bytes[j] == 0x1b && bytes.get(j + 1) == Some(&b'\\'))
+                {
+                    j += 1;
+                }
+                i = if j < bytes.len() && bytes[j] == 0x1b {
+                    j + 2
+                } else {
+                    j + 1
+                };
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+fn state(env: &Env, pane: &str) -> String {
+    env.tmux_out(&[
+        "display",
+        "-p",
+        "-t",
+        pane,
+        "#{@tend_state}/#{@tend_reason}",
+    ])
+}
+
+/// One agent's approval recording: held at its idle prompt (`idle_at`),
+/// then at its dialog (`dialog_at`).
+fn check(agent: &str, idle_at: f64, dialog_at: f64, deny: &[u8], approve: &[u8]) {
+    let env = Env::new(&format!("answer-{agent}"));
+    let log = env.path().join("typed.log");
+    let cast = corpus(&format!("{agent}/approval/pane.cast"));
+    let cmd = format!(
+        "env TEND_AGENT={agent} '{}' play '{}' --wait-input-at {idle_at} --wait-input-at {dialog_at} --input-log '{}' --hold 600",
+        tend_bin(),
+        cast.display(),
+        log.display()
+    );
+    env.tend_ok(&["start"]);
+    let pane = env.window("main", &cmd);
+
+    // At its prompt: refused, and nothing typed.
+    assert!(
+        wait_until(30, || state(&env, &pane) == "idle/"),
+        "{agent} never idle: {}",
+        state(&env, &pane)
+    );
+    let before = typed(&log);
+    let out = env.tend(&["approve", &pane, "--json"]);
+    assert!(!out.status.success(), "approve with no dialog succeeded");
+    let err: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json error");
+    assert_eq!(err["error"]["code"], "no_dialog", "{err}");
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("nothing was sent"),
+        "{err}"
+    );
+    let out = env.tend(&["deny", &pane]);
+    assert!(!out.status.success());
+    assert_eq!(typed(&log), before, "keys reached a pane with no dialog");
+
+    // On to the dialog.
+    env.tend_ok(&["send-keys", &pane, "Enter"]);
+    assert!(
+        wait_until(60, || state(&env, &pane) == "waiting/approval"),
+        "{agent} never showed its dialog: {}",
+        state(&env, &pane)
+    );
+    let dry: serde_json::Value =
+        serde_json::from_str(&env.tend_ok(&["approve", &pane, "--dry-run", "--json"])).unwrap();
+    assert_eq!(dry["rule"], format!("{agent}/approval"));
+    assert_eq!(dry["sent"], false);
+    assert!(!dry["dialog"].as_array().unwrap().is_empty(), "{dry}");
+    let base = typed(&log);
+    assert_eq!(
+        base.last(),
+        // The player's terminal keeps ICRNL: Enter arrives as a newline.
+        Some(&b'\n'),
+        "the dry run typed something: {:?}",
+        String::from_utf8_lossy(&base)
+    );
+
+    let denied: serde_json::Value =
+        serde_json::from_str(&env.tend_ok(&["deny", &pane, "--json"])).unwrap();
+    assert_eq!(denied["sent"], true, "{denied}");
+    let want: Vec<u8> = base.iter().chain(deny).copied().collect();
+    assert!(
+        wait_until(10, || typed(&log) == want),
+        "{agent} deny typed {:?}, want {:?}",
+        String::from_utf8_lossy(&typed(&log)[base.len().min(typed(&log).len())..]),
+        String::from_utf8_lossy(deny)
+    );
+    // The recording still shows the dialog (a replay does not react to
+    // keys), so approve is accepted too and types its own keys.
+    env.tend_ok(&["approve", &pane]);
+    let want: Vec<u8> = want.iter().chain(approve).copied().collect();
+    assert!(
+        wait_until(10, || typed(&log) == want),
+        "{agent} approve typed {:?}, want {:?}",
+        String::from_utf8_lossy(&typed(&log)),
+        String::from_utf8_lossy(&want)
+    );
+}
+
+#[test]
+fn claude_dialog_answered_with_its_keys() {
+    check("claude", 3.5, 15.0, b"4", b"1");
+}
+
+#[test]
+fn codex_dialog_answered_with_its_keys() {
+    check("codex", 3.5, 15.0, b"\x1b", b"y");
+}
+
+#[test]
+fn gemini_dialog_answered_with_its_keys() {
+    check("gemini", 4.5, 15.0, b"\x1b", b"1");
+}
+
+#[test]
+fn aider_prompt_answered_with_its_keys() {
+    check("aider", 5.5, 15.0, b"n\n", b"y\n");
+}
+
+#[test]
+fn a_pane_without_a_known_agent_is_refused() {
+    let env = Env::new("answer-none");
+    env.tend_ok(&["start"]);
+    let out = env.tend(&["approve", "%0", "--json"]);
+    assert!(!out.status.success());
+    let err: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(err["error"]["code"], "no_agent", "{err}");
+}
+
+/// The picker on a real client: the agent's menu shows the dialog's own
+/// text and its answers; choosing Approve types the agent's key.
+#[test]
+fn picker_shows_the_dialog_and_approves() {
+    let env = Env::new("answer-picker");
+    let log = env.path().join("typed.log");
+    let cmd = format!(
+        "env TEND_AGENT=claude '{}' play '{}' --wait-input-at 15 --input-log '{}' --hold 600",
+        tend_bin(),
+        corpus("claude/approval/pane.cast").display(),
+        log.display()
+    );
+    env.tend_ok(&["start"]);
+    let pane = env.window("main", &cmd);
+    assert!(
+        wait_until(60, || state(&env, &pane) == "waiting/approval"),
+        "no dialog: {}",
+        state(&env, &pane)
+    );
+    let term = Terminal::attach(&env, "main", "picker");
+    let before = typed(&log);
+    // prefix A: the picker; 1: the first (most urgent) agent.
+    term.type_keys(&["C-b", "A"]);
+    assert!(
+        wait_until(10, || term.screen().contains("choose an agent")),
+        "no picker: {}",
+        term.screen()
+    );
+    term.type_keys(&["1"]);
+    let mut screen = String::new();
+    assert!(
+        wait_until(10, || {
+            screen = term.screen();
+            screen.contains("Approve (sends 1)") && screen.contains("Deny (sends 4)")
+        }),
+        "no answers in the agent menu: {screen}"
+    );
+    assert!(screen.contains("Do you want to proceed?"), "{screen}");
+    assert_eq!(typed(&log), before, "opening the menu typed something");
+    term.type_keys(&["y"]);
+    let want: Vec<u8> = before.iter().chain(b"1").copied().collect();
+    assert!(
+        wait_until(10, || typed(&log) == want),
+        "typed {:?}",
+        String::from_utf8_lossy(&typed(&log))
+    );
+}
+
+/// A process killed when the test ends, pass or fail.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The opt-in tier: the real Claude Code CLI (from `$AGENTS_DIR`, default
+/// `/opt/agents`), offline against a stand-in model server
+/// (`support/anthropic.py`) that asks to run `rm -rf ./build`. `tend deny`
+/// must leave `build/` in place; `tend approve` must make Claude Code run
+/// the command and send its result back.
+#[test]
+fn real_claude_approval_answered() {
+    if std::env::var("TEND_TEST_REAL_AGENTS").as_deref() != Ok("1") {
+        println!("answer: real agents skipped (set TEND_TEST_REAL_AGENTS=1)");
+        return;
+    }
+    let agents = std::path::PathBuf::from(
+        std::env::var("AGENTS_DIR").unwrap_or_else(|_| "/opt/agents".into()),
+    );
+    let claude = agents.join("node_modules/.bin/claude");
+    if !claude.exists() {
+        println!("answer: {} not installed; skipped", claude.display());
+        return;
+    }
+    let env = Env::new("answer-real");
+    let home = env.path().join("home");
+    let work = env.path().join("work");
+    std::fs::create_dir_all(work.join("build")).unwrap();
+    std::fs::write(work.join("build/app.o"), "object\n").unwrap();
+    let key = format!(
+        "sk-ant-api03-{}AAAAAAAA-0123456789abcdefghijAA",
+        "tendtesttend".repeat(7)
+    );
+    let project = work.display().to_string();
+    // A first run's dialogs (onboarding, API key, folder trust, the auto
+    // mode offer) answered in advance, as Claude Code stores them.
+    let config = serde_json::json!({
+        "hasCompletedOnboarding": true, "lastOnboardingVersion": "2.1.332",
+        "lastReleaseNotesSeen": "2.1.332", "theme": "dark", "numStartups": 3, "autoUpdates": false,
+        "customApiKeyResponses": {"approved": [&key[key.len() - 20..]], "rejected": []},
+        "projects": {project: {"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true, "allowedTools": []}},
+        "hasSeenAutoDefaultNotice": true, "hasSeenAutoDefaultNudge": true,
+        "hasResetAutoModeOptInForDefaultOffer": true, "opusProMigrationComplete": true,
+        "officialMarketplaceAutoInstallAttempted": true, "officialMarketplaceAutoInstalled": false,
+        "officialMarketplaceAutoInstallNextRetryTime": 4102444800000u64,
+        "lastClawdEntranceVersion": "2.1.332", "migrationVersion": 15,
+    });
+    std::fs::write(home.join(".claude.json"), config.to_string()).unwrap();
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::write(
+        home.join(".claude/settings.json"),
+        r#"{"theme": "dark", "permissions": {"defaultMode": "default"}}"#,
+    )
+    .unwrap();
+    let port_file = env.path().join("model.port");
+    let model_log = env.path().join("model.jsonl");
+    let _model = Killed(
+        std::process::Command::new("python3")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/anthropic.py"))
+            .arg(&port_file)
+            .arg(&model_log)
+            .spawn()
+            .expect("python3 for the stand-in model server"),
+    );
+    assert!(wait_until(10, || port_file.exists()), "no model server");
+    let port = std::fs::read_to_string(&port_file).unwrap();
+    let cmd = format!(
+        "cd '{}' && exec env HOME='{}' PATH='{}:/usr/local/bin:/usr/bin:/bin' TERM=tmux-256color \
+         ANTHROPIC_BASE_URL=http://127.0.0.1:{port} ANTHROPIC_API_KEY={key} DISABLE_TELEMETRY=1 \
+         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 \
+         CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL=1 CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION=false claude",
+        work.display(),
+        home.display(),
+        agents.join("node_modules/.bin").display(),
+    );
+    env.tend_ok(&["start"]);
+    let pane = env.window("main", &cmd);
+    let log = || std::fs::read_to_string(&model_log).unwrap_or_default();
+    assert!(
+        wait_until(90, || state(&env, &pane) == "idle/"),
+        "claude never idle: {} {}",
+        state(&env, &pane),
+        env.tmux_out(&["capture-pane", "-p", "-t", &pane])
+    );
+    let out = env.tend(&["approve", &pane, "--json"]);
+    assert!(!out.status.success(), "approve at the prompt succeeded");
+
+    // Deny: the dialog closes and nothing runs.
+    env.tend_ok(&["prompt", &pane, "Clean the build directory."]);
+    assert!(
+        wait_until(60, || state(&env, &pane) == "waiting/approval"),
+        "no dialog: {} {}",
+        state(&env, &pane),
+        env.tmux_out(&["capture-pane", "-p", "-t", &pane])
+    );
+    let denied: serde_json::Value =
+        serde_json::from_str(&env.tend_ok(&["deny", &pane, "--json"])).unwrap();
+    assert_eq!(denied["keys"], serde_json::json!(["4"]), "{denied}");
+    assert!(
+        wait_until(30, || state(&env, &pane) != "waiting/approval"),
+        "the dialog stayed after deny: {}",
+        env.tmux_out(&["capture-pane", "-p", "-t", &pane])
+    );
+    assert!(
+        work.join("build").exists(),
+        "denied, yet build/ was removed"
+    );
+    assert!(!log().contains("after_result"), "{}", log());
+
+    // Approve: Claude Code runs the command and sends its result.
+    env.tend_ok(&["prompt", &pane, "Clean the build directory."]);
+    assert!(
+        wait_until(60, || state(&env, &pane) == "waiting/approval"),
+        "no second dialog: {} {}",
+        log(),
+        env.tmux_out(&["capture-pane", "-p", "-t", &pane])
+    );
+    env.tend_ok(&["approve", &pane]);
+    assert!(
+        wait_until(60, || log().contains("after_result")),
+        "no tool result reached the model: {}\n{}",
+        log(),
+        env.tmux_out(&["capture-pane", "-p", "-t", &pane])
+    );
+    assert!(
+        !work.join("build").exists(),
+        "approved, yet build/ is still there"
+    );
+    println!("answer: real Claude Code denied (4) and approved (1) through tend");
+}
