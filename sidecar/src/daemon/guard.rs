@@ -41,6 +41,7 @@ pub const PANE_OPTIONS: &[&str] = &[
     "@tend_glyph",
     "@tend_since",
     "@tend_marks",
+    "@tend_exit_code",
     "@tend_next",
     "@tend_next_session",
     "@tend_next_working",
@@ -165,6 +166,7 @@ mod tests {
             band: Some(band),
             since: Some(10.0),
             marks: Some("parked".into()),
+            exit_code: Some(0),
         };
         let set = compute(&[row(1, Band::Waiting), row(2, Band::Quiet)]);
         for (scope, name) in set.keys() {
