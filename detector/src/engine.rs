@@ -452,7 +452,7 @@ impl PaneDetector {
             let cur = self.machine.current();
             match cur.state {
                 Some(State::Working) => {
-                    if self.evidence.is_none() {
+                    if self.evidence.is_none() && self.ui_seen {
                         if let Some(d) = self.silence_deadline() {
                             at(d);
                         }
@@ -720,6 +720,7 @@ impl PaneDetector {
                 }
                 if e.state != RuleState::Exited {
                     self.ui_seen = true;
+                    self.machine.saw_ui();
                 }
                 // Typing keeps directing until the agent shows something
                 // other than its prompt.
@@ -783,7 +784,9 @@ impl PaneDetector {
                 if !self.quiet && silent >= self.cfg.quiet_after {
                     self.quiet = true;
                 }
-                if self.evidence.is_none() && silent >= self.cfg.settle {
+                // Silence asks nothing of the user before the agent's UI is
+                // up: it is still starting (a slow machine, a cold cache).
+                if self.evidence.is_none() && silent >= self.cfg.settle && self.ui_seen {
                     if self.cpu_busy {
                         let since = *self.cpu_hold_since.get_or_insert(at);
                         if at < since + self.cfg.cpu_backstop_max {

@@ -63,6 +63,9 @@ pub struct Machine {
     /// A turn has run since the agent was first seen ready (decides idle vs
     /// completed when the prompt comes back).
     had_turn: bool,
+    /// The agent's own UI has been seen in this run: before it, output is
+    /// the agent starting up, not a turn.
+    ui_seen: bool,
     lock_until: Option<Duration>,
     out: VecDeque<Transition>,
 }
@@ -102,6 +105,7 @@ impl Machine {
                 seq: 0,
             },
             had_turn: false,
+            ui_seen: false,
             lock_until: None,
             out: VecDeque::new(),
         }
@@ -110,6 +114,12 @@ impl Machine {
     /// The current status.
     pub fn current(&self) -> &Current {
         &self.cur
+    }
+
+    /// The agent's own UI (a screen rule other than an exit rule) has been
+    /// seen in this run.
+    pub fn saw_ui(&mut self) {
+        self.ui_seen = true;
     }
 
     /// Whether a turn has run in this agent run.
@@ -162,7 +172,10 @@ impl Machine {
         if !strong && c.state != State::Exited && self.lock_until.is_some() {
             return false;
         }
-        if c.state == State::Working && (self.cur.state.is_some() || c.trigger == Trigger::Screen) {
+        // Output while the agent starts (before its UI is up) is not a turn.
+        if c.state == State::Working
+            && (c.trigger == Trigger::Screen || (self.cur.state.is_some() && self.ui_seen))
+        {
             self.had_turn = true;
         }
         let t = Transition {

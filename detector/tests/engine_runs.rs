@@ -122,3 +122,18 @@ fn a_pane_that_never_had_an_agent_has_no_state() {
     assert_eq!(st.agent, None);
     assert_eq!(st.state, None);
 }
+
+#[test]
+fn a_slow_start_is_neither_a_turn_nor_a_wait() {
+    // aider printing its banner for seconds before its prompt is up: the
+    // output is not a turn and the silence after it asks nothing.
+    let mut d = detector_with("aider");
+    d.feed(ms(500), b"Aider v0.86.2\r\n");
+    d.feed(ms(700), b"Main model: openai/gpt-4o\r\n");
+    d.feed(ms(900), b"Weak model: gpt-4o-mini\r\n");
+    d.tick(ms(12_000));
+    assert_ne!(d.status().state, Some(State::Waiting));
+    d.feed(ms(20_000), b"> ");
+    d.tick(ms(21_000));
+    assert_eq!(d.status().state, Some(State::Idle));
+}

@@ -46,6 +46,7 @@ BURNED = {
     "codex/error_401@80x24": "a 401 message wrapped at the pane's edge was never read as an error",
     "codex/plan@120x40": "the plan dialog's footer differs from the approval dialog's",
     "gemini/plan@120x40": "the plan dialog offers no 'No' option and read as a question",
+    "aider/question@100x30": "a slow start-up's output read as a turn, and its silence as waiting",
 }
 
 
