@@ -351,9 +351,114 @@ def classify_anthropic(body):
 
 
 def classify_openai_chat(body):
+    """aider sends no tools: every chat request is a turn.  Agents that drive
+    tools through Chat Completions (OpenCode, Qwen Code, Crush, Pi, ...) also
+    send side requests without tools (session titles, summaries): with
+    FAKELLM_CHAT_REQUIRE_TOOLS=1 only a request that offers tools is a turn."""
     if not body.get("messages"):
         return False, "empty"
+    if body.get("tools"):
+        return True, "chat_tools"
+    if os.environ.get("FAKELLM_CHAT_REQUIRE_TOOLS") == "1":
+        return False, "chat_no_tools"
     return True, "chat"
+
+
+def chat_tools(body):
+    """{name: parameters schema} of the function tools a chat request offers."""
+    out = {}
+    for t in body.get("tools") or []:
+        if not isinstance(t, dict):
+            continue
+        fn = t.get("function") if isinstance(t.get("function"), dict) else t
+        name = fn.get("name")
+        if name:
+            out[name] = fn.get("parameters") or {}
+    return out
+
+
+def tool_result_chat(body):
+    """Text of the tool results after the newest assistant message ('' if the
+    newest message is the user's)."""
+    out = []
+    for m in reversed(body.get("messages") or []):
+        role = m.get("role")
+        if role == "tool":
+            c = m.get("content")
+            out.append(c if isinstance(c, str) else json.dumps(c))
+            continue
+        if role == "user" and not out:
+            # some clients send tool results as user content parts
+            c = m.get("content")
+            if isinstance(c, list) and any(isinstance(x, dict) and "tool" in str(x.get("type", ""))
+                                           for x in c):
+                return json.dumps(c)
+        break
+    return "\n".join(out)
+
+
+# tool names per step kind, first match wins (the agents name them differently)
+CHAT_TOOL_NAMES = {
+    "tool": ["bash", "run_shell_command", "shell", "execute_command", "run_terminal_cmd", "Bash",
+             "exec", "execute", "terminal"],
+    "write": ["write", "write_file", "create_file", "Write", "write_to_file", "edit", "str_replace_editor"],
+    "fetch": ["webfetch", "web_fetch", "fetch", "WebFetch", "read_url", "url_fetch"],
+    "question": ["question", "ask_user", "ask_followup_question", "AskUserQuestion", "ask_user_question"],
+    "plan": ["exit_plan_mode", "ExitPlanMode", "plan_exit"],
+}
+
+
+def chat_tool_call(step, tools):
+    """(name, arguments) of the tool call a step makes in a chat request, from
+    the tools the agent offers; (None, None) when it offers none that fits."""
+    kind = step["kind"]
+    name = next((n for n in CHAT_TOOL_NAMES.get(kind, []) if n in tools), None)
+    if name is None:
+        low = {n.lower(): n for n in tools}
+        name = next((low[n.lower()] for n in CHAT_TOOL_NAMES.get(kind, []) if n.lower() in low), None)
+    if name is None:
+        return None, None
+    props = (tools.get(name) or {}).get("properties") or {}
+    required = (tools.get(name) or {}).get("required") or []
+    args = {}
+
+    def put(keys, value):
+        for k in keys:
+            if k in props:
+                args[k] = value
+                return True
+        return False
+    if kind == "tool":
+        put(["command", "cmd", "commandLine"], step["command"])
+        put(["description"], step.get("description", "Run a command"))
+        put(["is_background"], False)
+        if "requires_approval" in props:
+            args["requires_approval"] = True
+    elif kind == "write":
+        path = workdir_path(step["path"])
+        put(["filePath", "file_path", "path", "absolute_path"], path)
+        put(["content", "contents", "text", "file_text"], step["content"])
+        if name == "str_replace_editor":
+            args["command"] = "create"
+    elif kind == "fetch":
+        put(["url", "urls"], fetch_url(step))
+        put(["prompt"], "Summarize what this page says about the project.")
+        put(["format"], "text")
+    elif kind == "question":
+        opts = [{"label": l, "description": d} for l, d in step["options"]]
+        if "questions" in props:
+            args["questions"] = [{"question": step["question"], "header": step["header"],
+                                  "options": opts, "multiple": False, "multiSelect": False}]
+        else:
+            put(["question", "text", "prompt"], step["question"])
+            put(["options", "choices", "follow_up"], [l for l, _ in step["options"]])
+    elif kind == "plan":
+        put(["plan", "text"], step["plan"])
+    for k in required:
+        if k not in args:
+            typ = (props.get(k) or {}).get("type")
+            args[k] = {"boolean": False, "integer": 0, "number": 0, "array": []}.get(typ, "")
+    return name, args
 
 
 def classify_responses(body):
@@ -723,13 +828,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 last = c if isinstance(c, str) else json.dumps(c)
                 break
         log_event("request", id=rid, api="openai_chat", path=path, main=main, why=why,
-                  model=body.get("model"), stream=bool(body.get("stream")), last_user=last[-160:])
+                  model=body.get("model"), stream=bool(body.get("stream")), last_user=last[-160:],
+                  tools=sorted(chat_tools(body))[:40])
         if not main:
-            return self._json(400, {"error": {"message": "empty"}})
-        idx, step = next_step(None, rid)
+            return self.openai_chat_aux(rid, body)
+        tools = chat_tools(body)
+        idx, step = next_step(tool_result_chat(body) if tools else None, rid)
         kind = step["kind"]
         if kind == "error":
             return self.error_response(rid, "openai_chat", step["status"], idx)
+        if tools and kind != "text":
+            name, args = chat_tool_call(step, tools)
+            if name:
+                return self.openai_chat_tool(rid, body, idx, step, name, args)
         if kind == "text":
             chunks, delay = text_plan(step)
         elif kind == "question":
@@ -769,6 +880,61 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self._sse(fin)
         self._sse("[DONE]")
         log_event("stream_end", id=rid, api="openai_chat", step=idx, kind=kind)
+
+    def openai_chat_aux(self, rid, body):
+        """A side request (title, summary): a short benign answer."""
+        STATE["aux_requests"] += 1
+        cid = "chatcmpl-" + uuid.uuid4().hex[:20]
+        model = body.get("model", "fake-model")
+        txt = "Fake session"
+        if body.get("stream"):
+            self._sse_start()
+            for delta, fin in (({"role": "assistant", "content": txt}, None), ({}, "stop")):
+                self._sse({"id": cid, "object": "chat.completion.chunk", "created": int(time.time()),
+                           "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": fin}]})
+            self._sse("[DONE]")
+        else:
+            self._json(200, {"id": cid, "object": "chat.completion", "created": int(time.time()),
+                             "model": model, "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": txt}}],
+                             "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}})
+        log_event("aux_response", id=rid, api="openai_chat")
+
+    def openai_chat_tool(self, rid, body, idx, step, name, args):
+        """A step answered with a function call (text first when the step has some)."""
+        cid = "chatcmpl-" + uuid.uuid4().hex[:20]
+        model = body.get("model", "fake-model")
+        call_id = "call_" + uuid.uuid4().hex[:20]
+        js = json.dumps(args)
+
+        def chunk(delta, finish=None):
+            return {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()),
+                    "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        if not body.get("stream"):
+            msg = {"role": "assistant", "content": step.get("text") or None,
+                   "tool_calls": [{"id": call_id, "type": "function",
+                                   "function": {"name": name, "arguments": js}}]}
+            self._json(200, {"id": cid, "object": "chat.completion", "created": int(time.time()),
+                             "model": model, "choices": [{"index": 0, "finish_reason": "tool_calls",
+                                                          "message": msg}],
+                             "usage": {"prompt_tokens": 100, "completion_tokens": 50, "total_tokens": 150}})
+            log_event("first_byte", id=rid, api="openai_chat", step=idx, kind=step["kind"])
+            log_event("stream_end", id=rid, api="openai_chat", step=idx, kind=step["kind"], tool=name)
+            return
+        self._sse_start()
+        self._sse(chunk({"role": "assistant", "content": ""}))
+        log_event("first_byte", id=rid, api="openai_chat", step=idx, kind=step["kind"])
+        if step.get("text"):
+            self._sse(chunk({"content": step["text"]}))
+        self._sse(chunk({"tool_calls": [{"index": 0, "id": call_id, "type": "function",
+                                         "function": {"name": name, "arguments": ""}}]}))
+        for k in range(0, len(js), 40):
+            self._sse(chunk({"tool_calls": [{"index": 0, "function": {"arguments": js[k:k + 40]}}]}))
+        fin = chunk({}, "tool_calls")
+        fin["usage"] = {"prompt_tokens": 100, "completion_tokens": 50, "total_tokens": 150}
+        self._sse(fin)
+        self._sse("[DONE]")
+        log_event("stream_end", id=rid, api="openai_chat", step=idx, kind=step["kind"], tool=name)
 
     # ------------------------------------------------------- openai responses
     def openai_responses(self, rid, path, body):

@@ -73,7 +73,7 @@ UNSUPPORTED = {
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 CORPUS = os.environ.get("ACC_CORPUS", os.path.join(REPO, "tests", "corpus"))
 CORPUS_FILES = ("labels.json", "meta.json", "pane.cast", "procs.jsonl")
-AGENTS = ["claude", "aider", "codex", "gemini"]
+AGENTS = ["claude", "aider", "codex", "gemini", "opencode", "qwen", "pi"]
 
 FAKE_ANTHROPIC_KEY = "sk-ant-api03-" + "fakefakefake" * 7 + "AAAAAAAA-0123456789abcdefghijAA"
 
@@ -267,6 +267,79 @@ def setup_aider(home, work, port, scenario):
     return env, "aider"
 
 
+def setup_opencode(home, work, port, scenario):
+    """OpenCode (opencode-ai): a custom OpenAI-compatible provider in
+    ~/.config/opencode/opencode.json; every tool asks (permission "ask")."""
+    d = os.path.join(home, ".config", "opencode")
+    os.makedirs(d, exist_ok=True)
+    perm = "allow" if scenario in TOOL_PREAPPROVED else "ask"
+    cfg = {
+        "$schema": "https://opencode.ai/config.json",
+        "autoupdate": False, "share": "disabled",
+        "model": "fakellm/fake-model", "small_model": "fakellm/fake-model",
+        "provider": {"fakellm": {
+            "npm": "@ai-sdk/openai-compatible", "name": "fakellm",
+            "options": {"baseURL": "http://127.0.0.1:%d/v1" % port, "apiKey": "sk-fake-opencode"},
+            "models": {"fake-model": {"name": "Fake Model", "tool_call": True,
+                                      "limit": {"context": 128000, "output": 4096}}}}},
+        "enabled_providers": ["fakellm"],
+        "permission": {"bash": perm, "edit": perm, "webfetch": perm},
+        "lsp": False, "formatter": False,
+    }
+    with open(os.path.join(d, "opencode.json"), "w") as f:
+        json.dump(cfg, f, indent=1)
+    env = {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
+           "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+           "OPENCODE_DISABLE_SHARE": "1", "OPENCODE_ENABLE_QUESTION_TOOL": "1",
+           "DO_NOT_TRACK": "1", "NO_UPDATE_NOTIFIER": "1"}
+    return env, "opencode"
+
+
+def setup_qwen(home, work, port, scenario):
+    """Qwen Code: OpenAI auth against fakellm (env + ~/.qwen/settings.json)."""
+    d = os.path.join(home, ".qwen")
+    os.makedirs(d, exist_ok=True)
+    settings = {
+        "security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True, "enableAutoUpdate": False},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "model": {"name": "fake-model"},
+        "modelProviders": {"openai": [{"id": "fake-model", "name": "fake-model",
+                                       "baseUrl": "http://127.0.0.1:%d/v1" % port,
+                                       "envKey": "OPENAI_API_KEY"}]},
+        "ui": {"theme": "Default"},
+    }
+    with open(os.path.join(d, "settings.json"), "w") as f:
+        json.dump(settings, f, indent=1)
+    env = {"OPENAI_API_KEY": "sk-fake-qwen", "OPENAI_BASE_URL": "http://127.0.0.1:%d/v1" % port,
+           "OPENAI_MODEL": "fake-model", "NO_UPDATE_NOTIFIER": "1", "DO_NOT_TRACK": "1"}
+    cmd = "qwen"
+    if scenario in TOOL_PREAPPROVED:
+        cmd = "qwen --yolo"
+    return env, cmd
+
+
+def setup_pi(home, work, port, scenario):
+    """Pi (@mariozechner/pi-coding-agent): a custom provider in
+    ~/.pi/agent/models.json speaking openai-completions."""
+    d = os.path.join(home, ".pi", "agent")
+    os.makedirs(d, exist_ok=True)
+    models = {"providers": {"fakellm": {
+        "baseUrl": "http://127.0.0.1:%d/v1" % port, "api": "openai-completions",
+        "apiKey": "sk-fake-pi",
+        "models": [{"id": "fake-model", "name": "Fake Model", "reasoning": False, "input": ["text"],
+                    "contextWindow": 128000, "maxTokens": 4096,
+                    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}]}}}
+    with open(os.path.join(d, "models.json"), "w") as f:
+        json.dump(models, f, indent=1)
+    with open(os.path.join(d, "settings.json"), "w") as f:
+        json.dump({"defaultProvider": "fakellm", "defaultModel": "fake-model",
+                   "quietStartup": False, "collapseChangelog": True}, f, indent=1)
+    env = {"PI_SKIP_VERSION_CHECK": "1", "PI_OFFLINE": "1", "DO_NOT_TRACK": "1", "NO_UPDATE_NOTIFIER": "1"}
+    return env, "pi --provider fakellm --model fake-model"
+
+
 PROFILES = {
     "claude": dict(
         setup=setup_claude,
@@ -358,6 +431,60 @@ PROFILES = {
     ),
 }
 
+PROFILES.update({
+    "opencode": dict(
+        setup=setup_opencode,
+        # full-screen opentui on the alternate screen; idle footer "ctrl+p commands"
+        ready=r"ctrl\+p commands",
+        approval_screen=r"Permission required",
+        question_screen=r"esc dismiss",
+        approve_keys=[("Enter", False)],
+        answer_keys=[("Enter", False)],
+        exit_keys=[("/exit", True), ("Enter", False)],
+        submit_delay=0.6,
+        sent_screen=r"esc interrupt",
+        ready_settle=1.0,
+        dialog_screen=r"Permission required",
+        dialog_approve_keys=[("Enter", False)],
+        # the permission dialog's options are "Allow once  Allow always  Reject"
+        deny_keys=[("Right", False), ("Right", False), ("Enter", False)],
+        interrupted_screen=r"(?i)interrupted|aborted",
+        conn_error_screen=r"(?i)error|unable to connect|ECONNREFUSED",
+        fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
+        error_quiet=30, error_max=200,
+    ),
+    "qwen": dict(
+        setup=setup_qwen,
+        ready=r"Type your message",
+        approval_screen=r"Allow execution",
+        question_screen=r"Enter: Select",
+        approve_keys=[("1", False)],
+        answer_keys=[("Enter", False)],
+        exit_keys=[("/quit", True), ("Enter", False)],
+        submit_delay=0.6,
+        dialog_screen=r"Allow execution|Apply this change\?|Do you want to proceed\?",
+        dialog_approve_keys=[("Enter", False)],
+        interrupted_screen=r"Request cancelled",
+        conn_error_screen=r"\[API Error|✕ ",
+        fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
+        error_quiet=30, error_max=200,
+    ),
+    "pi": dict(
+        setup=setup_pi,
+        ready=r"fake-model",
+        approval_screen=r"(?!)",
+        question_screen=r"(?!)",
+        approve_keys=[("Enter", False)],
+        answer_keys=[("Enter", False)],
+        exit_keys=[("/quit", True), ("Enter", False)],
+        submit_delay=0.6,
+        interrupted_screen=r"(?i)aborted|interrupted",
+        conn_error_screen=r"(?i)error",
+        fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
+        error_quiet=30, error_max=200,
+    ),
+})
+
 _VERSIONS = {}
 
 
@@ -372,7 +499,8 @@ def agent_version(agent):
                                  capture_output=True, text=True, timeout=60).stdout.strip()
         else:
             pkg = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex",
-                   "gemini": "@google/gemini-cli"}[agent]
+                   "gemini": "@google/gemini-cli", "opencode": "opencode-ai",
+                   "qwen": "@qwen-code/qwen-code", "pi": "@mariozechner/pi-coding-agent"}[agent]
             with open(os.path.join(AGENTS_DIR, "node_modules", pkg, "package.json")) as f:
                 out = json.load(f)["version"]
         v = out or None
@@ -541,6 +669,7 @@ class Case:
         log = os.path.join(self.outdir, "fakellm.jsonl")
         env = dict(os.environ)
         env["FAKELLM_WORKDIR"] = self.work
+        env.update(self.prof.get("fake_env", {}))
         self.fake = subprocess.Popen([PY, os.path.join(HERE, "fakellm.py"), "--port", "0",
                                       "--scenario", self.scenario, "--log", log,
                                       "--port-file", portfile],
