@@ -34,8 +34,10 @@ HEADER = """# The corpus split. Detection rules are written against every record
 # Method, fixed before any rule was written against the new recordings and
 # looking only at names: a recording named `agent/scenario@WxH` (every one
 # beyond the first 28 200x50 recordings) is held out when the SHA-256 of its
-# name, read as a number, is divisible by 3. Every recording at 100x30 or
-# 160x45 is held out too: a second batch, recorded after the rules were
+# name, read as a number, is divisible by 3 (aider, Claude Code, Codex and
+# Gemini CLI; recordings of agents added later were read whole to write
+# their rules and are in-sample). Every recording at 100x30 or 160x45 is
+# held out too: a second batch, recorded after the rules were
 # frozen, at sizes no earlier recording has. `burned` lists held-out
 # recordings that were looked at to mend a rule after all: they count as
 # in-sample from then on. Regenerate with `python3 tools/agentlab/split.py`.
@@ -56,7 +58,15 @@ BURNED = {
 FRESH_SIZES = ("@100x30", "@160x45")
 
 
+# The agents the name rule applies to: their second set was recorded in one
+# batch before rules were written against it. Recordings of agents added
+# later were read whole to write their rules: in-sample.
+SPLIT_AGENTS = ("aider", "claude", "codex", "gemini")
+
+
 def held_out(name):
+    if not name.startswith(tuple(a + "/" for a in SPLIT_AGENTS)):
+        return False
     if name.endswith(FRESH_SIZES):
         return True
     return "@" in name and int(hashlib.sha256(name.encode()).hexdigest(), 16) % 3 == 0
