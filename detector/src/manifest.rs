@@ -285,6 +285,22 @@ pub struct Manifest {
     pub actions: Option<Actions>,
 }
 
+impl Manifest {
+    /// The reason a match of `rule` gives. A manifest whose rules were not
+    /// verified on recordings of the real agent may be wrong about what a
+    /// dialog is: its approval, question and error rules give `prompt`, so
+    /// the pane still says it needs the user, without claiming to know
+    /// what for (the rule id still names the dialog it took it for).
+    pub fn reason_of(&self, rule: &Rule) -> Option<Reason> {
+        match rule.reason {
+            Some(Reason::Approval | Reason::Question | Reason::Error) if !self.verified => {
+                Some(Reason::Prompt)
+            }
+            other => other,
+        }
+    }
+}
+
 /// The keys that answer an agent's approval dialog: the manifest's
 /// `[actions]` table.
 ///

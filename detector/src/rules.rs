@@ -135,8 +135,12 @@ pub struct Verdict {
     pub priority: i32,
     /// The state it would give.
     pub state: RuleState,
-    /// The reason it would give.
+    /// The reason it would give (see [`Manifest::reason_of`]).
     pub reason: Option<Reason>,
+    /// The reason the rule declares, when an unverified manifest's rule
+    /// gives `prompt` in its place.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub declared_reason: Option<Reason>,
     /// Did it match.
     pub matched: bool,
     /// Why it was not evaluated (e.g. wrong screen), if so.
@@ -152,8 +156,12 @@ pub struct Evidence {
     pub rule: String,
     /// The state it gives.
     pub state: RuleState,
-    /// The reason, for waiting.
+    /// The reason, for waiting (see [`Manifest::reason_of`]).
     pub reason: Option<Reason>,
+    /// The reason the rule declares, when an unverified manifest's rule
+    /// gives `prompt` in its place.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub declared_reason: Option<Reason>,
     /// Its confidence.
     pub confidence: f32,
 }
@@ -200,6 +208,11 @@ fn rule_matches(src: &Source<'_>, rule: &Rule) -> Result<bool, String> {
     Ok(rule.matcher.matches(src, &rows, &joined))
 }
 
+/// The rule's own reason, when the manifest gives `prompt` in its place.
+fn downgraded(manifest: &Manifest, rule: &Rule) -> Option<Reason> {
+    rule.reason.filter(|r| Some(*r) != manifest.reason_of(rule))
+}
+
 /// The first (highest-priority) matching rule, without evaluating the rest.
 pub fn evaluate(view: &ScreenView, manifest: &Manifest) -> Option<Evidence> {
     let src = Source {
@@ -213,7 +226,8 @@ pub fn evaluate(view: &ScreenView, manifest: &Manifest) -> Option<Evidence> {
         .map(|r| Evidence {
             rule: r.id.clone(),
             state: r.state,
-            reason: r.reason,
+            reason: manifest.reason_of(r),
+            declared_reason: downgraded(manifest, r),
             confidence: r.confidence,
         })
 }
@@ -236,7 +250,8 @@ pub fn verdicts(view: &ScreenView, manifest: &Manifest) -> Vec<Verdict> {
                 rule: r.id.clone(),
                 priority: r.priority,
                 state: r.state,
-                reason: r.reason,
+                reason: manifest.reason_of(r),
+                declared_reason: downgraded(manifest, r),
                 matched,
                 skipped,
                 region: r.region.to_string(),
@@ -306,5 +321,94 @@ match = { contains = "esc to interrupt" }
         assert!(view.region(&m, Region::PromptBox).is_empty());
         assert!(view.region(&m, Region::AbovePromptBox(3)).is_empty());
         assert!(evaluate(&view, &m).is_none());
+    }
+
+    fn dialogs(verified: bool) -> Manifest {
+        Manifest::parse(
+            "d.toml",
+            &format!(
+                r#"
+id = "d"
+name = "D"
+verified = {verified}
+[[rule]]
+id = "approve"
+state = "waiting"
+reason = "approval"
+priority = 30
+region = "bottom_lines:3"
+cite = "test"
+match = {{ contains = "Allow?" }}
+[[rule]]
+id = "ask"
+state = "waiting"
+reason = "question"
+priority = 20
+region = "bottom_lines:3"
+cite = "test"
+match = {{ contains = "Which one?" }}
+[[rule]]
+id = "fail"
+state = "waiting"
+reason = "error"
+priority = 10
+region = "bottom_lines:3"
+cite = "test"
+match = {{ contains = "rate limited" }}
+[[rule]]
+id = "more"
+state = "waiting"
+reason = "prompt"
+priority = 5
+region = "bottom_lines:3"
+cite = "test"
+match = {{ contains = "Press enter" }}
+[[rule]]
+id = "busy"
+state = "working"
+region = "bottom_lines:3"
+cite = "test"
+match = {{ contains = "Thinking" }}
+"#
+            ),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn unverified_dialogs_need_the_user_without_saying_what_for() {
+        let cases = [
+            ("Allow?\n", "d/approve", Reason::Approval),
+            ("Which one?\n", "d/ask", Reason::Question),
+            ("rate limited\n", "d/fail", Reason::Error),
+        ];
+        let unverified = dialogs(false);
+        let verified = dialogs(true);
+        for (text, rule, declared) in cases {
+            let view = ScreenView::from_text(text);
+            let e = evaluate(&view, &unverified).unwrap();
+            assert_eq!(e.rule, rule);
+            assert_eq!(e.state, RuleState::Waiting);
+            assert_eq!(e.reason, Some(Reason::Prompt));
+            assert_eq!(e.declared_reason, Some(declared));
+            let e = evaluate(&view, &verified).unwrap();
+            assert_eq!(e.rule, rule);
+            assert_eq!(e.reason, Some(declared));
+            assert_eq!(e.declared_reason, None);
+        }
+        // A prompt stays a prompt, activity stays activity: nothing to
+        // downgrade, nothing declared.
+        let e = evaluate(&ScreenView::from_text("Press enter\n"), &unverified).unwrap();
+        assert_eq!((e.reason, e.declared_reason), (Some(Reason::Prompt), None));
+        let e = evaluate(&ScreenView::from_text("Thinking\n"), &unverified).unwrap();
+        assert_eq!((e.state, e.reason, e.declared_reason), (RuleState::Working, None, None));
+        // `explain` shows the same.
+        let v = verdicts(&ScreenView::from_text("Allow?\n"), &unverified);
+        assert_eq!(v[0].rule, "d/approve");
+        assert!(v[0].matched);
+        assert_eq!(v[0].reason, Some(Reason::Prompt));
+        assert_eq!(v[0].declared_reason, Some(Reason::Approval));
+        assert_eq!(v[3].reason, Some(Reason::Prompt));
+        assert_eq!(v[3].declared_reason, None);
     }
 }

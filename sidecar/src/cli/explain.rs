@@ -213,7 +213,10 @@ pub fn run(server: &ServerArgs, args: &ExplainArgs, out: &mut dyn Write) -> Resu
                 Some(r) => format!("{:?}/{}", e.state, r).to_lowercase(),
                 None => format!("{:?}", e.state).to_lowercase(),
             };
-            writeln!(out, "evidence  {state} by rule {} (confidence {:.2})", e.rule, e.confidence).map_err(io)?
+            writeln!(out, "evidence  {state} by rule {} (confidence {:.2})", e.rule, e.confidence).map_err(io)?;
+            if let Some(declared) = e.declared_reason {
+                writeln!(out, "          the rule reads this as {declared}, but {}'s rules are unverified: tend says only that it needs you", manifest.short_name).map_err(io)?;
+            }
         }
         None => writeln!(
             out,
@@ -230,9 +233,10 @@ pub fn run(server: &ServerArgs, args: &ExplainArgs, out: &mut dyn Write) -> Resu
         } else {
             "  -  "
         };
-        let state = match v.reason {
-            Some(r) => format!("{:?}/{}", v.state, r).to_lowercase(),
-            None => format!("{:?}", v.state).to_lowercase(),
+        let state = match (v.reason, v.declared_reason) {
+            (Some(r), Some(d)) => format!("{:?}/{r} (rule: {d})", v.state).to_lowercase(),
+            (Some(r), None) => format!("{:?}/{}", v.state, r).to_lowercase(),
+            (None, _) => format!("{:?}", v.state).to_lowercase(),
         };
         write!(
             out,
