@@ -38,6 +38,7 @@ pub mod screen;
 pub mod signals;
 pub mod state;
 pub mod stopflag;
+pub mod version;
 
 pub use config::DetectorConfig;
 pub use engine::{PaneDetector, ProcessObservation, Status};

@@ -272,6 +272,8 @@ pub struct Manifest {
     pub short_name: String,
     /// Whether the rules were verified on recordings of the real agent.
     pub verified: bool,
+    /// The agent versions the rules were verified on (`["0.171.0"]`).
+    pub verified_versions: Vec<String>,
     /// The file it came from (`bundled:claude.toml` or a path).
     pub source: String,
     /// Process identity keys.
@@ -298,6 +300,23 @@ impl Manifest {
             }
             other => other,
         }
+    }
+
+    /// The rules were verified on another version than `running`: says so
+    /// in a sentence naming the pane (`None` when it is one of them, or
+    /// nothing is known to compare).
+    pub fn version_warning(&self, running: &str, pane: &str) -> Option<String> {
+        if !self.verified
+            || self.verified_versions.is_empty()
+            || self.verified_versions.iter().any(|v| v == running)
+        {
+            return None;
+        }
+        Some(format!(
+            "{} {running} runs in {pane}; tend's rules were verified on {}",
+            self.name,
+            self.verified_versions.join(", ")
+        ))
     }
 }
 
@@ -429,6 +448,8 @@ struct RawManifest {
     short_name: Option<String>,
     #[serde(default)]
     verified: bool,
+    #[serde(default)]
+    verified_versions: Vec<String>,
     #[serde(default)]
     identity: IdentityKeys,
     #[serde(default)]
@@ -718,6 +739,14 @@ impl Manifest {
                 })
             }
         };
+        if !raw.verified && !raw.verified_versions.is_empty() {
+            return Err(err(
+                None,
+                "verified_versions names the versions the rules were verified on: set \
+                 `verified = true` too, or remove it"
+                    .into(),
+            ));
+        }
         // Stable: equal priorities keep file order.
         rules.sort_by_key(|r| std::cmp::Reverse(r.priority));
         let short_name = raw.short_name.unwrap_or_else(|| raw.name.clone());
@@ -726,6 +755,7 @@ impl Manifest {
             name: raw.name,
             short_name,
             verified: raw.verified,
+            verified_versions: raw.verified_versions,
             source: file.to_owned(),
             identity: raw.identity,
             screen: ScreenHints {
@@ -822,6 +852,37 @@ match = { contains = "esc to interrupt" }
         assert_eq!(m.rules[0].id, "demo/spin");
         assert_eq!(m.rules[0].region, Region::BottomLines(5));
         assert!((m.rules[0].confidence - 0.9).abs() < f32::EPSILON);
+    }
+
+    #[test]
+    fn verified_versions_and_the_warning() {
+        let reg = Registry::bundled();
+        let codex = reg.get("codex").unwrap();
+        assert_eq!(codex.verified_versions, vec!["0.171.0".to_owned()]);
+        assert_eq!(codex.version_warning("0.171.0", "%3"), None);
+        assert_eq!(
+            codex.version_warning("0.172.0", "%3").as_deref(),
+            Some("Codex 0.172.0 runs in %3; tend's rules were verified on 0.171.0")
+        );
+        for (id, v) in [
+            ("claude", "2.1.332"),
+            ("gemini", "0.61.0"),
+            ("aider", "0.86.2"),
+        ] {
+            assert_eq!(
+                reg.get(id).unwrap().verified_versions,
+                vec![v.to_owned()],
+                "{id}"
+            );
+        }
+        // An unverified manifest was verified on no version: nothing to compare.
+        let opencode = reg.get("opencode").unwrap();
+        assert!(!opencode.verified && opencode.verified_versions.is_empty());
+        assert_eq!(opencode.version_warning("1.0.0", "%1"), None);
+        assert_eq!(
+            parse_err("id = \"x\"\nname = \"X\"\nverified_versions = [\"1\"]\n"),
+            "demo.toml: verified_versions names the versions the rules were verified on: set `verified = true` too, or remove it"
+        );
     }
 
     #[test]

@@ -401,7 +401,10 @@ match = {{ contains = "Thinking" }}
         let e = evaluate(&ScreenView::from_text("Press enter\n"), &unverified).unwrap();
         assert_eq!((e.reason, e.declared_reason), (Some(Reason::Prompt), None));
         let e = evaluate(&ScreenView::from_text("Thinking\n"), &unverified).unwrap();
-        assert_eq!((e.state, e.reason, e.declared_reason), (RuleState::Working, None, None));
+        assert_eq!(
+            (e.state, e.reason, e.declared_reason),
+            (RuleState::Working, None, None)
+        );
         // `explain` shows the same.
         let v = verdicts(&ScreenView::from_text("Allow?\n"), &unverified);
         assert_eq!(v[0].rule, "d/approve");
