@@ -138,6 +138,15 @@ pub struct PaneView {
     /// `agent` names the agent whose run ended in this pane.
     #[serde(default)]
     pub exit_code: Option<i32>,
+    /// Whether the agent's rules were verified on recordings of the real
+    /// CLI (unverified rules never claim an approval, question or error:
+    /// such a dialog shows as `waiting/prompt`).
+    #[serde(default)]
+    pub verified: Option<bool>,
+    /// The running agent's version, from the package metadata beside its
+    /// program, when found.
+    #[serde(default)]
+    pub version: Option<String>,
 }
 
 /// `pane.agent_status_changed`: a pane's effective state, reason, band or

@@ -26,6 +26,8 @@ use tend_detector::identity::{
     self, IdentityChange, IdentityEvidence, IdentityTracker, ProcSample, ProcessInfo,
     ProcessTracker, Resolution, SamplePolicy, SampleScheduler, Source, WalkLimits, ENV_HINT,
 };
+use tend_detector::manifest::Manifest;
+use tend_detector::version::{self, MetadataSource};
 use tend_detector::Registry;
 
 /// Why a pane could not be sampled.
@@ -154,6 +156,10 @@ const CACHE_MAX: usize = 4096;
 /// Largest `environ` read (bigger ones are cut: the hint is usually near
 /// the start, and a pathological environment must not cost much).
 const ENVIRON_MAX: usize = 256 * 1024;
+/// Largest package metadata file read (`package.json`, `METADATA`).
+const METADATA_MAX: usize = 64 * 1024;
+/// Most directory entries read when looking for a Python distribution.
+const LIST_MAX: usize = 4096;
 /// Largest `cmdline` read.
 const CMDLINE_MAX: usize = 64 * 1024;
 
@@ -168,6 +174,9 @@ pub struct Sampler {
     files_read: u64,
     use_cache: bool,
     buf: Vec<u8>,
+    /// Agent versions by program path (package metadata changes only with
+    /// an upgrade, which starts a new process).
+    versions: HashMap<String, Option<String>>,
 }
 
 impl Default for Sampler {
@@ -193,6 +202,7 @@ impl Sampler {
             files_read: 0,
             use_cache: true,
             buf: Vec::with_capacity(4096),
+            versions: HashMap::new(),
         }
     }
 
@@ -263,6 +273,86 @@ impl Sampler {
         // An image replaced on disk (an upgrade while it runs) still names
         // the program.
         Some(s.strip_suffix(" (deleted)").unwrap_or(&s).to_owned())
+    }
+
+    /// The version of `manifest`'s agent whose program is at one of
+    /// `paths` (a resolved executable or script), from the package
+    /// metadata installed beside it; nothing is run. Cached per path.
+    pub fn agent_version(&mut self, manifest: &Manifest, paths: &[&str]) -> Option<String> {
+        for path in paths {
+            if path.is_empty() {
+                continue;
+            }
+            if let Some(known) = self.versions.get(*path) {
+                if known.is_some() {
+                    return known.clone();
+                }
+                continue;
+            }
+            let found = self.read_version(manifest, path);
+            if self.versions.len() >= CACHE_MAX {
+                self.versions.clear();
+            }
+            self.versions.insert((*path).to_owned(), found.clone());
+            if found.is_some() {
+                return found;
+            }
+        }
+        None
+    }
+
+    fn read_version(&mut self, manifest: &Manifest, path: &str) -> Option<String> {
+        let packages = &manifest.identity.packages;
+        for source in version::metadata_sources(path, packages) {
+            let found = match source {
+                MetadataSource::PackageJson(file) => self
+                    .read_text(Path::new(&file))
+                    .and_then(|t| version::package_json_version(&t)),
+                MetadataSource::SitePackages(dir) => self.dist_version(&dir, packages),
+                MetadataSource::PythonLib(lib) => {
+                    let entries = self.list_dir(Path::new(&lib));
+                    version::site_packages_of(&lib, &entries)
+                        .into_iter()
+                        .rev()
+                        .find_map(|dir| self.dist_version(&dir, packages))
+                }
+            };
+            if found.is_some() {
+                return found;
+            }
+        }
+        None
+    }
+
+    fn dist_version(&mut self, site_packages: &str, packages: &[String]) -> Option<String> {
+        let entries = self.list_dir(Path::new(site_packages));
+        let (dir, named) = version::dist_info_dir(&entries, packages)?;
+        let metadata = Path::new(site_packages).join(dir).join("METADATA");
+        // The directory name is written by the installer from the same
+        // header; the header wins when it can be read.
+        Some(
+            self.read_text(&metadata)
+                .and_then(|t| version::metadata_version(&t))
+                .unwrap_or(named),
+        )
+    }
+
+    /// A small text file, at most [`METADATA_MAX`] bytes.
+    fn read_text(&mut self, path: &Path) -> Option<String> {
+        self.read_into_buf(path, METADATA_MAX).ok()?;
+        Some(String::from_utf8_lossy(&self.buf).into_owned())
+    }
+
+    /// A directory's entry names, at most [`LIST_MAX`] of them.
+    fn list_dir(&mut self, dir: &Path) -> Vec<String> {
+        self.files_read += 1;
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        rd.take(LIST_MAX)
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect()
     }
 
     /// One probe: the shell's `stat` (one read).
@@ -548,6 +638,10 @@ pub struct PaneWatch {
     /// (agent, foreground pgid or `None` for the shell) of the last sample.
     last_key: Option<(Option<String>, Option<u32>)>,
     hz: f64,
+    /// The committed agent's version, where its package metadata says.
+    version: Option<String>,
+    /// The agent and process the version was looked up for.
+    version_of: Option<(String, u32)>,
 }
 
 impl PaneWatch {
@@ -562,6 +656,8 @@ impl PaneWatch {
             followed: None,
             last_key: None,
             hz,
+            version: None,
+            version_of: None,
         }
     }
 
@@ -573,6 +669,11 @@ impl PaneWatch {
     /// The committed agent.
     pub fn agent(&self) -> Option<&str> {
         self.identity.agent()
+    }
+
+    /// The committed agent's version, where its package metadata says.
+    pub fn version(&self) -> Option<&str> {
+        self.version.as_deref()
     }
 
     /// Evidence for `tend explain`.
@@ -661,6 +762,7 @@ impl PaneWatch {
                 self.procs = ProcessTracker::with_ticks_per_sec(self.hz);
             }
         }
+        self.update_version(sampler, registry, &res, &snap.procs);
         if let Some(agent) = self.followed.clone() {
             let sample = ProcSample {
                 at,
@@ -675,6 +777,39 @@ impl PaneWatch {
         }
         up.resolution = Some(res);
         up
+    }
+
+    /// Looks the committed agent's version up once per agent process.
+    fn update_version(
+        &mut self,
+        sampler: &mut Sampler,
+        registry: &Registry,
+        res: &Resolution,
+        procs: &[ProcessInfo],
+    ) {
+        let Some(agent) = self.identity.agent() else {
+            self.version = None;
+            self.version_of = None;
+            return;
+        };
+        let Some(m) = res.agent.as_ref().filter(|m| m.agent == agent) else {
+            return;
+        };
+        let key = (agent.to_owned(), m.pid);
+        if self.version_of.as_ref() == Some(&key) {
+            return;
+        }
+        let Some(manifest) = registry.get(agent) else {
+            return;
+        };
+        let proc = procs.iter().find(|p| p.pid == m.pid);
+        let mut paths: Vec<&str> = vec![m.value.as_str()];
+        if let Some(p) = proc {
+            paths.extend(p.script_target.as_deref());
+            paths.push(p.exe.as_str());
+        }
+        self.version = sampler.agent_version(manifest, &paths);
+        self.version_of = Some(key);
     }
 }
 

@@ -81,7 +81,7 @@ pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Resul
             detail: e.message,
         }),
     }
-    let (_, errors) = crate::manifests::load();
+    let (registry, errors) = crate::manifests::load();
     checks.push(Check {
         name: "manifests",
         ok: errors.is_empty(),
@@ -134,6 +134,7 @@ pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Resul
                             if none.is_empty() { String::new() } else { format!("; not tapped yet: {}", none.join(" ")) }
                         ),
                     });
+                    checks.push(agents_check(&registry, &panes));
                 }
             }
             Err(e) => checks.push(Check {
@@ -277,4 +278,39 @@ pub fn config(args: &ConfigArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let text = toml::to_string_pretty(&cfg).map_err(|e| CliError::new("io", e.to_string()))?;
     write!(out, "{text}").map_err(io)?;
     Ok(())
+}
+
+/// Which agents run, whether their rules were verified, and on which
+/// version: a different version is worth knowing, not a failure.
+fn agents_check(registry: &tend_detector::Registry, panes: &[PaneView]) -> Check {
+    let mut parts = Vec::new();
+    let mut warnings = Vec::new();
+    for p in panes {
+        let Some(agent) = p.agent.as_deref() else {
+            continue;
+        };
+        let manifest = registry.get(agent);
+        let how = match (p.verified, manifest.is_some_and(|m| m.verified)) {
+            (Some(true), _) | (None, true) => "verified",
+            _ => "unverified: dialogs show as waiting/prompt",
+        };
+        let version = p.version.as_deref().unwrap_or("version unknown");
+        parts.push(format!("{} {agent} {version} ({how})", p.pane));
+        if let (Some(m), Some(v)) = (manifest, p.version.as_deref()) {
+            warnings.extend(m.version_warning(v, &p.pane));
+        }
+    }
+    let mut detail = if parts.is_empty() {
+        "no agent running".to_owned()
+    } else {
+        parts.join("; ")
+    };
+    for w in warnings {
+        detail.push_str(&format!("; {w}: read its states with care"));
+    }
+    Check {
+        name: "agents",
+        ok: true,
+        detail,
+    }
 }

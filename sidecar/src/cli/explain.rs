@@ -78,6 +78,29 @@ fn live(
         s(&p["rule"])
     )
     .map_err(io)?;
+    if p["agent"].is_string() {
+        let how = match p["verified"].as_bool() {
+            Some(true) => format!(
+                "rules verified on recordings of {}",
+                v["verified_versions"]
+                    .as_array()
+                    .map(|a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", "))
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or_else(|| "the real CLI".to_owned())
+            ),
+            _ => "rules unverified: a dialog shows as waiting/prompt, never as a certain approval, question or error".to_owned(),
+        };
+        writeln!(
+            out,
+            "agent     {} {} ({how})",
+            s(&p["agent"]),
+            p["version"].as_str().unwrap_or("(version unknown)")
+        )
+        .map_err(io)?;
+        if let Some(w) = v["version_warning"].as_str() {
+            writeln!(out, "warning   {w}").map_err(io)?;
+        }
+    }
     writeln!(out, "authority screen (no self-report)").map_err(io)?;
     let tap = s(&v["tap"]);
     let tap_words = match tap.as_str() {

@@ -49,6 +49,11 @@ impl Core {
             stop: e.and_then(|e| e.stop.clone()),
             run: p.det.status().run,
             exit_code: e.and_then(|e| e.exit_code),
+            verified: e
+                .and_then(|e| e.agent.as_deref())
+                .and_then(|a| self.registry.get(a))
+                .map(|m| m.verified),
+            version: p.watch.version().map(str::to_owned),
         }
     }
 
@@ -198,8 +203,23 @@ impl Core {
             "explain" => {
                 let pane = self.pane_param(p)?;
                 let e = &self.panes[&pane];
+                let view = self.view(e);
+                let warning = match (&view.agent, &view.version) {
+                    (Some(a), Some(v)) => self
+                        .registry
+                        .get(a)
+                        .and_then(|m| m.version_warning(v, &view.pane)),
+                    _ => None,
+                };
+                let verified_versions = view
+                    .agent
+                    .as_deref()
+                    .and_then(|a| self.registry.get(a))
+                    .map(|m| m.verified_versions.clone());
                 Ok(Some(json!({
-                    "pane": self.view(e),
+                    "version_warning": warning,
+                    "verified_versions": verified_versions,
+                    "pane": view,
                     "explain": e.det.explain(),
                     "identity": e.watch.evidence(),
                     "tap": e.tap.word(),
