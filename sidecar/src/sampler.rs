@@ -174,9 +174,9 @@ pub struct Sampler {
     files_read: u64,
     use_cache: bool,
     buf: Vec<u8>,
-    /// Agent versions by program path (package metadata changes only with
-    /// an upgrade, which starts a new process).
-    versions: HashMap<String, Option<String>>,
+    /// Agent versions by (agent, program path): package metadata changes
+    /// only with an upgrade, which starts a new process.
+    versions: HashMap<(String, String), Option<String>>,
 }
 
 impl Default for Sampler {
@@ -283,7 +283,8 @@ impl Sampler {
             if path.is_empty() {
                 continue;
             }
-            if let Some(known) = self.versions.get(*path) {
+            let key = (manifest.id.clone(), (*path).to_owned());
+            if let Some(known) = self.versions.get(&key) {
                 if known.is_some() {
                     return known.clone();
                 }
@@ -293,7 +294,7 @@ impl Sampler {
             if self.versions.len() >= CACHE_MAX {
                 self.versions.clear();
             }
-            self.versions.insert((*path).to_owned(), found.clone());
+            self.versions.insert(key, found.clone());
             if found.is_some() {
                 return found;
             }
@@ -974,5 +975,48 @@ mod tests {
             s.sweep();
         }
         assert!(s.cache.is_empty());
+    }
+
+    #[test]
+    fn agent_versions_from_package_metadata() {
+        let dir = std::env::temp_dir().join(format!("tend-versions-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let nm = dir.join("node_modules");
+        let write = |rel: &str, text: &str| {
+            let f = dir.join(rel);
+            std::fs::create_dir_all(f.parent().expect("parent")).expect("mkdir");
+            std::fs::write(f, text).expect("write");
+        };
+        write(
+            "node_modules/@openai/codex/package.json",
+            r#"{"name": "@openai/codex", "version": "0.172.0"}"#,
+        );
+        write("node_modules/@openai/codex-linux-x64/vendor/bin/codex", "");
+        write(
+            "venv/lib/python3.11/site-packages/aider_chat-0.86.2.dist-info/METADATA",
+            "Metadata-Version: 2.4\nName: aider-chat\nVersion: 0.86.2\n\nbody\n",
+        );
+        write("venv/bin/aider", "");
+        let reg = Registry::bundled();
+        let mut s = Sampler::new();
+        let exe = nm.join("@openai/codex-linux-x64/vendor/bin/codex");
+        let exe = exe.to_string_lossy();
+        let codex = reg.get("codex").expect("codex");
+        assert_eq!(s.agent_version(codex, &[&exe]).as_deref(), Some("0.172.0"));
+        // Cached: the second look reads nothing.
+        let before = s.files_read();
+        assert_eq!(s.agent_version(codex, &[&exe]).as_deref(), Some("0.172.0"));
+        assert_eq!(s.files_read(), before);
+        let aider = reg.get("aider").expect("aider");
+        let script = dir.join("venv/bin/aider");
+        assert_eq!(
+            s.agent_version(aider, &["/usr/bin/python3.11", &script.to_string_lossy()])
+                .as_deref(),
+            Some("0.86.2")
+        );
+        // Not an agent's package: nothing.
+        let claude = reg.get("claude").expect("claude");
+        assert_eq!(s.agent_version(claude, &[&exe]), None);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
