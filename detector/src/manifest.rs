@@ -876,9 +876,9 @@ match = { contains = "esc to interrupt" }
             );
         }
         // An unverified manifest was verified on no version: nothing to compare.
-        let opencode = reg.get("opencode").unwrap();
-        assert!(!opencode.verified && opencode.verified_versions.is_empty());
-        assert_eq!(opencode.version_warning("1.0.0", "%1"), None);
+        let qwen = reg.get("qwen").unwrap();
+        assert!(!qwen.verified && qwen.verified_versions.is_empty());
+        assert_eq!(qwen.version_warning("1.0.0", "%1"), None);
         assert_eq!(
             parse_err("id = \"x\"\nname = \"X\"\nverified_versions = [\"1\"]\n"),
             "demo.toml: verified_versions names the versions the rules were verified on: set `verified = true` too, or remove it"
