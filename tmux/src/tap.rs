@@ -1,4 +1,4 @@
-//! Taps: `pipe-pane` into tend, without ever touching a user's pipe.
+//! Taps: `pipe-pane -IO` into tend, without ever touching a user's pipe.
 //!
 //! tmux allows one pipe per pane, does not report a pipe's command, and
 //! closes whatever pipe is open when `pipe-pane` runs without a command (or
@@ -12,10 +12,10 @@
 //! * closes a pipe only when the pane carries the mark, again checked and
 //!   done in one step.
 //!
-//! A mark can go stale if the tap process dies on its own (the pipe closes,
-//! the mark stays). The tap process should therefore call
-//! [`Server::clear_tap_mark`] when its input ends, and the daemon clears
-//! marks on panes whose pipe is closed when it reconciles (see
+//! A mark goes stale when the pipe closes without tend closing it (the
+//! reader died, or the user closed or replaced the pipe): the mark stays.
+//! The daemon clears the mark when it sees its pipe close, and before it
+//! taps a pane again (see
 //! [`Pane::has_stale_tap_mark`](crate::Pane::has_stale_tap_mark)).
 
 use crate::error::{Result, TmuxError};
@@ -43,16 +43,23 @@ pub enum TapOutcome {
 }
 
 impl Server {
-    /// Installs `pipe-pane -O` with `shell_command` on `pane`, unless a pipe
-    /// is already open there.
+    /// Installs `pipe-pane -IO` with `shell_command` on `pane`, unless a
+    /// pipe is already open there.
     ///
     /// `shell_command` is a `/bin/sh` command line (build it with
     /// [`shell_join`](crate::escape::shell_join)); it reads the pane's
     /// output on its standard input. tmux would expand `#` formats in it;
     /// this function escapes them, so the command runs exactly as given.
     ///
-    /// The tap process must never block: tmux buffers a stalled pipe
-    /// without bound.
+    /// `-I` as well as `-O`: tmux then also reads the pipe, and so notices
+    /// at once when the last holder of its other end closes it, and closes
+    /// the pipe itself (with `-O` alone, tmux 3.3a notices only when the
+    /// pane next prints, so a silent pane keeps a dead pipe open). Whatever
+    /// is written to the pipe reaches the pane as input: a tap never writes
+    /// to it (its standard output is the pipe too).
+    ///
+    /// The reader must never stall: tmux buffers a stalled pipe without
+    /// bound.
     pub fn install_tap(&self, pane: PaneId, shell_command: &str) -> Result<TapOutcome> {
         if shell_command.trim().is_empty() {
             return Err(TmuxError::Invalid {
@@ -63,7 +70,7 @@ impl Server {
         let t = tmux_quote(&target);
         let busy = format!("display-message -p -t {t} 'busy:#{{{TAP_OPTION}}}'");
         let install = format!(
-            "pipe-pane -O -t {t} {pipe} ; set-option -p -t {t} {TAP_OPTION} {mark} ; \
+            "pipe-pane -IO -t {t} {pipe} ; set-option -p -t {t} {TAP_OPTION} {mark} ; \
              display-message -p installed",
             pipe = tmux_quote(&format_escape_hash(shell_command)),
             mark = tmux_quote(shell_command),

@@ -1,17 +1,19 @@
 //! The daemon: one per tmux server. It owns the pane table ([`core`]),
-//! listens on two Unix sockets (control requests; tap streams), and runs
-//! every tmux command on one worker thread ([`worker`]).
+//! listens on two Unix sockets (control requests; taps handing over their
+//! pane's pipe), reads every pane's pipe on one thread ([`pipes`]), and
+//! runs every tmux command on one worker thread ([`worker`]).
 //!
 //! ```text
-//!  tend tap ──frames──▶ tap socket ─┐
-//!  tend CLI ──JSON────▶ control ────┼─▶ events ─▶ Core (pane table) ─▶ jobs ─▶ tmux worker
-//!  tmux hooks ─poke───▶ control ────┘                 ▲                           │
-//!                                                    └──── results as events ────┘
+//!  tend tap ──pipe fd──▶ tap socket ─▶ pipes thread ─┐ (reads each pane's pipe on the tick)
+//!  tend CLI ──JSON─────▶ control ────────────────────┼─▶ events ─▶ Core (pane table) ─▶ jobs ─▶ tmux worker
+//!  tmux hooks ─poke────▶ control ────────────────────┘                 ▲                         │
+//!                                                                     └── results as events ────┘
 //! ```
 
 pub mod control;
 pub mod core;
 pub mod ipc;
+pub mod pipes;
 pub mod publish;
 pub mod status;
 pub mod store;
@@ -33,7 +35,7 @@ use crate::error::CliError;
 pub const RECONCILE_EVERY: Duration = Duration::from_secs(1);
 
 /// When the loop wakes for the pane table's next deadline, `wait` from now:
-/// on the tap connections' batch tick ([`ipc::next_batch_tick`]), so that
+/// on the pipes' batch tick ([`ipc::next_batch_tick`]), so that
 /// evaluations, identity probes and tap reads of all panes share one
 /// wake-up instead of each pane waking the daemon on its own schedule. The
 /// deadlines are soft (an evaluation interval, a probe gap): up to one tick
@@ -77,7 +79,7 @@ pub fn run(opts: Options) -> Result<(), CliError> {
 
 async fn serve(opts: Options) -> Result<(), CliError> {
     let control = ipc::bind(&opts.control)?;
-    let taps = ipc::bind(&opts.tap)?;
+    let taps = ipc::bind_std(&opts.tap)?;
     let (ev_tx, mut ev_rx) = tokio::sync::mpsc::channel::<Event>(4096);
     let (job_tx, job_rx) = std::sync::mpsc::channel();
     let (bus, _) = tokio::sync::broadcast::channel(1024);
@@ -94,7 +96,12 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     // End notifications.
     let worker = worker::spawn(opts.clone(), job_rx, ev_tx.clone());
     tokio::spawn(ipc::accept_control(control, ev_tx.clone(), bus.clone()));
-    tokio::spawn(ipc::accept_taps(taps, ev_tx.clone()));
+    pipes::spawn(taps, ev_tx.clone()).map_err(|e| {
+        CliError::new(
+            "pipes",
+            format!("cannot start the thread that reads the panes' pipes: {e}"),
+        )
+    })?;
     let (registry, errors) = crate::manifests::load();
     for e in &errors {
         eprintln!("tend: manifest not used: {e}");

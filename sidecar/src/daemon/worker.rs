@@ -21,6 +21,9 @@ pub enum Job {
     Capture(PaneId, CapturePurpose),
     /// Install the tap on a pane.
     InstallTap(PaneId),
+    /// The pane's tap pipe closed while the pane lives: clear the mark,
+    /// then install a tap unless a pipe (the user's) is open.
+    Retap(PaneId),
     /// Apply option updates, then refresh clients.
     Publish {
         /// The changed options.
@@ -212,6 +215,13 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                     Err(e) if e.is_no_server() => send(Event::ServerGone),
                     Err(_) => {}
                 },
+                Job::Retap(pane) => {
+                    let _ = server.clear_tap_mark(pane);
+                    let outcome = server
+                        .install_tap(pane, &tap_cmd(pane))
+                        .map_err(|e| e.to_string());
+                    send(Event::TapInstalled { pane, outcome });
+                }
                 Job::InstallTap(pane) => {
                     let outcome = server
                         .install_tap(pane, &tap_cmd(pane))
