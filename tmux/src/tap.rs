@@ -61,43 +61,34 @@ impl Server {
     /// The reader must never stall: tmux buffers a stalled pipe without
     /// bound.
     pub fn install_tap(&self, pane: PaneId, shell_command: &str) -> Result<TapOutcome> {
-        if shell_command.trim().is_empty() {
-            return Err(TmuxError::Invalid {
-                detail: "a tap needs a command to pipe the pane's output into".into(),
-            });
+        let out = self.run(install_tap_command(pane, shell_command)?)?;
+        tap_outcome(pane, out.strip_suffix('\n').unwrap_or(&out))
+    }
+
+    /// [`Server::install_tap`] on several panes in one tmux invocation (a
+    /// daemon starting on a server with many panes taps them all at once).
+    /// A pane that vanished meanwhile makes tmux skip the rest: then each
+    /// pane is tried on its own.
+    pub fn install_taps(&self, taps: &[(PaneId, String)]) -> Vec<(PaneId, Result<TapOutcome>)> {
+        let commands: Result<Vec<Vec<String>>> = taps
+            .iter()
+            .map(|(pane, cmd)| install_tap_command(*pane, cmd))
+            .collect();
+        if taps.len() > 1 {
+            if let Ok(out) = commands.and_then(|c| self.run_many(&c)) {
+                let lines: Vec<&str> = out.lines().collect();
+                if lines.len() == taps.len() {
+                    return taps
+                        .iter()
+                        .zip(lines)
+                        .map(|((pane, _), line)| (*pane, tap_outcome(*pane, line)))
+                        .collect();
+                }
+            }
         }
-        let target = pane.to_string();
-        let t = tmux_quote(&target);
-        let busy = format!("display-message -p -t {t} 'busy:#{{{TAP_OPTION}}}'");
-        let install = format!(
-            "pipe-pane -IO -t {t} {pipe} ; set-option -p -t {t} {TAP_OPTION} {mark} ; \
-             display-message -p installed",
-            pipe = tmux_quote(&format_escape_hash(shell_command)),
-            mark = tmux_quote(shell_command),
-        );
-        let out = self.run([
-            "if-shell",
-            "-F",
-            "-t",
-            &target,
-            "#{pane_pipe}",
-            &busy,
-            &install,
-        ])?;
-        let out = out.strip_suffix('\n').unwrap_or(&out);
-        if out == "installed" {
-            return Ok(TapOutcome::Installed);
-        }
-        match out.strip_prefix("busy:") {
-            Some("") => Ok(TapOutcome::Foreign),
-            Some(command) => Ok(TapOutcome::AlreadyTapped {
-                command: command.to_string(),
-            }),
-            None => Err(TmuxError::Parse {
-                what: format!("installing the tap on {pane}"),
-                detail: format!("unexpected answer `{out}`"),
-            }),
-        }
+        taps.iter()
+            .map(|(pane, cmd)| (*pane, self.install_tap(*pane, cmd)))
+            .collect()
     }
 
     /// Closes tend's tap on `pane`, if the pane carries tend's mark.
@@ -127,6 +118,50 @@ impl Server {
         let target = pane.to_string();
         self.run(["set-option", "-p", "-u", "-t", &target, TAP_OPTION])?;
         Ok(())
+    }
+}
+
+/// `if-shell -F -t %N '#{pane_pipe}' 'display -p busy:…' 'pipe-pane -IO … ; set -p @tend_tap … ; display -p installed'`
+fn install_tap_command(pane: PaneId, shell_command: &str) -> Result<Vec<String>> {
+    if shell_command.trim().is_empty() {
+        return Err(TmuxError::Invalid {
+            detail: "a tap needs a command to pipe the pane's output into".into(),
+        });
+    }
+    let target = pane.to_string();
+    let t = tmux_quote(&target);
+    let busy = format!("display-message -p -t {t} 'busy:#{{{TAP_OPTION}}}'");
+    let install = format!(
+        "pipe-pane -IO -t {t} {pipe} ; set-option -p -t {t} {TAP_OPTION} {mark} ; \
+         display-message -p installed",
+        pipe = tmux_quote(&format_escape_hash(shell_command)),
+        mark = tmux_quote(shell_command),
+    );
+    Ok(vec![
+        "if-shell".into(),
+        "-F".into(),
+        "-t".into(),
+        target,
+        "#{pane_pipe}".into(),
+        busy,
+        install,
+    ])
+}
+
+/// What one line of an install's answer says.
+fn tap_outcome(pane: PaneId, out: &str) -> Result<TapOutcome> {
+    if out == "installed" {
+        return Ok(TapOutcome::Installed);
+    }
+    match out.strip_prefix("busy:") {
+        Some("") => Ok(TapOutcome::Foreign),
+        Some(command) => Ok(TapOutcome::AlreadyTapped {
+            command: command.to_string(),
+        }),
+        None => Err(TmuxError::Parse {
+            what: format!("installing the tap on {pane}"),
+            detail: format!("unexpected answer `{out}`"),
+        }),
     }
 }
 

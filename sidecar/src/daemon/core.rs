@@ -97,8 +97,9 @@ pub enum TapState {
 impl TapState {
     pub(crate) fn word(self) -> &'static str {
         match self {
-            TapState::None => "none",
-            TapState::Installed | TapState::Connected => "pipe",
+            // A tap is running but its pipe is not in hand yet: not tapped.
+            TapState::None | TapState::Installed => "none",
+            TapState::Connected => "pipe",
             TapState::Polling => "polling",
         }
     }
@@ -249,8 +250,13 @@ impl Core {
             Event::TapHello { conn, pane } => {
                 self.conns.insert(conn, pane);
                 if let Some(p) = self.panes.get_mut(&pane) {
-                    p.conn = Some(conn);
-                    p.tap = TapState::Connected;
+                    // tmux gives a pane one pipe: while the daemon holds it,
+                    // another hand-over (the owner's own tool) may add
+                    // output but does not stand for the pane's pipe.
+                    if p.conn.is_none() {
+                        p.conn = Some(conn);
+                        p.tap = TapState::Connected;
+                    }
                 }
             }
             Event::Taps(list) => {
@@ -426,7 +432,10 @@ impl Core {
                     } else if info.is_tapped() {
                         TapState::Installed
                     } else {
-                        TapState::None
+                        // Tapped at once, beside the seed: a restarted daemon
+                        // holds every pane's pipe after one tmux invocation.
+                        self.job(Job::InstallTap(id));
+                        TapState::Installed
                     };
                     self.panes.insert(
                         id,

@@ -138,9 +138,20 @@ async fn serve(opts: Options) -> Result<(), CliError> {
             ev = ev_rx.recv() => {
                 let Some(ev) = ev else { break };
                 core.handle(ev);
-                // Take everything already queued before publishing once.
-                while let Ok(ev) = ev_rx.try_recv() {
-                    core.handle(ev);
+                // Take what is already queued before publishing once, but
+                // no more: the pipes thread keeps queueing while the table
+                // works, and a loop that never ends would starve the
+                // control connections (tasks of this same thread).
+                for _ in 0..ev_rx.len() {
+                    match ev_rx.try_recv() {
+                        Ok(ev) => core.handle(ev),
+                        Err(_) => break,
+                    }
+                }
+                if !ev_rx.is_empty() {
+                    // Behind (a flood on a slow machine): let the control
+                    // connections in before the next round.
+                    tokio::task::yield_now().await;
                 }
             }
             _ = tokio::time::sleep_until(wake_at(wait).into()) => {}
