@@ -193,10 +193,7 @@ fn latency(runs: usize, identity: Identity) {
             fifo.display()
         ),
         Identity::ProcessTree => {
-            let pkg = s
-                .dir
-                .path()
-                .join("node_modules/@anthropic-ai/claude-code");
+            let pkg = s.dir.path().join("node_modules/@anthropic-ai/claude-code");
             std::fs::create_dir_all(&pkg).expect("package dir");
             let cli = pkg.join("cli.js");
             std::fs::write(
@@ -340,14 +337,20 @@ fn cost(panes: usize, secs: u64, load: Load) {
         .sum();
     let per = |a: u64, b: u64| (b.saturating_sub(a)) as f64 / 1e9 / secs as f64 * 100.0;
     let per_ticks = |a: u64, b: u64| (b.saturating_sub(a)) as f64 / hz / secs as f64 * 100.0;
+    // Everything tend runs: the daemon, its tmux commands, and any process
+    // per pane (taps that stay; none since they hand their pipe over).
+    let total_cpu = per(d0, d1) + per_ticks(dc0, dc1) + per(t0, t1);
+    let total_mb = (rss + pss) as f64 / 1024.0;
     println!(
-        "tend    {label:<6} panes={panes:>3} daemon cpu={:.2}% (+ its tmux commands {:.2}%) rss={:.1}MB | taps({}) cpu={:.2}% pss={:.1}MB | tmux server cpu={:.2}%",
+        "tend    {label:<6} panes={panes:>3} daemon cpu={:.2}% (+ its tmux commands {:.2}%) rss={:.1}MB | taps({}) cpu={:.2}% pss={:.1}MB | all of tend cpu={:.2}% mem={:.1}MB | tmux server cpu={:.2}%",
         per(d0, d1),
         per_ticks(dc0, dc1),
         rss as f64 / 1024.0,
         taps.len(),
         per(t0, t1),
         pss as f64 / 1024.0,
+        total_cpu,
+        total_mb,
         per(s0, s1)
     );
     s.tend(&["stop"]);
