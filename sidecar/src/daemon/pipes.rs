@@ -40,7 +40,7 @@ use crate::tap::MAX_PANE_ID;
 
 /// Most bytes of one pane handed to the pane table and not yet consumed;
 /// beyond it the pane's output is dropped and re-seeded.
-pub const MAX_PENDING: usize = 512 * 1024;
+pub const MAX_PENDING: usize = 128 * 1024;
 
 /// Fewest time between two gap reports of a pane (each makes the daemon
 /// capture the pane).
