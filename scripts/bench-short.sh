@@ -11,9 +11,6 @@ cd "$(dirname "$0")/.."
 
 say() { printf '\n== %s\n' "$*"; }
 
-say "release build (the live benchmark drives the real binary)"
-cargo build --release -p tend --quiet
-
 say "detector throughput, evaluation and memory per pane (criterion, short)"
 cargo bench -p tend-detector --bench throughput -- \
   --warm-up-time 1 --measurement-time 3 --sample-size 10 \

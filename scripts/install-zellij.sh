@@ -11,9 +11,16 @@
 #   on PATH. Building zellij takes a long time (about 25 minutes on two
 #   cores), so its build directory is kept in ~/.cache/tend/zellij-build:
 #   an interrupted build resumes, and a later version reuses what it can;
-# * the plugin: zellij-plugin/target/wasm32-wasip1/release/tend-zellij.wasm.
+# * the plugin: wasm32-wasip1/release/tend-zellij.wasm in cargo's target
+#   directory for zellij-plugin/ (zellij-plugin/target by default,
+#   $CARGO_TARGET_DIR when that is set); the last line names it.
+#
+# cargo's own settings are honoured: CARGO_HOME or CARGO_INSTALL_ROOT (where
+# `cargo install` puts zellij), CARGO_TARGET_DIR, RUSTUP_TOOLCHAIN (the
+# toolchain that gets the wasm target). Nothing here needs root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
 
 say() { printf '== %s\n' "$*"; }
 
@@ -26,7 +33,8 @@ if ! command -v cargo >/dev/null 2>&1; then
   echo "error: cargo not found. Install Rust (https://rustup.rs) and run this again." >&2
   exit 1
 fi
-export PATH="$HOME/.cargo/bin:$PATH"
+cargo_bin="${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin"
+export PATH="$cargo_bin:$PATH"
 
 want="${TEND_ZELLIJ_VERSION:-^0.45}"
 
@@ -68,7 +76,7 @@ else
   CARGO_TARGET_DIR="$build_dir" cargo install zellij --locked --version "$want"
   say "zellij built in $(( $(date +%s) - start )) s"
   if ! zellij_ok; then
-    echo "error: zellij was installed but \`zellij --version\` does not report 0.45+; is ~/.cargo/bin on PATH?" >&2
+    echo "error: zellij was installed but \`zellij --version\` does not report 0.45+; is $cargo_bin on PATH?" >&2
     exit 1
   fi
 fi
@@ -76,9 +84,12 @@ fi
 # --- the plugin ------------------------------------------------------------
 say "building the zellij plugin (wasm32-wasip1)"
 (cd zellij-plugin && cargo build --release --target wasm32-wasip1 --quiet)
-wasm=zellij-plugin/target/wasm32-wasip1/release/tend-zellij.wasm
+# Where cargo put it: CARGO_TARGET_DIR, a target-dir in a cargo config, or
+# zellij-plugin/target; cargo itself says which.
+target_dir="$(cargo_target_dir zellij-plugin)"
+wasm="$target_dir/wasm32-wasip1/release/tend-zellij.wasm"
 if [ ! -f "$wasm" ]; then
-  echo "error: the plugin build finished but $wasm is missing" >&2
+  echo "error: the plugin build finished but $wasm is missing; run \`cargo build --release --target wasm32-wasip1\` in zellij-plugin/ to see why" >&2
   exit 1
 fi
 say "plugin: $wasm ($(wc -c <"$wasm") bytes)"

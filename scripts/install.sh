@@ -2,12 +2,13 @@
 # Builds and installs tend, and — when run inside tmux — starts it for this
 # tmux server and loads its key bindings.
 #
-#   scripts/install.sh              # install to ~/.cargo/bin (cargo's bin dir)
+#   scripts/install.sh              # install to cargo's bin dir ($CARGO_HOME/bin, ~/.cargo/bin)
 #   PREFIX=/usr/local scripts/install.sh
 #
 # Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
 
 if ! command -v cargo >/dev/null 2>&1; then
   echo "error: cargo not found. Install Rust (https://rustup.rs) and run this again." >&2
@@ -15,11 +16,10 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 if ! command -v tmux >/dev/null 2>&1; then
   echo "tmux not found; installing it with apt-get" >&2
-  if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
-  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq tmux
+  install_packages tmux
 fi
 
-root=${PREFIX:-${CARGO_HOME:-$HOME/.cargo}}
+root=${PREFIX:-${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}}
 echo "== building and installing tend into $root/bin"
 cargo install --quiet --locked --force --path sidecar --root "$root"
 tend="$root/bin/tend"

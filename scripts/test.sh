@@ -8,6 +8,7 @@
 # Safe to run again: installs happen only when something is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
 
 say() { printf '\n== %s\n' "$*"; }
 
@@ -22,9 +23,7 @@ command -v dunst >/dev/null 2>&1 || need_apt+=(dunst)
 command -v Xvfb >/dev/null 2>&1 || need_apt+=(xvfb)
 if ((${#need_apt[@]})); then
   say "installing ${need_apt[*]}"
-  if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
+  install_packages "${need_apt[@]}"
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then
@@ -53,5 +52,7 @@ say "tests"
 (cd zellij-plugin && cargo test --quiet)
 cargo test --workspace --quiet
 # tend's fork of vt100 (vendor/vt100: not a workspace member, so that
-# upstream's own lint set stays its own).
-CARGO_TARGET_DIR=target cargo test --manifest-path vendor/vt100/Cargo.toml --quiet 
+# upstream's own lint set stays its own), built in the workspace's target
+# directory (wherever cargo keeps it) to share its dependencies.
+ws_target="$(cargo_target_dir)"
+CARGO_TARGET_DIR="$ws_target" cargo test --manifest-path vendor/vt100/Cargo.toml --quiet

@@ -36,8 +36,11 @@ tm() {
 
 find_tend() {
 	custom=$(tm show-option -gqv @tend-bin 2>/dev/null)
+	# scripts/install.sh installs into cargo's bin directory, which tmux's
+	# PATH often lacks.
 	for candidate in "$custom" "$plugin_dir/bin/tend" "$plugin_dir/../bin/tend" \
-		"$plugin_dir/../target/release/tend"; do
+		"${CARGO_TARGET_DIR:-$plugin_dir/../target}/release/tend" \
+		"${CARGO_HOME:-$HOME/.cargo}/bin/tend"; do
 		if [ -n "$candidate" ] && [ -x "$candidate" ]; then
 			printf '%s\n' "$candidate"
 			return 0

@@ -23,7 +23,7 @@ use crate::machine::{Candidate, Current, Machine};
 use crate::manifest::{Manifest, RuleState};
 use crate::rules::{self, Evidence, ScreenView, Verdict};
 use crate::screen::Screen;
-use crate::signals::{Progress, Signal};
+use crate::signals::{Progress, PromptMark, Signal};
 use crate::state::{Reason, State, Transition, Trigger};
 
 /// What the process sampler saw for the pane's agent.
@@ -69,6 +69,12 @@ pub struct Status {
     pub run: u64,
     /// The CPU backstop is holding the run in working.
     pub cpu_hold: bool,
+    /// The agent process's exit code, once the run has exited and where it
+    /// is known (the pane's dead status, or the shell's OSC 133;D mark).
+    pub exit_code: Option<i32>,
+    /// The agent of the run is still running (false once it has exited:
+    /// `agent` then names the agent whose run ended in this pane).
+    pub live: bool,
 }
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -132,6 +138,14 @@ pub struct PaneDetector {
     quiet: bool,
     /// A rule other than an exit rule has matched in this run.
     ui_seen: bool,
+    /// The agent whose run ended in this pane, kept after its identity is
+    /// dropped so the pane reads `exited` until a new agent starts.
+    ended: Option<String>,
+    /// The run's exit code, once known.
+    exit_code: Option<i32>,
+    /// The code of the last OSC 133;D ("command finished") mark seen in
+    /// this run: the shell saying how the agent's command ended.
+    finish_code: Option<i32>,
     recent: std::collections::VecDeque<Transition>,
     out: std::collections::VecDeque<Transition>,
 }
@@ -220,6 +234,9 @@ impl PaneDetector {
             working_since: None,
             quiet: false,
             ui_seen: false,
+            ended: None,
+            exit_code: None,
+            finish_code: None,
             recent: Default::default(),
             out: Default::default(),
         }
@@ -252,8 +269,18 @@ impl PaneDetector {
                 },
             );
         }
+        if manifest.is_none() {
+            // Keep naming the agent whose run ended here: the pane reads
+            // `exited` (with its code) until a new agent starts. A run that
+            // never showed the agent's UI (`claude --version`, a start-up
+            // failure printed before any screen) leaves no trace.
+            if let Some(old) = self.manifest.as_ref().filter(|_| self.ui_seen) {
+                self.ended = Some(old.id.clone());
+            }
+        }
         self.manifest = manifest;
         if self.manifest.is_some() {
+            self.ended = None;
             self.new_run();
             self.evidence = None;
             self.dirty = true;
@@ -268,6 +295,8 @@ impl PaneDetector {
         self.quiet = false;
         self.ui_seen = false;
         self.cpu_hold_since = None;
+        self.exit_code = None;
+        self.finish_code = None;
     }
 
     /// The manifest in use.
@@ -285,6 +314,16 @@ impl PaneDetector {
         for s in self.screen.drain_signals() {
             if let Signal::Progress(p) = &s {
                 self.progress = Some(*p);
+            }
+            if let Signal::Prompt(PromptMark::CommandFinished(code)) = &s {
+                // The shell reports how the foreground command ended; with
+                // an agent run in the pane, that command was the agent.
+                if self.manifest.is_some() || self.ended.is_some() {
+                    self.finish_code = code.or(self.finish_code);
+                    if self.machine.current().state == Some(State::Exited) {
+                        self.exit_code = self.exit_code.or(*code);
+                    }
+                }
             }
             if self.signals.len() < 64 {
                 self.signals.push((now, s));
@@ -372,6 +411,7 @@ impl PaneDetector {
         }
         self.live_child = obs.live_child.or(self.live_child);
         if !obs.agent_alive && self.manifest.is_some() {
+            self.exit_code = obs.exit_code.or(self.exit_code);
             let rule = match obs.exit_code {
                 Some(code) => format!("builtin/process-exit:{code}"),
                 None => "builtin/process-exit".into(),
@@ -455,9 +495,16 @@ impl PaneDetector {
     /// The current status.
     pub fn status(&self) -> Status {
         let cur: &Current = self.machine.current();
-        let identified = self.manifest.is_some();
+        let live = self.manifest.is_some();
+        // A run that ended keeps its agent and `exited` until the next one.
+        let identified = live || self.ended.is_some();
+        let exited = cur.state == Some(State::Exited);
         Status {
-            agent: self.manifest.as_ref().map(|m| m.id.clone()),
+            agent: self
+                .manifest
+                .as_ref()
+                .map(|m| m.id.clone())
+                .or_else(|| self.ended.clone()),
             state: if identified { cur.state } else { None },
             reason: if identified { cur.reason } else { None },
             since: cur.since,
@@ -469,6 +516,12 @@ impl PaneDetector {
             state_change_seq: cur.seq,
             run: self.run,
             cpu_hold: self.cpu_hold_since.is_some(),
+            exit_code: if exited {
+                self.exit_code.or(self.finish_code)
+            } else {
+                None
+            },
+            live: live && !exited,
         }
     }
 

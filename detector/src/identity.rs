@@ -1194,6 +1194,12 @@ pub struct HysteresisConfig {
     pub commit_after: u32,
     /// Consecutive samples without the committed agent before dropping it.
     pub drop_after_misses: u32,
+    /// A pane with no agent commits one at its first sample when the match
+    /// is by a key that cannot be a guess (the executable image, an agent's
+    /// package path, `TEND_AGENT`), so that the agent is named before it
+    /// draws its first screen. Switching from one agent to another, and
+    /// matches by process name alone, still need `commit_after` samples.
+    pub commit_strong_at_once: bool,
 }
 
 impl Default for HysteresisConfig {
@@ -1201,8 +1207,14 @@ impl Default for HysteresisConfig {
         HysteresisConfig {
             commit_after: 2,
             drop_after_misses: 6,
+            commit_strong_at_once: true,
         }
     }
+}
+
+/// A match by a key that names the agent beyond doubt.
+fn strong_match(m: &IdentityMatch) -> bool {
+    matches!(m.via.as_str(), "env" | "package" | "executable")
 }
 
 /// Why the committed identity changed.
@@ -1303,6 +1315,7 @@ impl IdentityTracker {
             cfg: HysteresisConfig {
                 commit_after: cfg.commit_after.max(1),
                 drop_after_misses: cfg.drop_after_misses.max(1),
+                commit_strong_at_once: cfg.commit_strong_at_once,
             },
             ..Self::default()
         }
@@ -1344,7 +1357,15 @@ impl IdentityTracker {
                     samples,
                     matched: m.clone(),
                 });
-                if samples >= self.cfg.commit_after {
+                let needed = if self.committed.is_none()
+                    && self.cfg.commit_strong_at_once
+                    && strong_match(m)
+                {
+                    1
+                } else {
+                    self.cfg.commit_after
+                };
+                if samples >= needed {
                     let from = self.committed.take().map(|c| c.matched.agent);
                     self.committed = Some(Committed {
                         matched: m.clone(),
@@ -1554,6 +1575,14 @@ pub struct SamplePolicy {
     pub base: Duration,
     /// …and doubles up to here while nothing changes and nothing is output.
     pub max: Duration,
+    /// While no agent is committed, output is followed by probes every
+    /// `launch_probe_gap` for this long: a command typed at the shell
+    /// echoes its Enter and then often prints nothing for a second or two
+    /// while it starts (node, python), and the agent should be named
+    /// before it draws its first screen.
+    pub launch_window: Duration,
+    /// The probe gap inside the launch window.
+    pub launch_probe_gap: Duration,
 }
 
 impl Default for SamplePolicy {
@@ -1564,6 +1593,8 @@ impl Default for SamplePolicy {
             confirm: Duration::from_millis(300),
             base: Duration::from_secs(1),
             max: Duration::from_secs(16),
+            launch_window: Duration::from_secs(3),
+            launch_probe_gap: Duration::from_millis(100),
         }
     }
 }
@@ -1580,6 +1611,10 @@ pub struct SampleScheduler {
     last_probe: Option<Duration>,
     output_since_probe: bool,
     tpgid: Option<Option<u32>>,
+    /// The latest output, for the launch window.
+    last_output: Option<Duration>,
+    /// No agent is committed: watch for one being launched.
+    watching_launch: bool,
 }
 
 impl SampleScheduler {
@@ -1592,12 +1627,28 @@ impl SampleScheduler {
             last_probe: None,
             output_since_probe: false,
             tpgid: None,
+            last_output: None,
+            watching_launch: true,
         }
+    }
+
+    /// Whether to watch closely for a launch after output (no agent is
+    /// committed in the pane).
+    pub fn watch_launch(&mut self, on: bool) {
+        self.watching_launch = on;
+    }
+
+    /// The probe gap due at `at`, if the launch window applies.
+    fn launch_gap(&self, at: Duration) -> Option<Duration> {
+        let o = self.last_output?;
+        (self.watching_launch && at <= o + self.policy.launch_window)
+            .then_some(self.policy.launch_probe_gap)
     }
 
     /// The pane printed something at `at`.
     pub fn on_output(&mut self, at: Duration) {
         self.output_since_probe = true;
+        self.last_output = Some(at);
         self.interval = self.policy.base;
         self.next_sample = self.next_sample.min(at + self.policy.output_gap);
     }
@@ -1608,6 +1659,7 @@ impl SampleScheduler {
             None => true,
             Some(t) => {
                 (self.output_since_probe && at >= t + self.policy.probe_gap)
+                    || self.launch_gap(at).is_some_and(|g| at >= t + g)
                     || at >= t + self.policy.base
             }
         }
@@ -1652,11 +1704,15 @@ impl SampleScheduler {
     /// caller's timer).
     pub fn next_wakeup(&self) -> Duration {
         let probe = self.last_probe.map_or(Duration::ZERO, |t| {
-            t + if self.output_since_probe {
+            let mut gap = if self.output_since_probe {
                 self.policy.probe_gap
             } else {
                 self.policy.base
+            };
+            if let Some(g) = self.launch_gap(t + self.policy.launch_probe_gap) {
+                gap = gap.min(g);
             }
+            t + gap
         });
         probe.min(self.next_sample)
     }
@@ -2392,9 +2448,47 @@ mod tests {
         Duration::from_secs(n)
     }
 
+    /// The thresholds without the strong first commit.
+    fn two_samples() -> IdentityTracker {
+        IdentityTracker::with_config(HysteresisConfig {
+            commit_strong_at_once: false,
+            ..HysteresisConfig::default()
+        })
+    }
+
+    fn res_comm(agent: &str, pid: u32) -> Resolution {
+        let mut r = res_agent(agent, pid);
+        if let Some(m) = &mut r.agent {
+            m.via = "comm".into();
+        }
+        r
+    }
+
+    #[test]
+    fn a_strong_match_commits_at_the_first_sample() {
+        let mut t = IdentityTracker::new();
+        let c = t
+            .observe(s(1), &res_agent("claude", 5), false)
+            .expect("commit at once");
+        assert_eq!(
+            (c.from, c.to, c.reason),
+            (None, Some("claude".into()), ChangeReason::Agreed)
+        );
+        // A name alone needs two samples.
+        let mut t = IdentityTracker::new();
+        assert_eq!(t.observe(s(1), &res_comm("aider", 5), false), None);
+        assert!(t.observe(s(2), &res_comm("aider", 5), false).is_some());
+        // Switching agents needs two samples, strong or not.
+        let mut t = IdentityTracker::new();
+        t.observe(s(1), &res_agent("claude", 5), false);
+        assert_eq!(t.observe(s(2), &res_agent("codex", 6), false), None);
+        assert_eq!(t.agent(), Some("claude"));
+        assert!(t.observe(s(3), &res_agent("codex", 6), false).is_some());
+    }
+
     #[test]
     fn commits_after_two_agreeing_samples() {
-        let mut t = IdentityTracker::new();
+        let mut t = two_samples();
         assert_eq!(t.observe(s(1), &res_agent("claude", 5), false), None);
         assert_eq!(t.agent(), None);
         assert_eq!(t.evidence().pending.map(|p| p.samples), Some(1));
@@ -2420,7 +2514,7 @@ mod tests {
 
     #[test]
     fn agreement_must_be_consecutive() {
-        let mut t = IdentityTracker::new();
+        let mut t = two_samples();
         t.observe(s(1), &res_agent("claude", 5), false);
         t.observe(s(2), &res_none(false), false);
         assert_eq!(t.observe(s(3), &res_agent("claude", 5), false), None);
@@ -2506,6 +2600,7 @@ mod tests {
         let mut t = IdentityTracker::with_config(HysteresisConfig {
             commit_after: 1,
             drop_after_misses: 1,
+            commit_strong_at_once: false,
         });
         assert!(t.observe(s(1), &res_agent("amp", 5), false).is_some());
         assert!(t.observe(s(2), &res_none(false), false).is_some());
@@ -2651,5 +2746,35 @@ mod tests {
         sch.sampled(probe_at, Some(555), true);
         assert!(!sch.sample_due(probe_at + Duration::from_millis(200)));
         assert!(sch.sample_due(probe_at + pol.confirm));
+    }
+
+    #[test]
+    fn a_launch_is_watched_closely_after_output_with_no_agent() {
+        let ms = Duration::from_millis;
+        let pol = SamplePolicy::default();
+        let mut sch = SampleScheduler::new(pol, s(0));
+        sch.sampled(s(0), Some(100), false);
+        sch.sampled(s(10), Some(100), false);
+        // The Enter of `claude` is echoed; a probe right after it still
+        // sees the shell (the agent is not exec'd yet).
+        sch.on_output(s(10) + ms(300));
+        assert!(sch.probe_due(s(10) + ms(300)));
+        sch.probed(s(10) + ms(300), Some(100));
+        // Silence while it starts: probes every 100 ms for 3 s.
+        assert_eq!(sch.next_wakeup(), s(10) + ms(400));
+        assert!(sch.probe_due(s(10) + ms(400)));
+        assert!(sch.probed(s(10) + ms(400), Some(555)));
+        assert!(sch.sample_due(s(10) + ms(400)));
+        // With an agent committed the window does not apply.
+        sch.sampled(s(10) + ms(400), Some(555), false);
+        sch.watch_launch(false);
+        sch.on_output(s(11));
+        sch.probed(s(11), Some(555));
+        assert!(!sch.probe_due(s(11) + ms(100)));
+        // Past the window, back to the base interval.
+        sch.watch_launch(true);
+        sch.probed(s(15), Some(555));
+        assert!(!sch.probe_due(s(15) + ms(100)));
+        assert!(sch.probe_due(s(16)));
     }
 }

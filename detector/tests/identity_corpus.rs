@@ -1,5 +1,5 @@
 //! Identity resolution over every real process recording in the corpus
-//! (`shared/corpus/<agent>/<scenario>/procs.jsonl`, beside the checkout).
+//! (`tests/corpus/<agent>/<scenario>/procs.jsonl`).
 //!
 //! The recordings have no `pgid`/`tpgid` (the resolver then considers every
 //! process below the shell); they do carry the agents' real process shapes:
@@ -16,9 +16,8 @@ use tend_detector::identity::{
 };
 use tend_detector::Registry;
 
-fn corpus_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus");
-    dir.is_dir().then_some(dir)
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus")
 }
 
 #[derive(Deserialize)]
@@ -41,7 +40,9 @@ struct Recording {
     expected: String,
     scenario: String,
     samples: Vec<ProcSample>,
-    /// (time, shell prompt visible) from the screen snapshots.
+    /// (time, shell prompt visible): from the screen snapshots where the
+    /// recording keeps them, else from the labels (the shell's prompt is
+    /// back once the agent has exited).
     prompts: Vec<(f64, bool)>,
 }
 
@@ -113,6 +114,13 @@ fn load(dir: &Path) -> Recording {
             prompts.push((s.t, !s.alt && last.trim_end().starts_with(&ps1)));
         }
     }
+    if prompts.is_empty() {
+        for b in labels["timeline"].as_array().into_iter().flatten() {
+            if let (Some(t), Some(state)) = (b["t"].as_f64(), b["state"].as_str()) {
+                prompts.push((t, state == "exited"));
+            }
+        }
+    }
     Recording {
         name: dir
             .strip_prefix(dir.parent().and_then(Path::parent).unwrap_or(dir))
@@ -127,12 +135,12 @@ fn load(dir: &Path) -> Recording {
 }
 
 fn recordings() -> Option<Vec<Recording>> {
-    let Some(root) = corpus_dir() else {
-        println!("identity_corpus: no corpus at ../shared/corpus beside the checkout; skipped");
-        return None;
-    };
+    let root = corpus_dir();
     let mut out = Vec::new();
-    let mut agents: Vec<_> = std::fs::read_dir(&root).ok()?.flatten().collect();
+    let mut agents: Vec<_> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .flatten()
+        .collect();
     agents.sort_by_key(|e| e.file_name());
     for agent in agents.iter().filter(|e| e.path().is_dir()) {
         let mut scenarios: Vec<_> = std::fs::read_dir(agent.path()).ok()?.flatten().collect();
@@ -146,12 +154,13 @@ fn recordings() -> Option<Vec<Recording>> {
     Some(out)
 }
 
-/// The prompt visibility nearest to time `t`.
+/// The prompt visibility at time `t`: the latest reading at or before it.
 fn prompt_at(rec: &Recording, t: Duration) -> bool {
     let t = t.as_secs_f64();
     rec.prompts
         .iter()
-        .min_by(|a, b| (a.0 - t).abs().total_cmp(&(b.0 - t).abs()))
+        .filter(|(at, _)| *at <= t)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
         .is_some_and(|(_, v)| *v)
 }
 
@@ -250,10 +259,21 @@ fn hysteresis_commits_the_agent_and_drops_it_when_it_exits() {
             "{}",
             rec.name
         );
+        // A match by image, package path or TEND_AGENT commits at the
+        // first sample that shows it; a process name alone at the second.
+        let strong = first
+            .to
+            .as_ref()
+            .and_then(|_| {
+                rec.samples.get(first_seen.unwrap_or(0)).and_then(|s| {
+                    identity::resolve_pane(&registry, &s.procs, &WalkLimits::default()).agent
+                })
+            })
+            .is_some_and(|m| matches!(m.via.as_str(), "env" | "package" | "executable"));
         assert_eq!(
             Some(*i),
-            first_seen.map(|f| f + 1),
-            "{}: commit on the second sample",
+            first_seen.map(|f| if strong { f } else { f + 1 }),
+            "{}: committed at the first strong sample (else the second)",
             rec.name
         );
         assert!(
@@ -314,12 +334,14 @@ fn process_tracker_sees_the_agent_alive_and_gone() {
                 rec.name
             );
         }
-        if rec.scenario == "idle" {
-            assert!(
-                obs.iter().all(|o| o.live_child != Some(true)),
-                "{}: a tool while idle",
-                rec.name
-            );
+        if rec.scenario.starts_with("idle") {
+            // An agent's own start-up helpers may come and go (codex's
+            // app-server probes a shell's environment once); a tool held
+            // for three samples in a row is a tool.
+            let held = obs
+                .windows(3)
+                .any(|w| w.iter().all(|o| o.live_child == Some(true)));
+            assert!(!held, "{}: a tool while idle", rec.name);
         }
     }
 }

@@ -393,12 +393,13 @@ fn cost(panes: usize, secs: u64, load: Load) {
     );
 }
 
-/// The `tend` under test: the release build, or `TEND_BENCH_BIN` (to set
+/// The `tend` under test: the one cargo built for this bench (release
+/// profile, wherever the target directory is), or `TEND_BENCH_BIN` (to set
 /// two builds side by side).
 fn tend_binary() -> PathBuf {
     std::env::var_os("TEND_BENCH_BIN")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/tend"))
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_tend")))
 }
 
 fn main() {

@@ -45,6 +45,7 @@ fn main() -> ExitCode {
         Command::Tap(a) => cli::internal::tap(a),
         Command::Poke(a) => cli::internal::poke(a),
         Command::Key(a) => cli::internal::key(s, a),
+        Command::Guard(a) => cli::internal::guard(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

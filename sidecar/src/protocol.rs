@@ -132,6 +132,11 @@ pub struct PaneView {
     /// Counts agent runs in this pane (a wait is pinned to one).
     #[serde(default)]
     pub run: u64,
+    /// The exit code of an agent run that has exited, where known (the
+    /// pane's dead status or the shell's OSC 133;D mark). With `exited`,
+    /// `agent` names the agent whose run ended in this pane.
+    #[serde(default)]
+    pub exit_code: Option<i32>,
 }
 
 /// `pane.agent_status_changed`: a pane's effective state, reason, band or

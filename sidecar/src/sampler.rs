@@ -650,6 +650,7 @@ impl PaneWatch {
         let changed = self.last_key.as_ref().is_some_and(|k| *k != key);
         self.last_key = Some(key);
         up.change = self.identity.observe(at, &res, prompt_visible);
+        self.sched.watch_launch(self.identity.agent().is_none());
         // A pending identity also wants its confirming sample soon.
         let pending = self.identity.evidence().pending.is_some();
         self.sched

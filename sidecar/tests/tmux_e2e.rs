@@ -407,3 +407,64 @@ fn hostile_names_never_reach_a_shell() {
     env.tend_ok(&["doctor"]);
     assert!(!marker.exists(), "a name was executed by a shell");
 }
+
+/// An agent that exits leaves `exited` on its pane — naming it, with the
+/// exit code the shell reported (OSC 133;D) — until another agent starts
+/// there; the exited pane makes no demand.
+#[test]
+fn exited_stays_until_the_next_agent_starts() {
+    let env = Env::new("e2e-exited");
+    env.tend_ok(&["start"]);
+    // A shell that reports each command's status as OSC 133;D, as shells
+    // with prompt integration do.
+    let pane = env.window(
+        "main",
+        "env PS1='$ ' PROMPT_COMMAND='printf \"\\033]133;D;%s\\007\" $?' bash --norc --noprofile",
+    );
+    let aider = corpus("aider/question").join("pane.cast");
+    let line = format!(
+        "env TEND_AGENT=aider sh -c \"'{}' play '{}' --hold 1; exit 3\"",
+        support::tend_bin(),
+        aider.display()
+    );
+    env.tmux(&["send-keys", "-t", &pane, "-l", &line]);
+    env.tmux(&["send-keys", "-t", &pane, "Enter"]);
+    let ran = wait_until(60, || env.pane_option(&pane, "@tend_state") == "exited");
+    let row = |env: &Env| -> serde_json::Value {
+        env.list_json()
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|r| r["pane"] == pane.as_str())
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert!(ran, "never exited: {}", row(&env));
+    // Still exited after the sampler has long dropped the identity.
+    std::thread::sleep(Duration::from_secs(4));
+    let r = row(&env);
+    assert_eq!(r["agent"], "aider", "{r}");
+    assert_eq!(r["state"], "exited", "{r}");
+    assert_eq!(r["exit_code"], 3, "{r}");
+    assert_eq!(r["band"], "exited", "{r}");
+    assert_eq!(env.pane_option(&pane, "@tend_agent"), "aider");
+    assert_eq!(env.pane_option(&pane, "@tend_exit_code"), "3");
+    assert_eq!(env.global_option("@tend_needs"), "0");
+    // The next agent starts a new run in the pane.
+    let claude = corpus("claude/idle").join("pane.cast");
+    let line = format!(
+        "env TEND_AGENT=claude '{}' play '{}' --hold 30",
+        support::tend_bin(),
+        claude.display()
+    );
+    env.tmux(&["send-keys", "-t", &pane, "-l", &line]);
+    env.tmux(&["send-keys", "-t", &pane, "Enter"]);
+    let next = wait_until(30, || {
+        env.pane_option(&pane, "@tend_agent") == "claude"
+            && env.pane_option(&pane, "@tend_state") == "idle"
+    });
+    let r = row(&env);
+    assert!(next, "the next agent did not replace the exited run: {r}");
+    assert!(r["exit_code"].is_null(), "{r}");
+    assert_eq!(env.pane_option(&pane, "@tend_exit_code"), "");
+}

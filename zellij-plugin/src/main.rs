@@ -111,7 +111,8 @@ fn main() {
     eprintln!(
         "tend-zellij is a zellij plugin. Build it with \
          `cargo build --release --target wasm32-wasip1` in zellij-plugin/ \
-         and load target/wasm32-wasip1/release/tend-zellij.wasm in zellij."
+         and load wasm32-wasip1/release/tend-zellij.wasm from cargo's target \
+         directory (zellij-plugin/target, or $CARGO_TARGET_DIR) in zellij."
     );
     std::process::exit(2);
 }

@@ -40,22 +40,36 @@ fn repo() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(".."))
 }
 
+/// The `tend` binary this `cargo test` built, found beside this test's own
+/// executable (`<target>/debug/deps/real_zellij-…` → `<target>/debug/tend`),
+/// so that it is found wherever the target directory is (`CARGO_TARGET_DIR`,
+/// a cargo config's `target-dir`).
 fn tend_bin() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("TEND_BIN") {
         return Some(PathBuf::from(p)).filter(|p| p.is_file());
     }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("target"));
-    Some(target.join("debug/tend")).filter(|p| p.is_file())
+    let exe = std::env::current_exe().ok()?;
+    let profile_dir = exe.parent()?.parent()?;
+    Some(profile_dir.join("tend")).filter(|p| p.is_file())
 }
 
+/// The plugin that `scripts/install-zellij.sh` built, in the target
+/// directory cargo uses for `zellij-plugin/` (as `cargo metadata` reports it:
+/// `zellij-plugin/target`, or `CARGO_TARGET_DIR` when set).
 fn plugin_wasm() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("TEND_ZELLIJ_WASM") {
         return Some(PathBuf::from(p)).filter(|p| p.is_file());
     }
-    Some(repo().join("zellij-plugin/target/wasm32-wasip1/release/tend-zellij.wasm"))
-        .filter(|p| p.is_file())
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .current_dir(repo().join("zellij-plugin"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    let target = PathBuf::from(meta.get("target_directory")?.as_str()?);
+    Some(target.join("wasm32-wasip1/release/tend-zellij.wasm")).filter(|p| p.is_file())
 }
 
 fn have(program: &str, arg: &str) -> Option<String> {
@@ -671,8 +685,8 @@ fn plugin_shows_the_status_and_jumps_to_waiting_panes() {
     if plugin_wasm().is_none() {
         return skip(
             "plugin_shows_the_status_and_jumps_to_waiting_panes",
-            "the plugin is not built (scripts/install-zellij.sh builds \
-             zellij-plugin/target/wasm32-wasip1/release/tend-zellij.wasm)",
+            "the plugin is not built (scripts/install-zellij.sh builds it into \
+             cargo's target directory for zellij-plugin/)",
         );
     }
     let _serial = serial();

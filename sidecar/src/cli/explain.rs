@@ -66,9 +66,10 @@ fn live(
         s(&p["window"])
     )
     .map_err(io)?;
-    let state = match p["reason"].as_str() {
-        Some(r) => format!("{}/{r}", s(&p["state"])),
-        None => s(&p["state"]),
+    let state = match (p["reason"].as_str(), p["exit_code"].as_i64()) {
+        (Some(r), _) => format!("{}/{r}", s(&p["state"])),
+        (None, Some(code)) => format!("{} (exit code {code})", s(&p["state"])),
+        (None, None) => s(&p["state"]),
     };
     writeln!(
         out,

@@ -1,6 +1,7 @@
 //! Commands tmux runs on tend's behalf: `tend tap` (the pipe-pane
 //! process), `tend poke` (hooks), `tend key` (key bindings that need a
-//! process: the picker).
+//! process: the picker), `tend guard` (waits for the daemon's end, see
+//! [`crate::daemon::guard`]).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -34,6 +35,56 @@ pub struct PokeArgs {
     pub socket: PathBuf,
     /// The hook or action name, then `key=value` fields.
     pub rest: Vec<String>,
+}
+
+/// Arguments of `tend guard`.
+#[derive(Debug, Args)]
+pub struct GuardArgs {
+    /// The daemon's control socket.
+    #[arg(long)]
+    pub socket: PathBuf,
+    /// The token the daemon put in `@tend_daemon`.
+    #[arg(long)]
+    pub token: String,
+}
+
+/// `tend guard`: connects to the daemon and blocks until the connection
+/// ends. `bye` (a clean stop): success. The daemon died (the kernel closed
+/// the connection) or was never there: failure, and the shell around the
+/// guard has tmux clean up.
+pub fn guard(args: &GuardArgs) -> Result<(), CliError> {
+    use std::io::{BufRead, BufReader, Write};
+    let mut stream = std::os::unix::net::UnixStream::connect(&args.socket).map_err(|e| {
+        CliError::new(
+            "no_daemon",
+            format!(
+                "no daemon to guard on {}: {e}; tmux cleans up the status line now",
+                args.socket.display()
+            ),
+        )
+    })?;
+    let req = json!({"id": 1, "method": "guard", "params": {"token": args.token}});
+    stream
+        .write_all(format!("{req}\n").as_bytes())
+        .map_err(|e| CliError::new("io", format!("cannot reach the daemon: {e}")))?;
+    // The answer, then nothing until `bye` or the end of the connection:
+    // no timeout, no polling.
+    let mut lines = BufReader::new(stream);
+    let mut line = String::new();
+    while lines.read_line(&mut line).is_ok_and(|n| n > 0) {
+        if line.trim() == "bye" {
+            return Ok(());
+        }
+        line.clear();
+    }
+    // Failing is what makes the shell around the guard run the cleanup.
+    Err(CliError::new(
+        "daemon_gone",
+        format!(
+            "the daemon on {} ended without `tend stop`",
+            args.socket.display()
+        ),
+    ))
 }
 
 /// `tend tap`.

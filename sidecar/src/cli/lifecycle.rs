@@ -191,8 +191,28 @@ pub fn stop(server: &ServerArgs, args: &StopArgs, out: &mut dyn Write) -> Result
     let t = Target::resolve(server)?;
     let io = |e: std::io::Error| CliError::new("io", format!("cannot write output: {e}"));
     if ping(&t.control).is_none() {
+        // A daemon that died left its keys, hooks and "tend is not running"
+        // behind (on purpose: the status line should say so until the user
+        // acts). Stopping is acting: leave nothing, as a clean stop does.
+        let removed = match &t.zellij {
+            None if t.server.is_running() => daemon::worker::remove_everything(&t.server),
+            _ => 0,
+        };
         if args.json {
-            writeln!(out, "{}", json!({"running": false, "stopped": false})).map_err(io)?;
+            writeln!(
+                out,
+                "{}",
+                json!({"running": false, "stopped": false, "removed": removed})
+            )
+            .map_err(io)?;
+        } else if removed > 0 {
+            writeln!(
+                out,
+                "tend is not running for {}; removed what a daemon that died left ({removed} \
+                 options, hooks, keys and taps)",
+                t.tmux_socket.display()
+            )
+            .map_err(io)?;
         } else {
             writeln!(out, "tend is not running for {}", t.tmux_socket.display()).map_err(io)?;
         }

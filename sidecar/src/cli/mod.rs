@@ -100,6 +100,9 @@ pub enum Command {
     /// Key entry point (run by tmux).
     #[command(hide = true)]
     Key(internal::PokeArgs),
+    /// Waits for the daemon's end, so that tmux can clean up (run by tmux).
+    #[command(hide = true)]
+    Guard(internal::GuardArgs),
 }
 
 /// Whether the user asked for JSON.
@@ -131,6 +134,7 @@ pub fn wants_json(cli: &Cli) -> bool {
         | Command::Daemon
         | Command::Tap(_)
         | Command::Poke(_)
-        | Command::Key(_) => false,
+        | Command::Key(_)
+        | Command::Guard(_) => false,
     }
 }

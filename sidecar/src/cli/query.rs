@@ -82,9 +82,10 @@ pub fn list(server: &ServerArgs, args: &JsonArgs, out: &mut dyn Write) -> Result
     )
     .map_err(io)?;
     for p in panes {
-        let state = match (&p.state, &p.reason) {
-            (Some(s), Some(r)) => format!("{s}/{r}"),
-            (Some(s), None) => s.clone(),
+        let state = match (&p.state, &p.reason, p.exit_code) {
+            (Some(s), Some(r), _) => format!("{s}/{r}"),
+            (Some(s), None, Some(code)) => format!("{s} ({code})"),
+            (Some(s), None, None) => s.clone(),
             _ => "-".into(),
         };
         writeln!(

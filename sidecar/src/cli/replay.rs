@@ -111,16 +111,31 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
     };
     let agent = match &args.agent {
         Some(a) => a.clone(),
-        None => resolve_agent(&registry, &procs).ok_or_else(|| {
-            CliError::new(
-                "unknown_agent",
-                format!(
-                    "cannot tell which agent {} shows (no process snapshots name one); pass --agent ID, one of: {}",
+        None => match resolve_agent(&registry, &procs) {
+            Some(a) => a,
+            None => {
+                // Text printed by a program that is not an identified agent
+                // never has a state: say so, and succeed.
+                let why = if procs_path.is_some() {
+                    "its process snapshots name no agent"
+                } else {
+                    "there are no process snapshots beside it (procs.jsonl)"
+                };
+                let msg = format!(
+                    "{}: no agent was identified ({why}), so no state is reported; \
+                     pass --agent ID to read it with an agent's rules, one of: {}",
                     args.file.display(),
                     registry.ids().join(", ")
-                ),
-            )
-        })?,
+                );
+                if args.json {
+                    eprintln!("tend: {msg}");
+                } else {
+                    writeln!(out, "{msg}")
+                        .map_err(|e| CliError::new("io", format!("cannot write output: {e}")))?;
+                }
+                return Ok(());
+            }
+        },
     };
     let manifest = registry.get(&agent).cloned().ok_or_else(|| {
         CliError::new(

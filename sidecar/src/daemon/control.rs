@@ -48,6 +48,7 @@ impl Core {
             until: e.and_then(|e| e.until),
             stop: e.and_then(|e| e.stop.clone()),
             run: p.det.status().run,
+            exit_code: e.and_then(|e| e.exit_code),
         }
     }
 

@@ -68,6 +68,11 @@ pub enum Event {
     },
     /// Someone asked for an immediate reconcile (a tmux hook fired).
     Poke,
+    /// A `tend guard` connected (see [`crate::daemon::guard`]).
+    GuardHello { token: String },
+    /// A guard's connection closed while the daemon runs: the guard was
+    /// killed, and tmux has cleaned up (or is about to).
+    GuardClosed { token: String },
 }
 
 /// Why a capture was taken.
@@ -167,7 +172,25 @@ pub struct Core {
     changed: bool,
     /// Set when the daemon should exit.
     pub stopping: bool,
+    /// The guard that makes tmux clean up if this daemon dies.
+    guard: GuardWatch,
 }
+
+/// The current guard: its token (also in `@tend_daemon`), when it was
+/// installed, whether it connected, and how many in a row did not.
+#[derive(Debug)]
+struct GuardWatch {
+    token: Option<String>,
+    generation: u64,
+    since: Instant,
+    connected: bool,
+    failures: u32,
+}
+
+/// How long a guard may take to connect before it is installed again.
+const GUARD_CONNECT_GRACE: Duration = Duration::from_secs(5);
+/// Guards in a row that never connect before the daemon stops trying.
+const GUARD_MAX_FAILURES: u32 = 3;
 
 const TAP_CONNECT_GRACE: Duration = Duration::from_secs(3);
 const POLL_EVERY: Duration = Duration::from_millis(500);
@@ -207,6 +230,62 @@ impl Core {
             next_sweep: Duration::ZERO,
             changed: true,
             stopping: false,
+            guard: GuardWatch {
+                token: None,
+                generation: 0,
+                since: Instant::now(),
+                connected: false,
+                failures: 0,
+            },
+        }
+    }
+
+    /// Installs a guard with a fresh token (which also goes into
+    /// `@tend_daemon`, before the guard starts). Everything is published
+    /// again afterwards: an earlier guard's cleanup may have removed it.
+    pub fn install_guard(&mut self) {
+        self.guard.generation += 1;
+        let token = format!(
+            "{}.{}.{}",
+            std::process::id(),
+            (self.start_wall * 1e6) as u64,
+            self.guard.generation
+        );
+        self.guard.token = Some(token.clone());
+        self.guard.since = Instant::now();
+        self.guard.connected = false;
+        self.job(Job::Guard { token });
+        self.published.clear();
+        self.changed = true;
+    }
+
+    /// A guard that never connected (its process could not start, or died
+    /// at once) has had tmux clean up already: install another, a few
+    /// times, and publish everything again.
+    fn check_guard(&mut self) {
+        if self.guard.connected
+            || self.guard.token.is_none()
+            || self.guard.failures > GUARD_MAX_FAILURES
+            || self.guard.since.elapsed() < GUARD_CONNECT_GRACE
+        {
+            return;
+        }
+        self.guard.failures += 1;
+        if self.guard.failures > GUARD_MAX_FAILURES {
+            eprintln!(
+                "tend: the guard did not connect {GUARD_MAX_FAILURES} times in a row; giving up: \
+                 if this daemon dies, the status line keeps its last counts until the next \
+                 `tend start` (tmux runs the guard with /bin/sh: check that this daemon's \
+                 executable is still there)"
+            );
+            self.published.clear();
+            self.changed = true;
+        } else {
+            eprintln!(
+                "tend: the guard did not connect within {} s; starting it again",
+                GUARD_CONNECT_GRACE.as_secs()
+            );
+            self.install_guard();
         }
     }
 
@@ -337,11 +416,26 @@ impl Core {
             // Whatever the request changes is published in this tick.
             Event::Control { req, reply } => self.control(req, reply),
             Event::Poke => self.reconcile(),
+            Event::GuardHello { token } => {
+                if self.guard.token.as_deref() == Some(token.as_str()) {
+                    self.guard.connected = true;
+                    self.guard.failures = 0;
+                }
+            }
+            Event::GuardClosed { token } => {
+                if self.guard.token.as_deref() == Some(token.as_str()) && !self.stopping {
+                    eprintln!(
+                        "tend: the guard process ended while the daemon runs; starting another"
+                    );
+                    self.install_guard();
+                }
+            }
         }
     }
 
     fn on_listed(&mut self, panes: Vec<Pane>, clients: Vec<Client>) {
         self.listed_once = true;
+        self.check_guard();
         // Sessions, windows, focus may all have changed: visit every pane.
         self.changed = true;
         self.next_sweep = Duration::ZERO;
@@ -513,7 +607,9 @@ impl Core {
             stop,
         );
         let old = p.eff.clone();
-        let agent_now = st.agent.clone();
+        // Announced while the agent runs; released when its run ends (the pane
+        // keeps naming it, as `exited`, until the next agent).
+        let agent_now = st.agent.clone().filter(|_| st.live);
         let announced = p.announced.clone();
         let changed_key = old.as_ref().map(EffView::key) != Some(view.key());
         let wall = self.start_wall + self.start.elapsed().as_secs_f64();
@@ -831,6 +927,7 @@ impl Core {
                         }
                         m.join(" · ")
                     }),
+                    exit_code: e.and_then(|e| e.exit_code),
                 }
             })
             .collect()

@@ -65,8 +65,42 @@ fn same_user(stream: &UnixStream) -> bool {
         .unwrap_or(false)
 }
 
+/// The guard connections (see [`crate::daemon::guard`]): how many are open,
+/// and the signal that the daemon is stopping cleanly.
+#[derive(Debug)]
+pub struct Guards {
+    stopping: tokio::sync::watch::Sender<bool>,
+    open: std::sync::atomic::AtomicUsize,
+}
+
+impl Guards {
+    /// No guard yet.
+    pub fn new() -> std::sync::Arc<Guards> {
+        std::sync::Arc::new(Guards {
+            stopping: tokio::sync::watch::channel(false).0,
+            open: std::sync::atomic::AtomicUsize::new(0),
+        })
+    }
+
+    /// A clean stop: tells each guard to exit (successfully, so that no
+    /// cleanup runs) and waits (up to `limit`) until all have, so that
+    /// `tend stop` leaves no process behind.
+    pub async fn dismiss(&self, limit: Duration) {
+        self.stopping.send_replace(true);
+        let deadline = Instant::now() + limit;
+        while self.open.load(std::sync::atomic::Ordering::SeqCst) > 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}
+
 /// Serves control connections.
-pub async fn accept_control(listener: UnixListener, events: Sender<Event>, bus: Bus) {
+pub async fn accept_control(
+    listener: UnixListener,
+    events: Sender<Event>,
+    bus: Bus,
+    guards: std::sync::Arc<Guards>,
+) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
@@ -82,11 +116,21 @@ pub async fn accept_control(listener: UnixListener, events: Sender<Event>, bus: 
             let _ = s.write_all(format!("{line}\n").as_bytes()).await;
             continue;
         }
-        tokio::spawn(control_conn(stream, events.clone(), bus.clone()));
+        tokio::spawn(control_conn(
+            stream,
+            events.clone(),
+            bus.clone(),
+            guards.clone(),
+        ));
     }
 }
 
-async fn control_conn(stream: UnixStream, events: Sender<Event>, bus: Bus) {
+async fn control_conn(
+    stream: UnixStream,
+    events: Sender<Event>,
+    bus: Bus,
+    guards: std::sync::Arc<Guards>,
+) {
     let (read, mut write) = stream.into_split();
     let mut lines = BufReader::new(read.take(u64::MAX));
     let mut line = String::new();
@@ -117,6 +161,10 @@ async fn control_conn(stream: UnixStream, events: Sender<Event>, bus: Bus) {
                 stream_events(req, &mut write, &bus).await;
                 return;
             }
+            Ok(req) if req.method == "guard" => {
+                guard(req, lines, write, &events, &guards).await;
+                return;
+            }
             Ok(req) if req.method == "wait" => {
                 let id = req.id;
                 let mut r = wait(&req, &events, &bus).await;
@@ -145,6 +193,67 @@ async fn control_conn(stream: UnixStream, events: Sender<Event>, bus: Bus) {
             return;
         }
     }
+}
+
+/// A `tend guard` connection: held open until the guard goes (it was
+/// killed: the pane table installs another) or the daemon stops cleanly
+/// (the guard is told `bye` and exits). The daemon's own death closes it
+/// without a word, which is what the guard waits for.
+async fn guard<R: tokio::io::AsyncRead + Unpin>(
+    req: Request,
+    mut conn: R,
+    mut write: tokio::net::unix::OwnedWriteHalf,
+    events: &Sender<Event>,
+    guards: &Guards,
+) {
+    use std::sync::atomic::Ordering;
+    let Some(token) = req
+        .params
+        .get("token")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+    else {
+        let r = Response::err(req.id, "bad_request", "guard needs params.token");
+        let line = serde_json::to_string(&r).unwrap_or_default() + "\n";
+        let _ = write.write_all(line.as_bytes()).await;
+        return;
+    };
+    guards.open.fetch_add(1, Ordering::SeqCst);
+    let mut stopping = guards.stopping.subscribe();
+    let line = serde_json::to_string(&Response::ok(req.id, serde_json::json!({})))
+        .unwrap_or_default()
+        + "\n";
+    let _ = write.write_all(line.as_bytes()).await;
+    let _ = events
+        .send(Event::GuardHello {
+            token: token.clone(),
+        })
+        .await;
+    let mut buf = [0u8; 64];
+    let dismissed = loop {
+        tokio::select! {
+            r = conn.read(&mut buf) => match r {
+                Ok(0) | Err(_) => break false,
+                Ok(_) => {}
+            },
+            r = stopping.wait_for(|s| *s) => break r.is_ok(),
+        }
+    };
+    if dismissed {
+        let _ = write.write_all(b"bye\n").await;
+        // Until the guard has read it and gone.
+        let _ = tokio::time::timeout(Duration::from_secs(2), async {
+            while let Ok(n) = conn.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+            }
+        })
+        .await;
+    } else {
+        let _ = events.send(Event::GuardClosed { token }).await;
+    }
+    guards.open.fetch_sub(1, Ordering::SeqCst);
 }
 
 /// The event bus (JSON event objects).

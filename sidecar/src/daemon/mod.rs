@@ -12,6 +12,7 @@
 
 pub mod control;
 pub mod core;
+pub mod guard;
 pub mod ipc;
 pub mod pipes;
 pub mod publish;
@@ -95,7 +96,13 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     ));
     // End notifications.
     let worker = worker::spawn(opts.clone(), job_rx, ev_tx.clone());
-    tokio::spawn(ipc::accept_control(control, ev_tx.clone(), bus.clone()));
+    let guards = ipc::Guards::new();
+    tokio::spawn(ipc::accept_control(
+        control,
+        ev_tx.clone(),
+        bus.clone(),
+        guards.clone(),
+    ));
     pipes::spawn(taps, ev_tx.clone()).map_err(|e| {
         CliError::new(
             "pipes",
@@ -125,6 +132,9 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     core.book = loaded.reports;
     let mut last_save = std::time::Instant::now();
     let _ = job_tx.send(worker::Job::Setup);
+    // After Setup, so that its sweep of a dead daemon's options cannot
+    // remove this daemon's token.
+    core.install_guard();
     core.reconcile();
     let mut reconcile = tokio::time::interval(RECONCILE_EVERY);
     reconcile.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -181,6 +191,9 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     let _ = job_tx.send(worker::Job::Cleanup);
     drop(job_tx);
     let _ = tokio::task::spawn_blocking(move || worker.join()).await;
+    // `@tend_daemon` is gone with the other options: the guard can go
+    // without tmux cleaning anything.
+    guards.dismiss(Duration::from_secs(3)).await;
     let _ = std::fs::remove_file(&opts.control);
     let _ = std::fs::remove_file(&opts.tap);
     Ok(())

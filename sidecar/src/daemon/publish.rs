@@ -8,7 +8,7 @@
 //!
 //! | scope | options |
 //! |---|---|
-//! | pane | `@tend_agent`, `@tend_state`, `@tend_reason`, `@tend_band`, `@tend_glyph`, `@tend_since`, `@tend_marks`, `@tend_next`, `@tend_next_session`, `@tend_next_working` |
+//! | pane | `@tend_agent`, `@tend_state`, `@tend_reason`, `@tend_band`, `@tend_glyph`, `@tend_since`, `@tend_marks`, `@tend_exit_code`, `@tend_next`, `@tend_next_session`, `@tend_next_working` |
 //! | window | `@tend_window_band`, `@tend_window_glyph` |
 //! | session | `@tend_session_band`, `@tend_session_needs` |
 //! | global | `@tend_needs`, `@tend_quiet`, `@tend_summary`, `@tend_server_band`, `@tend_next`, `@tend_next_working` |
@@ -42,6 +42,8 @@ pub struct PaneRow {
     /// Marks shown next to the state: `stop pending`, the park's note,
     /// `snoozed`, a reporting agent's lifecycle word.
     pub marks: Option<String>,
+    /// The exit code of an agent run that has exited, where known.
+    pub exit_code: Option<i32>,
 }
 
 /// A glyph per band for compact status lines.
@@ -93,6 +95,9 @@ pub fn compute(rows: &[PaneRow]) -> BTreeMap<(Scope, String), String> {
         }
         if let Some(m) = r.marks.as_ref().filter(|m| !m.is_empty()) {
             put(p, "@tend_marks", m.clone());
+        }
+        if let Some(code) = r.exit_code {
+            put(p, "@tend_exit_code", code.to_string());
         }
     }
     for (w, bands) in &windows {
@@ -243,6 +248,7 @@ mod tests {
             band: Some(band),
             since: Some(since),
             marks: None,
+            exit_code: None,
         }
     }
 

@@ -44,6 +44,8 @@ pub struct EffView {
     pub until: Option<u64>,
     /// The stop flag's words (`stop pending · not read`).
     pub stop: Option<String>,
+    /// The exit code of an agent run that has exited, where known.
+    pub exit_code: Option<i32>,
 }
 
 impl EffView {
@@ -100,5 +102,10 @@ pub fn fold(
         snoozed: marks.snoozed,
         until: marks.until,
         stop,
+        exit_code: if e.state == Some(State::Exited) {
+            status.exit_code
+        } else {
+            None
+        },
     }
 }

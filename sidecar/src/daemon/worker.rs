@@ -10,6 +10,7 @@ use tend_tmux::{Binding, OptionUpdate, PaneId, Server};
 use tokio::sync::mpsc::Sender;
 
 use super::core::{CapturePurpose, Event};
+use super::guard;
 use super::Options;
 
 /// Work for the tmux worker thread.
@@ -38,8 +39,14 @@ pub enum Job {
         /// Where to.
         pane: PaneId,
     },
-    /// Install hooks and key bindings.
+    /// Remove what a daemon that died left published, install hooks and
+    /// key bindings.
     Setup,
+    /// Set `@tend_daemon` to `token` and start a guard with it.
+    Guard {
+        /// The token.
+        token: String,
+    },
     /// Read a pane's text (`tend read`) and answer the request.
     Read {
         /// The request id to answer.
@@ -93,14 +100,22 @@ const HOOKS: &[&str] = &[
 
 /// The command for a jump key that spawns no process: `run-shell -C`
 /// expands the pane's published `@tend_next…` option (the target after the
-/// current pane, so repeated presses cycle) and runs `switch-client`.
+/// current pane, so repeated presses cycle) and runs `switch-client`. With
+/// no target it says so — or, when `@tend_daemon` is gone too (the daemon
+/// died), that tend is not running.
 /// `#{@tend-managed}` expands to nothing and marks the binding as tend's.
 pub fn jump_command(option: &str, none: &str) -> String {
     format!(
-        "run-shell -C '#{{?{option},switch-client -t #{{{option}}},display-message \"{none}\"}}#{{@{}}}'",
-        tend_tmux::MARKER
+        "run-shell -C '#{{?{option},switch-client -t #{{{option}}},#{{?{daemon},display-message \"{none}\",display-message \"{down}\"}}}}#{{@{}}}'",
+        tend_tmux::MARKER,
+        daemon = guard::DAEMON_OPTION,
+        down = NOT_RUNNING_KEY,
     )
 }
+
+/// What a jump key says once the daemon died (its keys stay bound: only a
+/// clean `tend stop` removes them). No comma: it sits in a conditional.
+pub const NOT_RUNNING_KEY: &str = "tend is not running: start it with tend start";
 
 fn bindings(server: &Server, opts: &Options) -> Vec<Binding> {
     let Ok(keys) = server.resolve_keys() else {
@@ -154,6 +169,18 @@ fn bindings(server: &Server, opts: &Options) -> Vec<Binding> {
             })
         })
         .collect()
+}
+
+/// Removes everything tend installs in tmux: taps, hooks, key bindings,
+/// options; then redraws the status lines. Returns how many things it
+/// removed. (`tend stop` also runs it when a daemon died and left them.)
+pub fn remove_everything(server: &Server) -> usize {
+    let taps = server.remove_all_taps().unwrap_or(0);
+    let hooks = server.remove_hooks().unwrap_or(0);
+    let keys = server.unbind_keys().unwrap_or(0);
+    let options = server.remove_tend_options().unwrap_or(0);
+    let _ = server.refresh_clients();
+    taps + hooks + keys + options
 }
 
 /// Starts the worker.
@@ -270,7 +297,66 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                 Job::Switch { client, pane } => {
                     let _ = server.switch_to(client.as_deref(), pane);
                 }
+                Job::Guard { token } => {
+                    let program = opts.tend_bin.to_string_lossy().into_owned();
+                    let socket = opts.control.to_string_lossy().into_owned();
+                    // The cleanup goes through the very tmux that runs the
+                    // server, on its socket.
+                    let (tmux_bin, tmux_socket) = match (server.server_pid(), server.socket_path())
+                    {
+                        (Ok(pid), Ok(path)) => (
+                            std::fs::read_link(format!("/proc/{pid}/exe"))
+                                .map(|p| p.to_string_lossy().into_owned())
+                                .unwrap_or_else(|_| "tmux".to_owned()),
+                            path.to_string_lossy().into_owned(),
+                        ),
+                        (Err(e), _) | (_, Err(e)) => {
+                            if e.is_no_server() {
+                                send(Event::ServerGone);
+                            } else {
+                                eprintln!("tend: starting the guard failed: {e}");
+                            }
+                            continue;
+                        }
+                    };
+                    let cmds = [
+                        vec![
+                            "set-option".to_owned(),
+                            "-gq".into(),
+                            guard::DAEMON_OPTION.into(),
+                            token.clone(),
+                        ],
+                        guard::install_command(&program, &socket, &token, &tmux_bin, &tmux_socket),
+                    ];
+                    if let Err(e) = server.run_many(&cmds) {
+                        if e.is_no_server() {
+                            send(Event::ServerGone);
+                            continue;
+                        }
+                        eprintln!("tend: starting the guard failed: {e}");
+                    }
+                }
                 Job::Setup => {
+                    // A daemon killed before this one left its options
+                    // (its guard's cleanup may not have run yet: this
+                    // daemon's token is set afterwards, and that cleanup then
+                    // does nothing). Remove them; the first publish sets
+                    // everything again.
+                    match server.list_tend_options() {
+                        Ok(found) => {
+                            let stale: Vec<OptionUpdate> = found
+                                .into_iter()
+                                .filter(|(_, name)| guard::is_published(name))
+                                .map(|(scope, name)| OptionUpdate::unset(scope, name))
+                                .collect();
+                            if let Err(e) = server.set_options(&stale) {
+                                eprintln!("tend: removing a previous daemon's options failed: {e}");
+                            }
+                        }
+                        Err(e) => {
+                            eprintln!("tend: listing a previous daemon's options failed: {e}")
+                        }
+                    }
                     let program = opts.tend_bin.to_string_lossy().into_owned();
                     let socket = opts.control.to_string_lossy().into_owned();
                     let hooks: Vec<(&str, String)> = HOOKS
@@ -376,11 +462,7 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                     }
                 }
                 Job::Cleanup => {
-                    let _ = server.remove_all_taps();
-                    let _ = server.remove_hooks();
-                    let _ = server.unbind_keys();
-                    let _ = server.remove_tend_options();
-                    let _ = server.refresh_clients();
+                    remove_everything(&server);
                     return;
                 }
             }

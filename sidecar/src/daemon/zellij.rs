@@ -321,6 +321,7 @@ impl Z {
             .into(),
             authority: "screen".into(),
             run: st.run,
+            exit_code: st.exit_code,
             ..PaneView::default()
         }
     }

@@ -21,13 +21,9 @@ pub fn tend_bin() -> &'static str {
 }
 
 pub fn corpus(rel: &str) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let local = root.join("tests/corpus").join(rel);
-    if local.exists() {
-        local
-    } else {
-        root.join("../shared/corpus").join(rel)
-    }
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/corpus")
+        .join(rel)
 }
 
 impl Env {

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""batch - record many cases, at most N at once (default 2).
+
+    python3 batch.py [--parallel 2] [--full DIR] [--corpus DIR] CASES_FILE|-
+
+CASES_FILE: one case per line, "agent scenario COLSxROWS" (# comments allowed).
+Each case runs `harness.py record` (its own tmux server) with the full
+recording in DIR/<agent>/<scenario>@<size>/ (default $ACC_TMP/recordings) and
+the four corpus files copied into the corpus (default: the repository's
+tests/corpus).  A log line per case goes to stdout.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("cases")
+    ap.add_argument("--parallel", type=int, default=2)
+    ap.add_argument("--full", default=os.path.join(os.environ.get("ACC_TMP", "/tmp/acc"), "recordings"))
+    ap.add_argument("--corpus", default=None)
+    ap.add_argument("--logdir", default=None)
+    a = ap.parse_args()
+    src = sys.stdin if a.cases == "-" else open(a.cases)
+    cases = []
+    for line in src:
+        line = line.split("#")[0].strip()
+        if line:
+            ag, sc, size = line.split()
+            cases.append((ag, sc, size))
+    sem = threading.Semaphore(a.parallel)
+    lock = threading.Lock()
+
+    def run(ag, sc, size):
+        with sem:
+            name = "%s@%s" % (sc, size)
+            out = os.path.join(a.full, ag, name)
+            cmd = [sys.executable, os.path.join(HERE, "harness.py"), "record", "--agent", ag, "--scenario", sc,
+                   "--size", size, "--out", out]
+            if a.corpus:
+                cmd += ["--corpus", a.corpus]
+            t = time.time()
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if a.logdir:
+                with open(os.path.join(a.logdir, "%s-%s.log" % (ag, name)), "w") as f:
+                    f.write(r.stdout + r.stderr)
+            last = [l for l in (r.stdout + r.stderr).splitlines() if l.strip()]
+            with lock:
+                print("%s %s/%s rc=%d %.0fs | %s" % (time.strftime("%H:%M:%S"), ag, name, r.returncode,
+                                                     time.time() - t, " || ".join(last[-3:])), flush=True)
+            time.sleep(2)
+
+    ths = []
+    for c in cases:
+        th = threading.Thread(target=run, args=c)
+        th.start()
+        ths.append(th)
+        time.sleep(3)  # stagger starts (agent startup is the CPU-heavy part)
+    for th in ths:
+        th.join()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1447 @@
+#!/usr/bin/env python3
+"""harness - drive REAL coding-agent CLIs in tmux against fakellm and record.
+
+Subcommands
+  record  --agent A --scenario S [--size COLSxROWS] [--out DIR] [--corpus DIR | --no-publish]
+          own tmux server `tmux -L acc-A-S-COLSxROWS`; the full recording goes to
+          DIR (default $ACC_TMP/recordings/A/S@COLSxROWS/), then labels.json,
+          meta.json, pane.cast and procs.jsonl are copied to
+          CORPUS/A/S@COLSxROWS/ (default CORPUS: the repository's tests/corpus)
+  case    --agent A --scenario S --socket NAME --out DIR
+          same flow, but as one window of an existing shared tmux server
+          (used by run.sh to run several cases under one server)
+  replay  --from RECDIR --socket NAME --out DIR
+          a window whose pane plays RECDIR/pane.cast back (no agent, no server);
+          the window gets the recording's size, and asciicast resize events
+          ("r") in the cast are applied at their times
+  list    [--cases]  print agents and scenarios (JSON), or with --cases one
+          "agent scenario" line per case
+  scrub   DIR...  replace machine paths by same-length placeholders (record does it)
+
+Per case directory
+  meta.json        agent, scenario, versions, t0 (epoch), size, pane id, ...
+  pane.cast        asciinema v2 cast of the raw pane output (tmux pipe-pane -O)
+  snapshots.jsonl  capture-pane -p -e -J every 1 s (+ alternate_on, cursor, cmd, title,
+                   size [cols, rows])
+  procs.jsonl      process tree under the pane (+ adopted daemons) every 1 s
+  fakellm.jsonl    fakellm ground-truth log
+  events.jsonl     driver log: keys sent, screens seen, server events waited on;
+                   events carrying "label" define the expected state timeline
+  labels.json      derived by labels.py from events.jsonl (+ pane.cast)
+
+Environment knobs (all optional):
+  AGENTS_DIR (default /opt/agents)  where setup.sh installed the CLIs
+  ACC_TMP    (default /tmp/acc)     per-case HOME and work dirs
+  ACC_WIDTH / ACC_HEIGHT (200 / 50)  default window size of a case (record: --size)
+  ACC_CORPUS       default corpus folder for record (the repository's tests/corpus)
+  ACC_SCRUB=0      keep machine paths in what `record` writes
+  ACC_KEEP_TMP=1   keep the per-case scratch dir (agent logs, transcripts) after the case
+"""
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+AGENTS_DIR = os.environ.get("AGENTS_DIR", "/opt/agents")
+ACC_TMP = os.environ.get("ACC_TMP", "/tmp/acc")
+WIDTH = int(os.environ.get("ACC_WIDTH", "200"))
+HEIGHT = int(os.environ.get("ACC_HEIGHT", "50"))
+PY = sys.executable or "python3"
+
+BASE_SCENARIOS = ["idle", "working_then_done", "approval", "question", "error", "long_tool", "exit"]
+NEW_SCENARIOS = ["deny", "esc_stream", "ctrlc_stream", "esc_tool", "ctrlc_tool", "multi_turn", "resize",
+                 "approval_edit", "approval_fetch", "plan", "long_output",
+                 "error_429", "error_overload", "error_401", "error_conn"]
+SCENARIOS = BASE_SCENARIOS + NEW_SCENARIOS
+ERROR_SCENARIOS = ("error", "error_429", "error_overload", "error_401")
+TOOL_PREAPPROVED = ("long_tool", "esc_tool", "ctrlc_tool")
+# what an agent lacks (see NOTES.md, "Scenarios an agent does not have")
+UNSUPPORTED = {
+    "aider": {"approval_fetch": "aider has no web-fetch tool the model can call (only the user's /web command)",
+              "plan": "aider has no plan mode with an approval dialog"},
+    "codex": {"approval_fetch": "codex has no fetch tool (only a hosted web_search, not run locally)"},
+}
+REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+CORPUS = os.environ.get("ACC_CORPUS", os.path.join(REPO, "tests", "corpus"))
+CORPUS_FILES = ("labels.json", "meta.json", "pane.cast", "procs.jsonl")
+AGENTS = ["claude", "aider", "codex", "gemini"]
+
+FAKE_ANTHROPIC_KEY = "sk-ant-api03-" + "fakefakefake" * 7 + "AAAAAAAA-0123456789abcdefghijAA"
+
+PROMPTS = {
+    "working_then_done": "Write a short poem about tmux.",
+    "approval": "Clean the build directory.",
+    "question": "Set up the new service.",
+    "error": "Write a short poem about tmux.",
+    "long_tool": "Run the long command.",
+    "deny": "Clean the build directory.",
+    "esc_stream": "Write a long poem about terminals.",
+    "ctrlc_stream": "Write a long poem about terminals.",
+    "esc_tool": "Run the long command.",
+    "ctrlc_tool": "Run the long command.",
+    "multi_turn": ["Write a haiku about tmux.", "Now one about panes.", "And one about windows."],
+    "resize": "Write a long poem about terminals.",
+    "approval_edit": "Create hello.py that prints hello.",
+    "approval_fetch": "Summarize the project docs page.",
+    "plan": "Plan how to add a hello command.",
+    "long_output": "List 150 numbered tips about tmux.",
+    "error_429": "Write a short poem about tmux.",
+    "error_overload": "Write a short poem about tmux.",
+    "error_401": "Write a short poem about tmux.",
+    "error_conn": "Write a short poem about tmux.",
+}
+
+
+# ----------------------------------------------------------------- profiles
+
+def base_env(home, run_id):
+    path = ":".join([
+        os.path.join(AGENTS_DIR, "node_modules", ".bin"),
+        os.path.join(AGENTS_DIR, "venv", "bin"),
+        "/usr/local/bin", "/usr/bin", "/bin"])
+    return {
+        "PATH": path, "HOME": home, "USER": "root", "LOGNAME": "root", "SHELL": "/bin/bash",
+        "TERM": "tmux-256color", "COLORTERM": "truecolor", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+        "PS1": "acc$ ", "ACC_RUN_ID": run_id, "TZ": "UTC",
+        # generic: no pagers in tool output
+        "PAGER": "cat", "GIT_PAGER": "cat",
+    }
+
+
+def setup_claude(home, work, port, scenario):
+    os.makedirs(os.path.join(home, ".claude"), exist_ok=True)
+    ver = agent_version("claude") or "2.1.332"
+    cfg = {
+        "hasCompletedOnboarding": True, "lastOnboardingVersion": ver, "lastReleaseNotesSeen": ver,
+        "theme": "dark", "numStartups": 3, "autoUpdates": False,
+        "customApiKeyResponses": {"approved": [FAKE_ANTHROPIC_KEY[-20:]], "rejected": []},
+        "projects": {work: {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True,
+                            "allowedTools": []}},
+        "bypassPermissionsModeAccepted": True,
+        # dialogs/nudges observed with 2.1.332 (keys learned by answering them once)
+        "hasSeenAutoDefaultNotice": True, "hasSeenAutoDefaultNudge": True,
+        "hasResetAutoModeOptInForDefaultOffer": True, "opusProMigrationComplete": True,
+        "officialMarketplaceAutoInstallAttempted": True, "officialMarketplaceAutoInstalled": False,
+        "officialMarketplaceAutoInstallNextRetryTime": 4102444800000,
+        "lastClawdEntranceVersion": ver, "migrationVersion": 15,
+    }
+    with open(os.path.join(home, ".claude.json"), "w") as f:
+        json.dump(cfg, f, indent=1)
+    settings = {"theme": "dark", "permissions": {"defaultMode": "default"},
+                "skipDangerousModePermissionPrompt": True}
+    if scenario in TOOL_PREAPPROVED:
+        # --dangerously-skip-permissions is refused when running as root, so the
+        # long command is pre-approved with a permission rule instead
+        settings["permissions"]["allow"] = ["Bash"]
+    if scenario == "approval_fetch":
+        # the domain-safety preflight would ask a remote service about 127.0.0.1
+        settings["skipWebFetchPreflight"] = True
+    with open(os.path.join(home, ".claude", "settings.json"), "w") as f:
+        json.dump(settings, f, indent=1)
+    env = {
+        "ANTHROPIC_BASE_URL": "http://127.0.0.1:%d" % port,
+        "ANTHROPIC_API_KEY": FAKE_ANTHROPIC_KEY,
+        "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_BUG_COMMAND": "1",
+        "DISABLE_FEEDBACK_COMMAND": "1", "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1",
+        "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1",
+        "CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION": "false",
+        # bounded retries so the error scenario ends (default is 10 with backoff)
+        "CLAUDE_CODE_MAX_RETRIES": os.environ.get("ACC_CLAUDE_MAX_RETRIES", "4"),
+    }
+    if scenario in ("approval_fetch", "plan"):
+        # 2.1.332 defers WebFetch / ExitPlanMode behind ToolSearch; offer them directly
+        env["ENABLE_TOOL_SEARCH"] = "false"
+    return env, "claude"
+
+
+def setup_codex(home, work, port, scenario):
+    d = os.path.join(home, ".codex")
+    os.makedirs(d, exist_ok=True)
+    approval = "on-request"
+    sandbox = "workspace-write"
+    if scenario == "approval_edit":
+        # on-request auto-approves patches inside a writable workspace; with a
+        # read-only sandbox the patch needs the user's approval
+        # (approval_policy = "untrusted" is refused by 0.171: "no longer supported")
+        sandbox = "read-only"
+    toml = f'''# written by agentlab/harness.py
+model = "gpt-5.1-codex"
+model_provider = "fakellm"
+approval_policy = "{approval}"
+sandbox_mode = "{sandbox}"
+check_for_update_on_startup = false
+
+[model_providers.fakellm]
+name = "fakellm"
+base_url = "http://127.0.0.1:{port}/v1"
+env_key = "FAKELLM_API_KEY"
+wire_api = "responses"
+request_max_retries = 3
+stream_max_retries = 3
+
+[projects."{work}"]
+trust_level = "trusted"
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+'''
+    with open(os.path.join(d, "config.toml"), "w") as f:
+        f.write(toml)
+    env = {"FAKELLM_API_KEY": "sk-fake-codex", "CODEX_HOME": d, "NO_UPDATE_NOTIFIER": "1"}
+    cmd = "codex"
+    if scenario in TOOL_PREAPPROVED:
+        cmd = "codex --dangerously-bypass-approvals-and-sandbox"
+    return env, cmd
+
+
+def setup_gemini(home, work, port, scenario):
+    d = os.path.join(home, ".gemini")
+    os.makedirs(d, exist_ok=True)
+    settings = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True, "enableAutoUpdate": False,
+                    "enableAutoUpdateNotification": False,
+                    # bounded retries so the error scenario ends (default 10, backoff 5s..30s)
+                    "maxAttempts": int(os.environ.get("ACC_GEMINI_MAX_ATTEMPTS", "4"))},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "ui": {"theme": "Default"},
+    }
+    if scenario == "plan":
+        # exit_plan_mode needs an existing plan file in the plans directory; keep
+        # it inside the project (plans/) and write the plan there beforehand
+        settings["general"]["plan"] = {"directory": "plans"}
+        os.makedirs(os.path.join(work, "plans"), exist_ok=True)
+        with open(os.path.join(work, "plans", "hello-plan.md"), "w") as f:
+            f.write("# Plan: add a hello command\n\n1. Create hello.py with a main() that prints hello.\n"
+                    "2. Add a short usage note to README.md.\n3. Run python3 hello.py to check the output.\n")
+    with open(os.path.join(d, "settings.json"), "w") as f:
+        json.dump(settings, f, indent=1)
+    env = {"GEMINI_API_KEY": "fake-gemini-key",
+           "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:%d" % port,
+           "NO_UPDATE_NOTIFIER": "1"}
+    cmd = "gemini"
+    if scenario in TOOL_PREAPPROVED:
+        cmd = "gemini --yolo"
+    return env, cmd
+
+
+def setup_aider(home, work, port, scenario):
+    conf = "\n".join([
+        "model: openai/gpt-4o",
+        "check-update: false",
+        "show-release-notes: false",
+        "analytics-disable: true",
+        "gitignore: false",
+        "auto-commits: false",
+        "show-model-warnings: false",
+        "",
+    ])
+    with open(os.path.join(home, ".aider.conf.yml"), "w") as f:
+        f.write(conf)
+    # aider downloads litellm's model price table at start (24h cache); pre-fill the
+    # cache from the copy bundled with litellm so it never reaches the network.
+    cache = os.path.join(home, ".aider", "caches")
+    os.makedirs(cache, exist_ok=True)
+    import glob
+    src = glob.glob(os.path.join(AGENTS_DIR, "venv", "lib", "python3*", "site-packages", "litellm",
+                                 "model_prices_and_context_window_backup.json"))
+    if src:
+        shutil.copy(src[0], os.path.join(cache, "model_prices_and_context_window.json"))
+    env = {"OPENAI_API_BASE": "http://127.0.0.1:%d/v1" % port, "OPENAI_API_KEY": "sk-fake-aider",
+           "LITELLM_LOCAL_MODEL_COST_MAP": "True", "AIDER_ANALYTICS_DISABLE": "true",
+           "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    return env, "aider"
+
+
+PROFILES = {
+    "claude": dict(
+        setup=setup_claude,
+        ready=r"\? for shortcuts|mode on",
+        approval_screen=r"Do you want to proceed\?",
+        question_screen=r"Enter to select",
+        approve_keys=[("1", False)],
+        answer_keys=[("Enter", False)],
+        exit_keys=[("/exit", True), ("Enter", False)],
+        submit_delay=0.4,
+        dialog_screen=r"Do you want to|Would you like to proceed|Exit plan mode\?",
+        dialog_approve_keys=[("Enter", False)],
+        plan_screen=r"plan mode on",
+        conn_error_screen=r"API Error: ",
+        interrupted_screen=r"Interrupted · What should Claude do instead\?",
+        error_quiet=20, error_max=240,
+    ),
+    "codex": dict(
+        setup=setup_codex,
+        # codex first draws a bare composer ("› Ask Codex to do anything" /
+        # "? for shortcuts", under load with a logo animation) while it connects
+        # to its daemon; keys typed then are kept but Enter / Shift+Tab are lost.
+        # Ready = the full footer "← for agents · ? for shortcuts"
+        ready=r"← for agents",
+        approval_screen=r"Would you like to run the following command\?",
+        question_screen=r"Question 1/1",
+        approve_keys=[("y", True)],
+        answer_keys=[("Enter", False)],
+        exit_keys=[("/quit", True), ("Enter", False)],
+        pre_question_keys=[("BTab", False)],  # Plan mode: request_user_input only works there
+        # typed text arrives in one burst; an Enter soon after it is taken as part
+        # of a paste (dropped) more often under load: wait longer before Enter
+        submit_delay=1.5,
+        # the first Enter after the typed prompt is often dropped right after start:
+        # press it again when no request follows (only codex; aider may take
+        # seconds before its request, building its repo map, and a second
+        # Enter would answer its next y/n prompt)
+        submit_retry=True,
+        sent_screen=r"Ask Codex to do anything|esc to interrupt",
+        ready_settle=1.0,
+        dialog_screen=r"Would you like to|Implement this plan\?",
+        dialog_approve_keys=[("Enter", False)],
+        plan_screen=r"Plan mode",
+        conn_error_screen=r"(?m)^■ ",
+        interrupted_screen=r"Conversation interrupted",
+        # one Ctrl-C while a turn runs opens a menu (the task keeps running):
+        # "Task is still running / Choose what happens to the current task."
+        # "1. Cancel task" (default) is what the key was meant for
+        ctrlc_menu_screen=r"Choose what happens to the current task",
+        ctrlc_menu_keys=[("Enter", False)],
+        error_quiet=20, error_max=240,
+    ),
+    "gemini": dict(
+        setup=setup_gemini,
+        ready=r"Type your message",
+        approval_screen=r"Allow execution",
+        question_screen=r"Answer Questions",
+        approve_keys=[("1", False)],
+        answer_keys=[("Enter", False)],
+        exit_keys=[("/quit", True), ("Enter", False)],
+        submit_delay=0.6,
+        dialog_screen=r"Allow execution|Apply this change\?|Ready to start implementation\?|Do you want to proceed\?",
+        dialog_approve_keys=[("Enter", False)],
+        # approval-mode line: "Shift+Tab to accept edits" (default) -> "auto-accept
+        # edits Shift+Tab to plan" -> "plan Shift+Tab to manual"
+        plan_screen=r"plan Shift\+Tab to manual",
+        conn_error_screen=r"\[API Error|✕ ",
+        conn_max=130,  # gave up ~95 s after the prompt ("fetch failed sending request")
+        interrupted_screen=r"Request cancelled",
+        error_quiet=25, error_max=90,
+    ),
+    "aider": dict(
+        setup=setup_aider,
+        ready=r"(?m)^>\s*$",
+        approval_screen=r"Run shell command\?",
+        question_screen=r"PostgreSQL or SQLite\?",
+        approve_keys=[("y", True), ("Enter", False)],
+        answer_keys=[("PostgreSQL", True), ("Enter", False)],
+        exit_keys=[("/exit", True), ("Enter", False)],
+        add_output_screen=r"Add command output to the chat\?",
+        add_output_keys=[("n", True), ("Enter", False)],
+        submit_delay=0.4,
+        text_question=True,
+        dialog_screen=r"\(Y\)es/\(N\)o",
+        dialog_approve_keys=[("y", True), ("Enter", False)],
+        deny_keys=[("n", True), ("Enter", False)],
+        interrupted_screen=r"KeyboardInterrupt|\^C",
+        error_quiet=40, error_max=240,
+    ),
+}
+
+_VERSIONS = {}
+
+
+def agent_version(agent):
+    if agent in _VERSIONS:
+        return _VERSIONS[agent]
+    v = None
+    try:
+        if agent == "aider":
+            out = subprocess.run([os.path.join(AGENTS_DIR, "venv", "bin", "python"), "-c",
+                                  "import importlib.metadata as m;print(m.version('aider-chat'))"],
+                                 capture_output=True, text=True, timeout=60).stdout.strip()
+        else:
+            pkg = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex",
+                   "gemini": "@google/gemini-cli"}[agent]
+            with open(os.path.join(AGENTS_DIR, "node_modules", pkg, "package.json")) as f:
+                out = json.load(f)["version"]
+        v = out or None
+    except Exception:
+        v = None
+    _VERSIONS[agent] = v
+    return v
+
+
+# --------------------------------------------------------------------- tmux
+
+class Tmux:
+    def __init__(self, socket):
+        self.socket = socket
+
+    def run(self, *args, check=True, capture=True):
+        r = subprocess.run(["tmux", "-L", self.socket] + list(args), capture_output=capture, text=True)
+        if check and r.returncode != 0:
+            raise RuntimeError("tmux %s failed: %s" % (" ".join(args), r.stderr.strip()))
+        return r.stdout if capture else ""
+
+    def alive(self):
+        return subprocess.run(["tmux", "-L", self.socket, "list-sessions"], capture_output=True).returncode == 0
+
+
+def pane_command(env):
+    parts = ["env", "-i"] + ["%s=%s" % (k, v) for k, v in sorted(env.items())] + \
+            ["/bin/bash", "--noprofile", "--norc", "-i"]
+    # the short sleep lets pipe-pane attach before the shell prints its prompt;
+    # exec keeps the shell as the pane's own process (pane_pid)
+    return "sleep 0.6; exec " + " ".join(shlex.quote(p) for p in parts)
+
+
+def ensure_server(tm, width=WIDTH, height=HEIGHT):
+    """Create the (shared) server with a placeholder session if not running."""
+    if tm.alive():
+        return
+    subprocess.run(["tmux", "-L", tm.socket, "-f", "/dev/null", "new-session", "-d", "-s", "acc",
+                    "-n", "_hold", "-x", str(width), "-y", str(height), "sleep 1000000"], check=True)
+    # NB: tmux 3.3a crashes ("server exited unexpectedly") on new-window in a
+    # detached session when window-size is "manual"; default-size is enough.
+    for opt in (["set", "-g", "default-size", "%dx%d" % (width, height)],
+                ["set", "-g", "remain-on-exit", "off"],
+                ["set", "-g", "history-limit", "5000"]):
+        tm.run(*opt, check=False)
+
+
+# ------------------------------------------------------------------ procfs
+
+def read_proc(pid):
+    d = "/proc/%d" % pid
+    try:
+        with open(d + "/stat") as f:
+            st = f.read()
+        rp = st.rindex(")")
+        fields = st[rp + 2:].split()
+        ppid = int(fields[1])
+        state = fields[0]
+        utime, stime = int(fields[11]), int(fields[12])
+        try:
+            exe = os.readlink(d + "/exe")
+        except OSError:
+            exe = None
+        with open(d + "/comm") as f:
+            comm = f.read().rstrip("\n")
+        with open(d + "/cmdline", "rb") as f:
+            cmdline = [x.decode("utf-8", "replace") for x in f.read().split(b"\0") if x]
+        return {"pid": pid, "ppid": ppid, "state": state, "exe": exe, "comm": comm,
+                "cmdline": cmdline, "cpu_ticks": utime + stime}
+    except (OSError, ValueError):
+        return None
+
+
+def all_pids():
+    return [int(p) for p in os.listdir("/proc") if p.isdigit()]
+
+
+def env_has(pid, needle):
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            return needle in f.read()
+    except OSError:
+        return False
+
+
+def proc_tree(root_pid, run_id):
+    """Processes under root_pid plus processes that carry ACC_RUN_ID=run_id in
+    their environment (daemons that re-parented to init, e.g. codex app-server)."""
+    procs = {}
+    for pid in all_pids():
+        p = read_proc(pid)
+        if p:
+            procs[pid] = p
+    kids = {}
+    for p in procs.values():
+        kids.setdefault(p["ppid"], []).append(p["pid"])
+    out, seen = [], set()
+
+    def walk(pid, depth, origin):
+        if pid in seen or pid not in procs:
+            return
+        seen.add(pid)
+        rec = dict(procs[pid])
+        rec["depth"] = depth
+        rec["origin"] = origin
+        out.append(rec)
+        for c in sorted(kids.get(pid, [])):
+            walk(c, depth + 1, origin)
+    walk(root_pid, 0, "pane")
+    needle = ("ACC_RUN_ID=%s\0" % run_id).encode()
+    for pid in sorted(procs):
+        if pid not in seen and procs[pid]["ppid"] not in seen and env_has(pid, needle):
+            walk(pid, 0, "adopted")
+    return out
+
+
+def children(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+# -------------------------------------------------------------------- case
+
+class Case:
+    def __init__(self, agent, scenario, outdir, socket, shared, size=None):
+        self.agent, self.scenario, self.outdir = agent, scenario, outdir
+        self.socket, self.shared = socket, shared
+        self.tm = Tmux(socket)
+        self.prof = PROFILES.get(agent, {})
+        self.run_id = "%s-%s-%s" % (agent, scenario, uuid.uuid4().hex[:8])
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.fake = None
+        self.port = None
+        self.pane = None
+        self.pane_pid = None
+        self.agent_pid = None
+        self.t0 = None
+        self.notes = []
+        self.width, self.height = size or (WIDTH, HEIGHT)
+        self.size0 = (self.width, self.height)
+        self.resizes = []
+
+    # ---- logging
+    def ev(self, event, ts=None, **kw):
+        ts = time.time() if ts is None else ts
+        rec = {"ts": round(ts, 4), "t": round(ts - self.t0, 4) if self.t0 else None, "event": event}
+        rec.update(kw)
+        with self.lock:
+            with open(os.path.join(self.outdir, "events.jsonl"), "a") as f:
+                f.write(json.dumps(rec) + "\n")
+        return rec
+
+    def label(self, state, reason=None, ts=None, src="key", unc=(0.0, 0.3), **kw):
+        lab = {"state": state}
+        if reason:
+            lab["reason"] = reason
+        return self.ev("label", ts=ts, label=lab, src=src, unc=list(unc), **kw)
+
+    # ---- fakellm
+    def start_fake(self):
+        portfile = os.path.join(self.tmpdir, "port")
+        log = os.path.join(self.outdir, "fakellm.jsonl")
+        env = dict(os.environ)
+        env["FAKELLM_WORKDIR"] = self.work
+        self.fake = subprocess.Popen([PY, os.path.join(HERE, "fakellm.py"), "--port", "0",
+                                      "--scenario", self.scenario, "--log", log,
+                                      "--port-file", portfile],
+                                     stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.tmpdir, "fakellm.err"), "w"),
+                                     env=env)
+        for _ in range(100):
+            if os.path.exists(portfile):
+                self.port = int(open(portfile).read())
+                return
+            time.sleep(0.05)
+        raise RuntimeError("fakellm did not start")
+
+    def server_events(self):
+        path = os.path.join(self.outdir, "fakellm.jsonl")
+        out = []
+        try:
+            with open(path) as f:
+                for line in f:
+                    try:
+                        out.append(json.loads(line))
+                    except ValueError:
+                        pass
+        except OSError:
+            pass
+        return out
+
+    # ---- screen
+    def capture(self, escapes=False):
+        args = ["capture-pane", "-p", "-J", "-t", self.pane]
+        if escapes:
+            args.insert(2, "-e")
+        return self.tm.run(*args, check=False)
+
+    def pane_info(self):
+        out = self.tm.run("display", "-p", "-t", self.pane,
+                          "#{alternate_on}\t#{cursor_x}\t#{cursor_y}\t#{pane_current_command}\t#{pane_dead}"
+                          "\t#{pane_title}\t#{pane_width}\t#{pane_height}",
+                          check=False).rstrip("\n").split("\t")
+        if len(out) < 6:
+            return None
+        info = {"alt": out[0] == "1", "cursor": [int(out[1] or 0), int(out[2] or 0)], "cmd": out[3],
+                "dead": out[4] == "1", "title": out[5]}
+        if len(out) >= 8 and out[6].isdigit() and out[7].isdigit():
+            info["size"] = [int(out[6]), int(out[7])]
+        return info
+
+    def sampler(self):
+        snap_f = open(os.path.join(self.outdir, "snapshots.jsonl"), "a")
+        proc_f = open(os.path.join(self.outdir, "procs.jsonl"), "a")
+        next_snap = time.time()
+        last_children = None
+        while not self.stop.is_set():
+            now = time.time()
+            # exit watcher (0.1 s): the agent is the shell's child
+            kids = children(self.pane_pid) if self.pane_pid else []
+            if last_children is not None and kids != last_children:
+                self.ev("pane_children", children=kids, prev=last_children)
+            last_children = kids
+            if now >= next_snap:
+                next_snap += 1.0
+                info = self.pane_info() or {}
+                screen = self.capture(escapes=True)
+                rec = {"ts": round(now, 4), "t": round(now - self.t0, 4)}
+                rec.update(info)
+                rec["screen"] = screen
+                snap_f.write(json.dumps(rec) + "\n")
+                snap_f.flush()
+                if self.pane_pid:
+                    tree = proc_tree(self.pane_pid, self.run_id)
+                    proc_f.write(json.dumps({"ts": round(now, 4), "t": round(now - self.t0, 4),
+                                             "procs": tree}) + "\n")
+                    proc_f.flush()
+            time.sleep(0.1)
+        snap_f.close()
+        proc_f.close()
+
+    def wait_screen(self, regex, timeout, what, label=None, reason=None, quiet=False):
+        rx = re.compile(regex)
+        end = time.time() + timeout
+        while time.time() < end:
+            t = time.time()
+            if rx.search(self.capture()):
+                self.ev("screen_seen", ts=t, what=what, regex=regex)
+                if label:
+                    self.label(label, reason, ts=t, src="screen:" + what, unc=(-0.25, 0.0))
+                return t
+            time.sleep(0.2)
+        self.ev("screen_timeout", what=what, regex=regex)
+        if not quiet:
+            self.notes.append("timeout waiting for screen %s (%s)" % (what, regex))
+        return None
+
+    def wait_server(self, pred, timeout, what, since=0, note=True):
+        """First fakellm event (from index `since` of the log on) matching pred."""
+        end = time.time() + timeout
+        while time.time() < end:
+            for e in self.server_events()[since:]:
+                if pred(e):
+                    self.ev("server_seen", what=what, server_event=e)
+                    return e
+            time.sleep(0.2)
+        self.ev("server_timeout", what=what)
+        if note:
+            self.notes.append("timeout waiting for server %s" % what)
+        return None
+
+    def keys(self, seq, purpose):
+        """seq: list of (keys, literal) pairs sent in order."""
+        t_first = None
+        for k, literal in seq:
+            args = ["send-keys", "-t", self.pane]
+            if literal:
+                args.append("-l")
+            args.append(k)
+            t = time.time()
+            self.tm.run(*args, check=False)
+            self.ev("keys", keys=k, literal=literal, purpose=purpose)
+            t_first = t_first or t
+            time.sleep(0.15)
+        return t_first
+
+    def n_requests(self):
+        return sum(1 for e in self.server_events() if e.get("event") == "request")
+
+    def submit(self, text, label=True, confirm=True):
+        """Type text, press Enter.  For agents with submit_retry (codex), the
+        Enter must make the agent send a request within 5 s, else Enter is
+        pressed again (codex often drops an Enter that arrives right after the
+        typed text); the working label goes on the Enter that took effect."""
+        n0 = self.n_requests()
+        self.keys([(text, True)], "type_prompt")
+        time.sleep(self.prof.get("submit_delay", 0.4))
+        for attempt in range(3):
+            t = time.time()
+            self.keys([("Enter", False)], "submit" if attempt == 0 else "submit_again")
+            if not self.prof.get("submit_retry"):
+                break
+            if not confirm:
+                # no server to ask (error_conn): the composer's placeholder coming
+                # back (or the working line) shows the Enter was taken
+                if self.wait_screen(self.prof.get("sent_screen", r"esc to interrupt"), 5,
+                                    "submitted", quiet=True) is not None:
+                    break
+                self.ev("submit_not_taken", attempt=attempt)
+                self.notes.append("Enter #%d not taken; pressed again" % (attempt + 1))
+                continue
+            end = time.time() + 5
+            while time.time() < end and self.n_requests() == n0:
+                time.sleep(0.1)
+            if self.n_requests() > n0:
+                break
+            self.ev("submit_no_request", attempt=attempt)
+            self.notes.append("Enter #%d sent no request; pressed again" % (attempt + 1))
+        if label:
+            self.label("working", ts=t, src="key:submit")
+        return t
+
+    def main_end(self, step):
+        return lambda e: e.get("event") == "stream_end" and e.get("step") == step
+
+    # ---- lifecycle
+    def setup(self):
+        os.makedirs(self.outdir, exist_ok=True)
+        for fn in ("events.jsonl", "snapshots.jsonl", "procs.jsonl", "fakellm.jsonl", "pane.cast"):
+            p = os.path.join(self.outdir, fn)
+            if os.path.exists(p):
+                os.unlink(p)
+        self.tmpdir = os.path.join(ACC_TMP, self.run_id)
+        self.home = os.path.join(self.tmpdir, "home")
+        self.work = os.path.join(self.tmpdir, "work")
+        os.makedirs(self.home, exist_ok=True)
+        os.makedirs(os.path.join(self.work, "build"), exist_ok=True)
+        with open(os.path.join(self.work, "README.md"), "w") as f:
+            f.write("# demo project\n\nA tiny repository used by the tend agentlab.\n")
+        with open(os.path.join(self.work, "build", "app.o"), "w") as f:
+            f.write("fake object file\n")
+        g = ["git", "-C", self.work]
+        subprocess.run(g + ["init", "-q", "-b", "main"], check=True)
+        subprocess.run(g + ["config", "user.email", "acc@example.invalid"], check=True)
+        subprocess.run(g + ["config", "user.name", "acc"], check=True)
+        subprocess.run(g + ["add", "README.md"], check=True)
+        subprocess.run(g + ["commit", "-q", "-m", "init"], check=True)
+        env = base_env(self.home, self.run_id)
+        self.start_fake()
+        aenv, self.launch = self.prof["setup"](self.home, self.work, self.port, self.scenario)
+        env.update(aenv)
+        self.env = env
+
+    def open_pane(self):
+        cmd = pane_command(self.env)
+        name = "%s-%s" % (self.agent, self.scenario)
+        if self.shared:
+            ensure_server(self.tm)
+            out = self.tm.run("new-window", "-d", "-P", "-F", "#{pane_id}\t#{pane_pid}", "-t", "acc:",
+                              "-n", name, "-c", self.work, cmd)
+        else:
+            if self.tm.alive():
+                self.tm.run("kill-server", check=False)
+                time.sleep(0.3)
+            subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", "new-session", "-d", "-s", "acc",
+                            "-n", name, "-x", str(self.width), "-y", str(self.height), "-c", self.work, cmd],
+                           check=True)
+            for opt in (["set", "-g", "history-limit", "5000"],):
+                self.tm.run(*opt, check=False)
+            out = self.tm.run("display", "-p", "-t", "acc:%s" % name, "#{pane_id}\t#{pane_pid}")
+        self.pane, pid = out.strip().split("\t")
+        self.pane_pid = int(pid)
+        self.t0 = time.time()
+        self.tm.run("resize-window", "-t", self.pane, "-x", str(self.width), "-y", str(self.height), check=False)
+        self.castrec_pidfile = os.path.join(self.tmpdir, "castrec.pid")
+        self.resize_file = os.path.join(self.tmpdir, "castrec.resize")
+        rec = ("TERM=tmux-256color exec %s %s --out %s --width %d --height %d --t0 %.4f --title %s"
+               " --pidfile %s --resize-file %s") % (
+            shlex.quote(PY), shlex.quote(os.path.join(HERE, "castrec.py")),
+            shlex.quote(os.path.join(self.outdir, "pane.cast")), self.width, self.height, self.t0,
+            shlex.quote(name), shlex.quote(self.castrec_pidfile), shlex.quote(self.resize_file))
+        self.tm.run("pipe-pane", "-O", "-t", self.pane, rec)
+        self.ev("case_start", t0=self.t0, pane=self.pane, pane_pid=self.pane_pid, socket=self.socket)
+        self.label(None, ts=self.t0, src="start", unc=(0, 0))
+
+    def write_meta(self, status):
+        meta = {
+            "agent": self.agent, "scenario": self.scenario, "agent_version": agent_version(self.agent),
+            "t0": self.t0, "width": self.size0[0], "height": self.size0[1],
+            "size": "%dx%d" % self.size0, "resizes": self.resizes, "socket": self.socket,
+            "pane": self.pane, "pane_pid": self.pane_pid, "agent_pid": self.agent_pid,
+            "launch": self.launch, "fakellm_port": self.port, "run_id": self.run_id,
+            "tmux": subprocess.run(["tmux", "-V"], capture_output=True, text=True).stdout.strip(),
+            "env": {k: v for k, v in self.env.items() if k not in ("PATH",)},
+            "paths": {"AGENTS_DIR": AGENTS_DIR, "ACC_TMP": ACC_TMP, "home": self.home, "work": self.work},
+            "status": status, "notes": self.notes,
+            "prompt": PROMPTS.get(self.scenario),
+            "case": "%s/%s@%dx%d" % ((self.agent, self.scenario) + tuple(self.size0)),
+        }
+        with open(os.path.join(self.outdir, "meta.json"), "w") as f:
+            json.dump(meta, f, indent=1)
+
+    def teardown(self):
+        self.stop.set()
+        if self.shared:
+            self.tm.run("kill-window", "-t", self.pane, check=False)
+        else:
+            self.tm.run("kill-server", check=False)
+        time.sleep(1.0)
+        # leftovers we started (daemons re-parented to init), by PID
+        needle = ("ACC_RUN_ID=%s\0" % self.run_id).encode()
+        for pid in all_pids():
+            if pid != os.getpid() and env_has(pid, needle):
+                try:
+                    os.kill(pid, signal.SIGTERM)
+                    self.ev("killed_leftover", pid=pid, proc=read_proc(pid))
+                except OSError:
+                    pass
+        time.sleep(0.5)
+        for pid in all_pids():
+            if pid != os.getpid() and env_has(pid, needle):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        if self.fake:
+            self.fake.terminate()
+            try:
+                self.fake.wait(5)
+            except subprocess.TimeoutExpired:
+                self.fake.kill()
+        # the scratch HOME is big (codex copies its 300 MB binary into
+        # $CODEX_HOME/packages); keep it only when asked to
+        if os.environ.get("ACC_KEEP_TMP") != "1":
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+    def resize(self, cols, rows):
+        """Resize the window and put an asciicast "r" event into the cast."""
+        t = time.time()
+        self.tm.run("resize-window", "-t", self.pane, "-x", str(cols), "-y", str(rows), check=False)
+        try:
+            with open(self.resize_file, "w") as f:
+                f.write("%dx%d" % (cols, rows))
+            with open(self.castrec_pidfile) as f:
+                os.kill(int(f.read().strip()), signal.SIGUSR1)
+        except (OSError, ValueError) as e:
+            self.notes.append("resize event not recorded in cast: %s" % e)
+        self.width, self.height = cols, rows
+        self.resizes.append([round(t - self.t0, 3), "%dx%d" % (cols, rows)])
+        self.ev("resize", ts=t, size="%dx%d" % (cols, rows))
+        return t
+
+    # ---- the flows
+    def start_agent(self):
+        self.wait_screen(r"acc\$", 10, "shell_prompt")
+        time.sleep(0.5)
+        self.keys([(self.launch, True), ("Enter", False)], "launch")
+        t = self.wait_screen(self.prof["ready"], 90, "ready", label="idle")
+        if t and self.prof.get("ready_settle"):
+            # codex draws its composer before it takes keys (its daemon is still
+            # starting): keys sent in the first seconds are dropped
+            time.sleep(self.prof["ready_settle"])
+        for _ in range(50):
+            kids = children(self.pane_pid)
+            if kids:
+                self.agent_pid = kids[0]
+                break
+            time.sleep(0.1)
+        self.ev("agent_pid", pid=self.agent_pid, proc=read_proc(self.agent_pid) if self.agent_pid else None)
+        return t
+
+    def wait_agent_exit(self, timeout):
+        end = time.time() + timeout
+        while time.time() < end:
+            if not children(self.pane_pid):
+                t = time.time()
+                self.ev("agent_exit", pid=self.agent_pid)
+                self.label("exited", ts=t, src="proc:exit", unc=(-0.1, 0.0))
+                return t
+            time.sleep(0.05)
+        self.notes.append("agent did not exit within %ss" % timeout)
+        return None
+
+    def flow(self):
+        p = self.prof
+        s = self.scenario
+        if self.start_agent() is None:
+            raise RuntimeError("agent never became ready")
+        if s in NEW_SCENARIOS:
+            return self.flow_new(s)
+        if s == "idle":
+            time.sleep(20)
+            return
+        if s == "exit":
+            time.sleep(5)
+            self.keys(p["exit_keys"], "exit")
+            self.wait_agent_exit(20)
+            time.sleep(5)
+            return
+        time.sleep(3)
+        if s == "question" and p.get("pre_question_keys"):
+            self.enter_plan_mode()
+        self.submit(PROMPTS[s])
+        if s == "working_then_done":
+            e = self.wait_server(self.main_end(0), 90, "answer_end")
+            if e:
+                self.label("completed", ts=e["ts"], src="server:stream_end", unc=(0.0, 0.5))
+            time.sleep(10)
+        elif s == "approval":
+            e = self.wait_server(self.main_end(0), 60, "tool_call_end")
+            if e:
+                self.label("waiting", "approval", ts=e["ts"], src="server:stream_end", unc=(0.0, 0.5))
+            self.wait_screen(p["approval_screen"], 20, "approval_dialog")
+            time.sleep(15)
+            t = self.keys(p["approve_keys"], "approve")
+            self.label("working", ts=t, src="key:approve")
+            if not self.after_tool_prompts():
+                e = self.wait_server(self.main_end(1), 60, "final_answer_end")
+                if e:
+                    self.label("completed", ts=e["ts"], src="server:stream_end", unc=(0.0, 0.5))
+            time.sleep(10)
+        elif s == "question":
+            e = self.wait_server(self.main_end(0), 60, "question_end")
+            if e:
+                self.label("waiting", "question", ts=e["ts"], src="server:stream_end", unc=(0.0, 0.5))
+            self.wait_screen(p["question_screen"], 20, "question_dialog")
+            time.sleep(15)
+            if p.get("text_question"):
+                self.keys(p["answer_keys"][:1], "answer_type")
+                time.sleep(p.get("submit_delay", 0.4))
+                t = self.keys(p["answer_keys"][1:], "answer")
+            else:
+                t = self.keys(p["answer_keys"], "answer")
+            self.label("working", ts=t, src="key:answer")
+            e = self.wait_server(self.main_end(1), 60, "final_answer_end")
+            if e:
+                self.label("completed", ts=e["ts"], src="server:stream_end", unc=(0.0, 0.5))
+            time.sleep(10)
+        elif s == "error":
+            self.wait_error_phase()
+            time.sleep(10)
+        elif s == "long_tool":
+            e = self.wait_server(self.main_end(0), 60, "tool_call_end")
+            if self.agent == "aider":
+                # aider cannot pre-approve shell commands (--yes-always never runs them)
+                if e:
+                    self.label("waiting", "approval", ts=e["ts"], src="server:stream_end", unc=(0.0, 0.5))
+                self.wait_screen(p["approval_screen"], 20, "approval_dialog")
+                time.sleep(1.0)
+                t = self.keys(p["approve_keys"], "approve")
+                self.label("working", ts=t, src="key:approve")
+                self.after_tool_prompts(timeout=120, final=True)
+            else:
+                e = self.wait_server(self.main_end(1), 150, "final_answer_end")
+                if e:
+                    self.label("completed", ts=e["ts"], src="server:stream_end", unc=(0.0, 0.5))
+            time.sleep(10)
+
+    # ---- helpers of the newer scenarios
+    def first_byte(self, step):
+        return lambda e: e.get("event") == "first_byte" and e.get("step") == step
+
+    def main_request_after(self, t):
+        return lambda e: e.get("event") == "request" and e.get("main") and e.get("ts", 0) > t
+
+    def tool_procs(self, needle="time.sleep(60)"):
+        """The long tool's own process (python3 ...), not the shell around it."""
+        return [p for p in proc_tree(self.pane_pid, self.run_id)
+                if p.get("comm") not in ("bash", "sh") and needle in " ".join(p.get("cmdline", []))]
+
+    def wait_exit_quick(self, timeout):
+        """Has the agent exited within timeout? (label exited at detection)"""
+        end = time.time() + timeout
+        while time.time() < end:
+            if not children(self.pane_pid):
+                t = time.time()
+                self.ev("agent_exit", pid=self.agent_pid)
+                self.label("exited", ts=t, src="proc:exit", unc=(-0.1, 0.0))
+                return t
+            time.sleep(0.05)
+        return None
+
+    def enter_plan_mode(self, tries=5):
+        """Shift+Tab until the agent's plan-mode indicator is on screen."""
+        rx = re.compile(self.prof.get("plan_screen", r"(?i)plan mode"))
+        for i in range(tries):
+            if rx.search(self.capture()):
+                self.ev("screen_seen", what="plan_mode", presses=i)
+                return True
+            self.keys([("BTab", False)], "mode_cycle")
+            time.sleep(1.0)
+        ok = bool(rx.search(self.capture()))
+        if not ok:
+            self.notes.append("plan mode indicator never seen")
+        return ok
+
+    def deny_keys(self):
+        if self.prof.get("deny_keys"):
+            return self.prof["deny_keys"]
+        m = re.search(r"(\d)\.\s+No\b", self.capture())
+        if m:
+            return [(m.group(1), True)]
+        self.notes.append("no 'N. No' option on screen; sent Escape to deny")
+        return [("Escape", False)]
+
+    def after_interrupt(self, t_key, what, tool_alive=None, stream_id=None, step=0):
+        """Decide what an interrupt key did.  Ground truth: the agent process
+        (/proc), the server (client_gone / a new request), the tool process."""
+        p = self.prof
+        if what == "ctrlc" and p.get("ctrlc_menu_screen"):
+            if self.wait_screen(p["ctrlc_menu_screen"], 2.5, "ctrlc_menu", quiet=True) is not None:
+                # the task goes on while the menu is up (working); the user then
+                # picks "Cancel task": that key cuts the turn short
+                time.sleep(3.0)
+                t_key = self.keys(p["ctrlc_menu_keys"], "cancel_task")
+                self.notes.append("ctrlc: one Ctrl-C opened the 'Choose what happens to the current task' "
+                                  "menu; the task went on until 'Cancel task' was chosen")
+                what = "cancel_task"
+        if self.wait_exit_quick(3.0):
+            self.notes.append("%s: the agent exited" % what)
+            return "exited"
+        # did the agent report the interruption to the model and carry on?
+        fu = self.wait_server(self.main_request_after(t_key), 3.0, "followup_request", note=False)
+        if fu:
+            self.notes.append("%s: the agent sent a new request after the key (it carried on)" % what)
+            self.label("working", ts=t_key, src="key:" + what)
+            e = self.wait_server(lambda x: x.get("event") == "stream_end" and x.get("id") == fu["id"], 60,
+                                 "followup_end")
+            if e:
+                self.label("completed", ts=e["ts"], src="server:stream_end", unc=(0.0, 0.5))
+            return "continued"
+        if stream_id is not None:
+            gone = any(e.get("event") == "client_gone" and e.get("id") == stream_id for e in self.server_events())
+            ended = any(e.get("event") == "stream_end" and e.get("id") == stream_id for e in self.server_events())
+            if not gone and not ended:
+                # the next chunk write fails within ~0.5 s of the client closing
+                time.sleep(1.5)
+                gone = any(e.get("event") == "client_gone" and e.get("id") == stream_id
+                           for e in self.server_events())
+            self.ev("interrupt_check", stream_id=stream_id, client_gone=gone)
+            if not gone:
+                self.notes.append("%s: the stream went on (key ignored)" % what)
+                e = self.wait_server(self.main_end(step), 120, "answer_end")
+                if e:
+                    self.label("completed", ts=e["ts"], src="server:stream_end", unc=(0.0, 0.5))
+                return "ignored"
+        if tool_alive is not None:
+            end = time.time() + 4
+            alive = True
+            while time.time() < end:
+                alive = bool(self.tool_procs())
+                if not alive:
+                    break
+                time.sleep(0.2)
+            interrupted = bool(re.search(p.get("interrupted_screen", r"(?!)"), self.capture()))
+            self.ev("interrupt_check", tool_alive=alive, interrupted_on_screen=interrupted)
+            if alive and not interrupted:
+                self.notes.append("%s: the key was ignored: the tool kept running and the agent "
+                                  "said nothing" % what)
+                return "ignored"
+            if alive:
+                self.notes.append("%s: the turn was interrupted but the tool process kept running" % what)
+        self.label("waiting", "prompt", ts=t_key, src="key:" + what, unc=(0.0, 0.5))
+        return "interrupted"
+
+    def dialog_turn(self, reason="approval", hold=8.0, approve=True, step=0):
+        """Tool/dialog step `step` ends -> waiting(reason); after `hold` s approve
+        (working, then completed at the next step's end) or deny (waiting(prompt))."""
+        p = self.prof
+        e = self.wait_server(self.main_end(step), 60, "dialog_step_end")
+        if e:
+            self.label("waiting", reason, ts=e["ts"], src="server:stream_end", unc=(0.0, 0.5))
+        if self.wait_screen(p.get("dialog_screen", p["approval_screen"]), 20, "dialog") is None:
+            self.notes.append("dialog not seen on screen")
+        time.sleep(hold)
+        if not approve:
+            t = self.keys(self.deny_keys(), "deny")
+            return self.after_interrupt(t, "deny")
+        t = self.keys(p.get("dialog_approve_keys", p["approve_keys"]), "approve")
+        self.label("working", ts=t, src="key:approve")
+        if self.agent == "aider":
+            self.after_tool_prompts(timeout=30)
+        else:
+            e = self.wait_server(self.main_end(step + 1), 60, "final_answer_end")
+            if e:
+                self.label("completed", ts=e["ts"], src="server:stream_end", unc=(0.0, 0.5))
+        return "approved"
+
+    def close_server(self):
+        import urllib.request
+        req = urllib.request.Request("http://127.0.0.1:%d/_ctl/close" % self.port, data=b"{}", method="POST")
+        urllib.request.urlopen(req, timeout=5).read()
+        time.sleep(0.5)
+        import socket
+        try:
+            socket.create_connection(("127.0.0.1", self.port), timeout=2).close()
+            self.notes.append("port still accepting after close")
+        except OSError as e:
+            self.ev("server_closed", port=self.port, connect_error=str(e))
+
+    def flow_new(self, s):
+        p = self.prof
+        small = self.agent == "gemini"  # 60-80 KB/s while working: keep gemini cases short
+        tail = 6 if small else 8
+        time.sleep(3)
+        if s == "plan":
+            self.enter_plan_mode()
+        if s == "error_conn":
+            self.close_server()
+            time.sleep(1)
+            self.submit(PROMPTS[s], confirm=False)
+            self.wait_conn_error(max_total=p.get("conn_max", 90))
+            time.sleep(tail)
+            return
+        if s == "multi_turn":
+            for i, prompt in enumerate(PROMPTS[s]):
+                self.submit(prompt)
+                e = self.wait_server(self.main_end(i), 60, "answer_end_%d" % i)
+                if e:
+                    self.label("completed", ts=e["ts"], src="server:stream_end", unc=(0.0, 0.5))
+                if self.agent == "aider":
+                    self.wait_last_line({"prompt_back": r"^>\s*$"}, 10)
+                time.sleep(4)
+            time.sleep(tail - 4)
+            return
+        self.submit(PROMPTS[s])
+        if s in ("deny",):
+            self.dialog_turn("approval", hold=6 if small else 8, approve=False)
+        elif s in ("approval_edit", "approval_fetch", "plan"):
+            self.dialog_turn("approval", hold=6 if small else 8, approve=True)
+        elif s in ("esc_stream", "ctrlc_stream"):
+            fb = self.wait_server(self.first_byte(0), 60, "first_byte")
+            time.sleep(4 if small else 6)
+            key = "Escape" if s == "esc_stream" else "C-c"
+            t = self.keys([(key, False)], "interrupt")
+            self.after_interrupt(t, s.split("_")[0], stream_id=fb["id"] if fb else None)
+        elif s in ("esc_tool", "ctrlc_tool"):
+            e = self.wait_server(self.main_end(0), 60, "tool_call_end")
+            if self.agent == "aider":
+                if e:
+                    self.label("waiting", "approval", ts=e["ts"], src="server:stream_end", unc=(0.0, 0.5))
+                self.wait_screen(p["approval_screen"], 20, "approval_dialog")
+                time.sleep(1.0)
+                t = self.keys(p["approve_keys"], "approve")
+                self.label("working", ts=t, src="key:approve")
+            end = time.time() + 20
+            while time.time() < end and not self.tool_procs():
+                time.sleep(0.2)
+            if self.tool_procs():
+                self.ev("tool_running")
+            else:
+                self.notes.append("tool process never seen")
+            time.sleep(8)
+            key = "Escape" if s == "esc_tool" else "C-c"
+            t = self.keys([(key, False)], "interrupt")
+            r = self.after_interrupt(t, s.split("_")[0], tool_alive=True)
+            if r == "ignored":
+                # the turn goes on as in long_tool
+                if self.agent == "aider":
+                    self.after_tool_prompts(timeout=90, final=True)
+                else:
+                    e = self.wait_server(self.main_end(1), 90, "final_answer_end")
+                    if e:
+                        self.label("completed", ts=e["ts"], src="server:stream_end", unc=(0.0, 0.5))
+            elif r == "interrupted" and self.agent == "aider":
+                # aider may still ask about the (interrupted) command's output
+                what, t2 = self.wait_last_line({"add_output_prompt": p["add_output_screen"],
+                                                "prompt_back": r"^>\s*$"}, 10)
+                self.ev("after_interrupt_screen", what=what)
+        elif s == "resize":
+            self.wait_server(self.first_byte(0), 60, "first_byte")
+            time.sleep(4)
+            self.resize(80, 24)
+            time.sleep(6)
+            self.resize(120, 40)
+            e = self.wait_server(self.main_end(0), 90, "answer_end")
+            if e:
+                self.label("completed", ts=e["ts"], src="server:stream_end", unc=(0.0, 0.5))
+        elif s == "long_output":
+            e = self.wait_server(self.main_end(0), 90, "answer_end")
+            if e:
+                self.label("completed", ts=e["ts"], src="server:stream_end", unc=(0.0, 0.5))
+        elif s in ERROR_SCENARIOS:
+            self.wait_error_phase(quiet=p.get("error_quiet", 45), max_total=p.get("error_max", 300))
+        time.sleep(tail)
+
+    def wait_conn_error(self, max_total=90):
+        """error_conn: the server is closed, so there is no server log of the
+        attempts; the give-up moment is read off the screen (the agent's error
+        text, or for aider its '>' prompt coming back after the error)."""
+        p = self.prof
+        if self.agent == "aider":
+            end = time.time() + max_total
+            seen_err = False
+            while time.time() < end:
+                scr = self.capture()
+                if not seen_err and re.search(r"(?i)connection|APIConnectionError", scr):
+                    seen_err = True
+                    self.ev("screen_seen", what="conn_error_text")
+                if seen_err:
+                    lines = [l for l in scr.split("\n") if l.strip()]
+                    if lines and re.search(r"^>\s*$", lines[-1]):
+                        t = time.time()
+                        self.ev("screen_seen", ts=t, what="prompt_back")
+                        self.label("waiting", "error", ts=t, src="screen:prompt_back_after_error",
+                                   unc=(-0.25, 0.0))
+                        return t
+                time.sleep(0.2)
+        else:
+            t = self.wait_screen(p.get("conn_error_screen", r"(?i)error"), max_total, "conn_error_text",
+                                 label="waiting", reason="error")
+            if t:
+                return t
+        self.notes.append("agent still retrying after %ss (label stays working; trimmed)" % max_total)
+        return None
+
+    def wait_last_line(self, patterns, timeout):
+        """Wait until the last non-blank screen line matches one of patterns
+        ({name: regex}); returns (name, t) or (None, None)."""
+        rx = {k: re.compile(v) for k, v in patterns.items()}
+        end = time.time() + timeout
+        while time.time() < end:
+            t = time.time()
+            lines = [l for l in self.capture().split("\n") if l.strip()]
+            last = lines[-1] if lines else ""
+            for k, r in rx.items():
+                if r.search(last):
+                    self.ev("screen_seen", ts=t, what=k, regex=r.pattern, line=last[:200])
+                    return k, t
+            time.sleep(0.2)
+        self.ev("screen_timeout", what="/".join(patterns))
+        self.notes.append("timeout waiting for last line %s" % "/".join(patterns))
+        return None, None
+
+    def after_tool_prompts(self, timeout=30, final=False):
+        """aider: after an approved shell command there is no new model request;
+        it either asks 'Add command output to the chat?' (when the command printed
+        something) or goes straight back to its '>' prompt.  Both are read off the
+        screen (src screen:...)."""
+        p = self.prof
+        if not p.get("add_output_screen"):
+            return False
+        what, t = self.wait_last_line({"add_output_prompt": p["add_output_screen"],
+                                       "prompt_back": r"^>\s*$"}, timeout)
+        if what == "add_output_prompt":
+            self.label("waiting", "prompt", ts=t, src="screen:add_output_prompt", unc=(-0.25, 0.0))
+            time.sleep(3)
+            tk = self.keys(p["add_output_keys"], "add_output_answer")
+            # answering 'n' returns aider to its prompt: the turn is over
+            self.label("completed", ts=tk, src="key:add_output_answer")
+        elif what == "prompt_back":
+            self.label("completed", ts=t, src="screen:prompt_back", unc=(-0.25, 0.0))
+        return True
+
+    def wait_error_phase(self, quiet=45, max_total=300):
+        """Wait until the agent stops retrying (no main request for `quiet` s)."""
+        start = time.time()
+        last_req = start
+        n_seen = 0
+        while time.time() - start < max_total:
+            evs = [e for e in self.server_events() if e.get("event") == "error_returned"]
+            if len(evs) != n_seen:
+                n_seen = len(evs)
+                last_req = evs[-1]["ts"]
+            if n_seen and time.time() - last_req > quiet:
+                break
+            time.sleep(0.5)
+        evs = [e for e in self.server_events() if e.get("event") == "error_returned"]
+        self.ev("error_phase_end", n_errors=len(evs), gave_up=bool(evs) and time.time() - evs[-1]["ts"] > quiet)
+        if evs and time.time() - evs[-1]["ts"] > quiet:
+            self.label("waiting", "error", ts=evs[-1]["ts"], src="server:last_error", unc=(0.0, 1.0),
+                       n_errors=len(evs))
+        else:
+            self.notes.append("agent still retrying after %ss" % max_total)
+
+    def run(self):
+        status = "ok"
+        self.setup()
+        sampler = None
+        try:
+            self.open_pane()
+            sampler = threading.Thread(target=self.sampler, daemon=True)
+            sampler.start()
+            self.flow()
+        except Exception as e:  # keep whatever was recorded
+            status = "error: %s" % e
+            self.notes.append(status)
+        finally:
+            self.ev("case_end")
+            self.label("end", ts=time.time(), src="end", unc=(0, 0))
+            self.stop.set()
+            if sampler:
+                sampler.join(3)
+            self.write_meta(status)
+            self.teardown()
+        try:
+            subprocess.run([PY, os.path.join(HERE, "labels.py"), self.outdir], check=False)
+        except Exception:
+            pass
+        return status
+
+
+def cast_resizes(path):
+    """asciinema v2 resize events [(t, cols, rows)] of a cast."""
+    out = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            f.readline()
+            for line in f:
+                try:
+                    t, kind, data = json.loads(line)
+                except ValueError:
+                    continue
+                if kind == "r":
+                    c, r = data.split("x")
+                    out.append((float(t), int(c), int(r)))
+    except OSError:
+        pass
+    return out
+
+
+def replay(src, outdir, socket):
+    """A pane that plays src/pane.cast; labels copied from the recording.  The
+    window gets the recording's size, and the cast's resize events ("r") are
+    replayed by resizing the window at the same times."""
+    os.makedirs(outdir, exist_ok=True)
+    with open(os.path.join(src, "meta.json")) as f:
+        meta = json.load(f)
+    tm = Tmux(socket)
+    ensure_server(tm, meta.get("width", WIDTH), meta.get("height", HEIGHT))
+    name = "replay-%s-%s" % (meta["agent"], meta["scenario"])
+    with open(os.path.join(src, "labels.json")) as f:
+        lab = json.load(f)
+    dur = lab.get("duration", 60)
+    t0 = time.time() + 0.5
+    cmd = "exec %s %s --t0 %.4f --until %.2f %s" % (
+        shlex.quote(PY), shlex.quote(os.path.join(HERE, "castplay.py")), t0, dur + 0.5,
+        shlex.quote(os.path.join(src, "pane.cast")))
+    out = tm.run("new-window", "-d", "-P", "-F", "#{pane_id}\t#{pane_pid}", "-t", "acc:", "-n", name,
+                 "env TERM=tmux-256color TEND_AGENT=%s sh -c %s" % (shlex.quote(meta["agent"]), shlex.quote(cmd)))
+    pane, pid = out.strip().split("\t")
+    w, h = meta.get("width", WIDTH), meta.get("height", HEIGHT)
+    tm.run("resize-window", "-t", pane, "-x", str(w), "-y", str(h), check=False)
+    rmeta = dict(meta)
+    rmeta.update({"mode": "replay", "source": os.path.relpath(src, outdir), "t0": t0, "pane": pane,
+                  "pane_pid": int(pid), "socket": socket, "identity_scored": False})
+    with open(os.path.join(outdir, "meta.json"), "w") as f:
+        json.dump(rmeta, f, indent=1)
+    shutil.copy(os.path.join(src, "labels.json"), os.path.join(outdir, "labels.json"))
+    for t, c, r in cast_resizes(os.path.join(src, "pane.cast")):
+        time.sleep(max(0.0, t0 + t - time.time()))
+        tm.run("resize-window", "-t", pane, "-x", str(c), "-y", str(r), check=False)
+    time.sleep(max(0, t0 + dur + 1 - time.time()))
+    tm.run("kill-window", "-t", pane, check=False)
+    return "ok"
+
+
+def scrub(case_dir):
+    """Replace this machine's install/scratch prefixes in a recording by
+    placeholders of the SAME length (so cursor positions in pane.cast stay
+    right): the real $AGENTS_DIR -> "$AGENTS_DIR" and "$ACC_TMP/" -> "/home/me/"
+    (both exact for the defaults /opt/agents and /tmp/acc).  Used by `record`
+    (ACC_SCRUB=0 turns it off), the same convention as the stored recordings."""
+    pairs = []
+    if AGENTS_DIR and AGENTS_DIR != "/":
+        pairs.append((AGENTS_DIR.rstrip("/"), "$AGENTS_DIR"))
+    if ACC_TMP and ACC_TMP != "/":
+        pairs.append((ACC_TMP.rstrip("/") + "/", "/home/me/"))
+        if len(ACC_TMP.rstrip("/")) == len("/home/me"):
+            # an agent may cut a long path right after the prefix (gemini's footer
+            # after a resize)
+            pairs.append((ACC_TMP.rstrip("/"), "/home/me"))
+    for fn in sorted(os.listdir(case_dir)):
+        path = os.path.join(case_dir, fn)
+        if not os.path.isfile(path):
+            continue
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            text = f.read()
+        new = text
+        for a, b in pairs:
+            new = new.replace(a, b)
+        if fn == "meta.json":
+            try:
+                m = json.loads(new)
+                m.setdefault("paths", {}).update({"AGENTS_DIR": "$AGENTS_DIR", "ACC_TMP": "$ACC_TMP"})
+                new = json.dumps(m, indent=1)
+            except ValueError:
+                pass
+        if new != text:
+            with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
+                f.write(new)
+
+
+def parse_size(text):
+    m = re.match(r"^(\d+)x(\d+)$", text.strip())
+    if not m:
+        raise argparse.ArgumentTypeError("size must be COLSxROWS, e.g. 120x40")
+    return int(m.group(1)), int(m.group(2))
+
+
+def main():
+    ap = argparse.ArgumentParser(description="agentlab driver: record / replay real agent CLIs in tmux")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("record")
+    r.add_argument("--agent", required=True, choices=AGENTS)
+    r.add_argument("--scenario", required=True, choices=SCENARIOS)
+    r.add_argument("--size", default="%dx%d" % (WIDTH, HEIGHT), type=parse_size,
+                   help="window size COLSxROWS (default %(default)s); stored in meta.json")
+    r.add_argument("--out", help="where the full recording goes (default: $ACC_TMP/recordings/A/S@WxH)")
+    r.add_argument("--corpus", default=CORPUS,
+                   help="after recording, copy %s into CORPUS/A/S@WxH/ (default: the repository's "
+                        "tests/corpus)" % " ".join(CORPUS_FILES))
+    r.add_argument("--no-publish", action="store_true", help="do not copy into the corpus")
+    c = sub.add_parser("case")
+    c.add_argument("--agent", required=True, choices=AGENTS)
+    c.add_argument("--scenario", required=True, choices=SCENARIOS)
+    c.add_argument("--socket", required=True)
+    c.add_argument("--out", required=True)
+    p = sub.add_parser("replay")
+    p.add_argument("--from", dest="src", required=True)
+    p.add_argument("--socket", required=True)
+    p.add_argument("--out", required=True)
+    sc = sub.add_parser("scrub")
+    sc.add_argument("dirs", nargs="+")
+    ls = sub.add_parser("list")
+    ls.add_argument("--cases", action="store_true",
+                    help="print the cases, one 'agent scenario' per line")
+    a = ap.parse_args()
+    if a.cmd == "list":
+        if a.cases:
+            for ag in AGENTS:
+                for s in SCENARIOS:
+                    print(ag, s)
+        else:
+            print(json.dumps({"agents": AGENTS, "scenarios": SCENARIOS}))
+        return
+    if a.cmd == "replay":
+        print(replay(a.src, a.out, a.socket))
+        return
+    if a.cmd == "scrub":
+        for d in a.dirs:
+            scrub(d)
+        return
+    if a.cmd == "record":
+        w, h = a.size
+        name = "%s@%dx%d" % (a.scenario, w, h)
+        if a.scenario in UNSUPPORTED.get(a.agent, {}):
+            sys.exit("%s/%s: not supported: %s" % (a.agent, a.scenario, UNSUPPORTED[a.agent][a.scenario]))
+        out = a.out or os.path.join(ACC_TMP, "recordings", a.agent, name)
+        case = Case(a.agent, a.scenario, out, "acc-%s-%s-%dx%d" % (a.agent, a.scenario, w, h), shared=False,
+                    size=(w, h))
+    else:
+        case = Case(a.agent, a.scenario, a.out, a.socket, shared=True)
+    status = case.run()
+    if a.cmd == "record" and os.environ.get("ACC_SCRUB", "1") != "0":
+        scrub(case.outdir)
+    if a.cmd == "record" and not a.no_publish and a.corpus:
+        dest = os.path.join(a.corpus, a.agent, name)
+        os.makedirs(dest, exist_ok=True)
+        for fn in CORPUS_FILES:
+            if os.path.exists(os.path.join(case.outdir, fn)):
+                shutil.copy(os.path.join(case.outdir, fn), os.path.join(dest, fn))
+        print("published to %s" % dest)
+    print("%s/%s: %s %s (in %s)" % (a.agent, a.scenario, status, "; ".join(case.notes), case.outdir))
+    sys.exit(0 if status == "ok" else 1)
+
+
+if __name__ == "__main__":
+    main()
