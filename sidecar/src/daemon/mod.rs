@@ -4,11 +4,15 @@
 //! runs every tmux command on one worker thread ([`worker`]).
 //!
 //! ```text
-//!  tend tap ──pipe fd──▶ tap socket ─▶ pipes thread ─┐ (reads each pane's pipe on the tick)
-//!  tend CLI ──JSON─────▶ control ────────────────────┼─▶ events ─▶ Core (pane table) ─▶ jobs ─▶ tmux worker
-//!  tmux hooks ─poke────▶ control ────────────────────┘                 ▲                         │
-//!                                                                     └── results as events ────┘
+//!  tend tap ──pipe fd──▶ tap socket ─▶ pipes thread ─▶ events ──┐ (reads each pane's pipe on the tick)
+//!  tend CLI ──JSON─────▶ control ─────────────────────▶ requests ┼─▶ Core (pane table) ─▶ jobs ─▶ tmux worker
+//!  tmux hooks ─poke────▶ control ─────────────────────▶ requests ┘        ▲                        │
+//!                                                                       └── results as events ───┘
 //! ```
+//!
+//! Requests have their own queue and are served first; pane output is fed
+//! to the table [`FEED_ROUND`] at a time, so a flooding pane delays a
+//! request by one round, not by all it printed.
 
 pub mod control;
 pub mod core;
@@ -21,6 +25,7 @@ pub mod store;
 pub mod worker;
 pub mod zellij;
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,6 +39,21 @@ use crate::error::CliError;
 /// How often panes are listed even without a hook firing (new panes also
 /// arrive through break-pane, join-pane, respawn, which have no hook).
 pub const RECONCILE_EVERY: Duration = Duration::from_secs(1);
+
+/// Longest the event loop spends on pane output before it serves the
+/// control requests and ticks the pane table again. Output comes in pieces
+/// of at most [`pipes::FEED_CHUNK`] bytes, so a round lasts about this long
+/// plus one piece.
+pub const FEED_ROUND: Duration = Duration::from_millis(10);
+
+/// Puts an event from the pipes thread or the worker in the backlog, a
+/// tick's batch of pane output as its events.
+fn queue(backlog: &mut VecDeque<Event>, ev: Event) {
+    match ev {
+        Event::Taps(list) => backlog.extend(list),
+        other => backlog.push_back(other),
+    }
+}
 
 /// When the loop wakes for the pane table's next deadline, `wait` from now:
 /// on the pipes' batch tick ([`ipc::next_batch_tick`]), so that
@@ -82,6 +102,8 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     let control = ipc::bind(&opts.control)?;
     let taps = ipc::bind_std(&opts.tap)?;
     let (ev_tx, mut ev_rx) = tokio::sync::mpsc::channel::<Event>(4096);
+    // Control connections have their own queue, read before pane output.
+    let (ctl_tx, mut ctl_rx) = tokio::sync::mpsc::channel::<Event>(1024);
     let (job_tx, job_rx) = std::sync::mpsc::channel();
     let (bus, _) = tokio::sync::broadcast::channel(1024);
     // Notifications (crate::notify): reads the bus, delivers on its own.
@@ -99,7 +121,7 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     let guards = ipc::Guards::new();
     tokio::spawn(ipc::accept_control(
         control,
-        ev_tx.clone(),
+        ctl_tx,
         bus.clone(),
         guards.clone(),
     ));
@@ -143,31 +165,50 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
         .map_err(|e| CliError::new("signal", format!("cannot watch SIGINT: {e}")))?;
     let mut wait = Duration::from_millis(10);
+    // Events from the pipes thread and the worker not handled yet, in the
+    // order they came (a re-seed's capture must not be overtaken by output
+    // read before it). Bounded: the pipes thread holds back a pane whose
+    // output is not consumed (pipes::MAX_PENDING).
+    let mut backlog: VecDeque<Event> = VecDeque::new();
     loop {
         tokio::select! {
-            ev = ev_rx.recv() => {
+            // Control requests first: they never wait behind pane output.
+            biased;
+            ev = ctl_rx.recv() => {
                 let Some(ev) = ev else { break };
                 core.handle(ev);
-                // Take what is already queued before publishing once, but
-                // no more: the pipes thread keeps queueing while the table
-                // works, and a loop that never ends would starve the
-                // control connections (tasks of this same thread).
-                for _ in 0..ev_rx.len() {
-                    match ev_rx.try_recv() {
-                        Ok(ev) => core.handle(ev),
-                        Err(_) => break,
-                    }
-                }
-                if !ev_rx.is_empty() {
-                    // Behind (a flood on a slow machine): let the control
-                    // connections in before the next round.
-                    tokio::task::yield_now().await;
-                }
             }
-            _ = tokio::time::sleep_until(wake_at(wait).into()) => {}
-            _ = reconcile.tick() => core.reconcile(),
             _ = sigterm.recv() => core.stopping = true,
             _ = sigint.recv() => core.stopping = true,
+            _ = reconcile.tick() => core.reconcile(),
+            ev = ev_rx.recv(), if backlog.is_empty() => {
+                let Some(ev) = ev else { break };
+                queue(&mut backlog, ev);
+            }
+            _ = tokio::time::sleep_until(wake_at(wait).into()), if backlog.is_empty() => {}
+            // Behind (a flood on a slow machine): the control connections'
+            // tasks and the sockets are served before the next round.
+            _ = tokio::task::yield_now(), if !backlog.is_empty() => {}
+        }
+        // Whatever else is already queued, but no more: the pipes thread
+        // keeps queueing while the table works.
+        while let Ok(ev) = ctl_rx.try_recv() {
+            core.handle(ev);
+        }
+        for _ in 0..ev_rx.len() {
+            match ev_rx.try_recv() {
+                Ok(ev) => queue(&mut backlog, ev),
+                Err(_) => break,
+            }
+        }
+        // Pane output for one round at most, then a tick: a flooding pane
+        // delays a control request by one round, not by all it printed.
+        let round = std::time::Instant::now();
+        while let Some(ev) = backlog.pop_front() {
+            core.handle(ev);
+            if round.elapsed() >= FEED_ROUND {
+                break;
+            }
         }
         wait = core.tick();
         if core.persist && last_save.elapsed() >= Duration::from_secs(1) {

@@ -54,8 +54,24 @@ const LINGER_TICKS: u32 = 10;
 /// several times what tmux 3.3a writes into a pipe under `yes`).
 const DRAIN_MAX: usize = 1 << 20;
 
+/// Reads of at least this much in one tick make a pipe hot: read every
+/// [`HOT_EVERY`] until the next tick as well (1.6 MB a second and more; agents
+/// print far less). Read only on the tick, a pane printing 10 MB a second
+/// fills the pipe's socket buffer (about 200 KiB) before the tick, and tmux
+/// then keeps the rest in memory it does not give back.
+const HOT_READ: usize = 32 * 1024;
+
+/// How often a hot pipe is read between ticks.
+const HOT_EVERY: Duration = Duration::from_millis(2);
+
 /// What a read asks for at a time.
 const READ_CHUNK: usize = 64 * 1024;
+
+/// Most bytes of one pane in one [`Event::TapData`]. The pane table feeds
+/// output to the detector event by event and lets control requests in
+/// between (see [`super::FEED_ROUND`]): a smaller piece bounds how long a
+/// request can wait behind a flooding pane's output.
+pub const FEED_CHUNK: usize = 16 * 1024;
 
 /// How long a hand-over may take to arrive once its connection is
 /// accepted (the tap sends it right after connecting).
@@ -130,51 +146,65 @@ struct Pipe {
     gap: bool,
     last_gap: Option<Instant>,
     closed: bool,
+    /// Output read and kept to be handed on at the next tick.
+    carry: Vec<u8>,
+    /// Bytes read since the last tick.
+    read: usize,
+    /// The last tick's reads took at least [`HOT_READ`] bytes: the pipe is
+    /// read between ticks too.
+    hot: bool,
 }
 
 impl Pipe {
-    /// Reads what the pipe holds (up to [`DRAIN_MAX`]); the bytes, or
-    /// nothing when they must be dropped.
-    fn drain(&mut self) -> Option<Vec<u8>> {
-        let mut buf: Vec<u8> = Vec::new();
-        while buf.len() < DRAIN_MAX {
-            let at = buf.len();
-            buf.resize(at + READ_CHUNK, 0);
-            match self.file.read(&mut buf[at..]) {
+    /// Reads what the pipe holds (up to [`DRAIN_MAX`]) through `scratch`
+    /// and keeps it in `carry` for the next tick, or drops it when it must
+    /// be dropped. Returns how many bytes were read.
+    ///
+    /// `scratch` is the reader's one buffer, allocated once: a buffer
+    /// grown and zeroed at every read cost as much as the parsing of the
+    /// output it held.
+    fn drain(&mut self, scratch: &mut [u8]) -> usize {
+        let max = scratch.len().min(DRAIN_MAX);
+        let mut len = 0;
+        while len < max {
+            let end = (len + READ_CHUNK).min(max);
+            match self.file.read(&mut scratch[len..end]) {
                 Ok(0) => {
-                    buf.truncate(at);
                     self.closed = true;
                     break;
                 }
-                Ok(n) => buf.truncate(at + n),
-                Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                    buf.truncate(at);
-                    break;
-                }
-                Err(e) if e.kind() == ErrorKind::Interrupted => buf.truncate(at),
+                Ok(n) => len += n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(_) => {
-                    buf.truncate(at);
                     self.closed = true;
                     break;
                 }
             }
         }
-        if buf.is_empty() {
-            self.linger = self.linger.saturating_sub(1);
-            return None;
+        self.read += len;
+        if len == 0 {
+            return 0;
         }
-        self.linger = LINGER_TICKS;
-        if self.held.load(Ordering::Relaxed) + buf.len() > MAX_PENDING {
+        if self.held.load(Ordering::Relaxed) + self.carry.len() + len > MAX_PENDING {
             // The pane table is behind on this pane: drop, re-seed later.
             self.gap = true;
-            return None;
+            self.carry = Vec::new();
+            return len;
         }
         if !self.report_due() && self.gap {
             // A gap is outstanding but may not be reported yet: the re-seed
             // that follows its report replaces this output anyway.
-            return None;
+            return len;
         }
-        Some(buf)
+        self.carry.extend_from_slice(&scratch[..len]);
+        len
+    }
+
+    /// The tick's reads are over: hot or not until the next tick.
+    fn end_tick(&mut self) {
+        self.hot = self.read >= HOT_READ;
+        self.read = 0;
     }
 
     /// A gap is outstanding and may be reported now (the pane table has
@@ -264,7 +294,27 @@ impl Reader {
         (fds[1..].iter().map(set).collect(), accept)
     }
 
+    /// Waits for `tick`, reading the hot pipes every [`HOT_EVERY`]
+    /// meanwhile (a quiet server just sleeps).
+    fn wait_for(&mut self, tick: Instant, scratch: &mut [u8]) {
+        loop {
+            let left = tick.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            if !self.pipes.iter().any(|p| p.hot) {
+                std::thread::sleep(left);
+                return;
+            }
+            std::thread::sleep(left.min(HOT_EVERY));
+            for p in self.pipes.iter_mut().filter(|p| p.hot && !p.closed) {
+                p.drain(scratch);
+            }
+        }
+    }
+
     fn run(mut self) {
+        let mut scratch = vec![0u8; DRAIN_MAX];
         loop {
             if !self.busy() {
                 // Nothing printing: sleep until something is.
@@ -278,9 +328,8 @@ impl Reader {
             }
             // Every pane's output of this tick read together, on the same
             // instants as the pane table's own wake-ups.
-            let now = Instant::now();
-            let tick = next_batch_tick(now);
-            std::thread::sleep(tick.saturating_duration_since(now));
+            let tick = next_batch_tick(Instant::now());
+            self.wait_for(tick, &mut scratch);
             let (readable, accept) = self.ready(PollTimeout::ZERO);
             let mut batch = std::mem::take(&mut self.outbox);
             if accept {
@@ -291,20 +340,28 @@ impl Reader {
                 if !(p.linger > 0 || readable.get(i).copied().unwrap_or(false) || p.gap) {
                     continue;
                 }
-                let data = p.drain();
+                if p.drain(&mut scratch) > 0 {
+                    p.linger = LINGER_TICKS;
+                } else {
+                    p.linger = p.linger.saturating_sub(1);
+                }
+                p.end_tick();
                 if p.report_due() {
                     batch.push(Event::TapGap { conn: p.conn });
                     p.gap = false;
                     p.last_gap = Some(Instant::now());
                 }
-                if let Some(bytes) = data {
-                    let held = p.hold(bytes.len());
+                for piece in p.carry.chunks(FEED_CHUNK) {
                     batch.push(Event::TapData {
                         conn: p.conn,
-                        bytes,
+                        bytes: piece.to_vec(),
                         at,
-                        held,
+                        held: p.hold(piece.len()),
                     });
+                }
+                p.carry.clear();
+                if p.carry.capacity() > MAX_PENDING {
+                    p.carry.shrink_to(MAX_PENDING);
                 }
                 if p.closed {
                     batch.push(Event::TapClosed { conn: p.conn });
@@ -379,6 +436,9 @@ impl Reader {
                 gap: false,
                 last_gap: None,
                 closed: false,
+                carry: Vec::new(),
+                read: 0,
+                hot: false,
             });
         }
     }
@@ -408,33 +468,59 @@ mod tests {
             gap: false,
             last_gap: None,
             closed: false,
+            carry: Vec::new(),
+            read: 0,
+            hot: false,
         };
         (tmux, p)
     }
 
     #[test]
-    fn output_is_read_whole_and_counted_until_consumed() {
+    fn output_is_read_whole_and_kept_for_the_tick() {
         let (mut tmux, mut p) = pipe();
+        let mut scratch = vec![0u8; DRAIN_MAX];
         tmux.write_all(b"abc").expect("write");
-        let got = p.drain().expect("data");
-        assert_eq!(got, b"abc");
-        assert_eq!(p.linger, LINGER_TICKS);
-        let held = p.hold(got.len());
-        assert_eq!(p.held.load(Ordering::Relaxed), 3);
+        assert_eq!(p.drain(&mut scratch), 3);
+        tmux.write_all(b"de").expect("write");
+        assert_eq!(p.drain(&mut scratch), 2);
+        assert_eq!(p.carry, b"abcde");
+        p.end_tick();
+        assert!(!p.hot, "a few bytes do not make a pipe hot");
+        let held = p.hold(5);
+        assert_eq!(p.held.load(Ordering::Relaxed), 5);
         drop(held);
         assert_eq!(p.held.load(Ordering::Relaxed), 0);
-        // Nothing more: the pipe lingers one tick less.
-        assert_eq!(p.drain(), None);
-        assert_eq!(p.linger, LINGER_TICKS - 1);
+        assert_eq!(p.drain(&mut scratch), 0);
         assert!(!p.closed);
+    }
+
+    #[test]
+    fn a_pipe_printing_a_lot_in_a_tick_is_hot_until_a_tick_takes_little() {
+        let (mut tmux, mut p) = pipe();
+        let mut scratch = vec![0u8; DRAIN_MAX];
+        // Fits in the socket's buffer: written whole before the reads.
+        tmux.write_all(&[b'x'; HOT_READ - 1]).expect("write");
+        assert_eq!(p.drain(&mut scratch), HOT_READ - 1);
+        tmux.write_all(b"y").expect("write");
+        assert_eq!(p.drain(&mut scratch), 1);
+        assert!(!p.hot, "hot is decided at the tick");
+        p.end_tick();
+        assert!(p.hot, "two reads of one tick count together");
+        tmux.write_all(b"z").expect("write");
+        assert_eq!(p.drain(&mut scratch), 1);
+        p.end_tick();
+        assert!(!p.hot);
+        assert_eq!(p.carry.len(), HOT_READ + 1);
     }
 
     #[test]
     fn a_pane_table_behind_drops_then_reports_one_gap() {
         let (mut tmux, mut p) = pipe();
+        let mut scratch = vec![0u8; DRAIN_MAX];
         let _held = p.hold(MAX_PENDING - 2);
         tmux.write_all(b"xyz").expect("write");
-        assert_eq!(p.drain(), None, "over the bound: dropped");
+        assert_eq!(p.drain(&mut scratch), 3);
+        assert!(p.carry.is_empty(), "over the bound: dropped");
         assert!(p.gap);
         // Still more than half held: no report yet, output still dropped.
         assert!(!p.report_due());
@@ -447,17 +533,30 @@ mod tests {
         p.gap = true;
         tmux.write_all(b"more").expect("write");
         assert!(!p.report_due());
-        assert_eq!(p.drain(), None);
+        assert_eq!(p.drain(&mut scratch), 4);
+        assert!(p.carry.is_empty());
         p.last_gap = Instant::now().checked_sub(GAP_EVERY);
         assert!(p.report_due());
+        // Kept output counts against the bound with what is held.
+        p.gap = false;
+        let _held = p.hold(MAX_PENDING - 4);
+        tmux.write_all(b"ab").expect("write");
+        assert_eq!(p.drain(&mut scratch), 2);
+        assert_eq!(p.carry, b"ab");
+        tmux.write_all(b"cde").expect("write");
+        assert_eq!(p.drain(&mut scratch), 3);
+        assert!(p.gap, "2 kept + 3 read + held is over the bound");
+        assert!(p.carry.is_empty(), "a gap drops what was kept too");
     }
 
     #[test]
     fn tmux_closing_the_pipe_is_noticed() {
         let (mut tmux, mut p) = pipe();
+        let mut scratch = vec![0u8; DRAIN_MAX];
         tmux.write_all(b"last").expect("write");
         drop(tmux);
-        assert_eq!(p.drain().as_deref(), Some(&b"last"[..]));
+        assert_eq!(p.drain(&mut scratch), 4);
+        assert_eq!(p.carry, b"last");
         assert!(p.closed);
     }
 
