@@ -99,6 +99,18 @@ pub fn run(opts: Options) -> Result<(), CliError> {
 }
 
 async fn serve(opts: Options) -> Result<(), CliError> {
+    // The manifests take a while to load (their patterns are compiled);
+    // meanwhile the worker sets tmux up and lists the panes, so that a
+    // restarted daemon taps them as soon as its pane table exists.
+    let manifests = std::thread::Builder::new()
+        .name("tend-manifests".into())
+        .spawn(crate::manifests::load)
+        .map_err(|e| {
+            CliError::new(
+                "manifests",
+                format!("cannot start loading the manifests: {e}"),
+            )
+        })?;
     let control = ipc::bind(&opts.control)?;
     let taps = ipc::bind_std(&opts.tap)?;
     let (ev_tx, mut ev_rx) = tokio::sync::mpsc::channel::<Event>(4096);
@@ -131,7 +143,12 @@ async fn serve(opts: Options) -> Result<(), CliError> {
             format!("cannot start the thread that reads the panes' pipes: {e}"),
         )
     })?;
-    let (registry, errors) = crate::manifests::load();
+    let _ = job_tx.send(worker::Job::Setup);
+    let _ = job_tx.send(worker::Job::List);
+    let (registry, errors) = tokio::task::spawn_blocking(move || manifests.join())
+        .await
+        .map_err(|e| CliError::new("manifests", format!("loading the manifests failed: {e}")))?
+        .map_err(|_| CliError::new("manifests", "loading the manifests failed (a panic)"))?;
     for e in &errors {
         eprintln!("tend: manifest not used: {e}");
     }
@@ -153,11 +170,9 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     core.flags = loaded.flags;
     core.book = loaded.reports;
     let mut last_save = std::time::Instant::now();
-    let _ = job_tx.send(worker::Job::Setup);
-    // After Setup, so that its sweep of a dead daemon's options cannot
-    // remove this daemon's token.
+    // After Setup (sent above), so that its sweep of a dead daemon's
+    // options cannot remove this daemon's token.
     core.install_guard();
-    core.reconcile();
     let mut reconcile = tokio::time::interval(RECONCILE_EVERY);
     reconcile.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
