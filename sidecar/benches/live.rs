@@ -7,11 +7,14 @@
 //! TEND_BENCH_BIN=/path/to/other/tend cargo bench -p tend --bench live    # another build
 //! ```
 //!
-//! 1. **Latency**: a pane whose process is an identified agent (declared with
-//!    `TEND_AGENT=claude`) alternates between a working frame and an
-//!    approval dialog (frames rendered from the `claude/approval`
-//!    recording). Time from the dialog's bytes being written to
-//!    `@tend_state` reading `waiting`, over N runs: p50, p99, max.
+//! 1. **Latency**: a pane whose process is an identified agent alternates
+//!    between a working frame and an approval dialog (frames rendered from
+//!    the `claude/approval` recording). Time from the dialog's bytes being
+//!    written to `@tend_state` reading `waiting`, over N runs: p50, p99,
+//!    max. Twice: the agent declared with `TEND_AGENT=claude`, and the agent
+//!    known only from its process tree (`node …/@anthropic-ai/claude-code/
+//!    cli.js`, a real `node` printing the frames, as Claude Code ran before
+//!    its native build), so that a delay in the identity path shows.
 //! 2. **Cost**: N panes streaming (a spinner line at 60 Hz, as a working
 //!    agent redraws) for S seconds; CPU (user+system, % of one core) and
 //!    memory of the daemon (RSS) and of the taps (PSS, summed), and the tmux
@@ -161,8 +164,20 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
     sorted[i]
 }
 
-fn latency(runs: usize) {
-    let s = Server::new("lat");
+/// How the latency pane's agent is known.
+#[derive(Clone, Copy, PartialEq)]
+enum Identity {
+    /// `TEND_AGENT=claude` in its environment.
+    Declared,
+    /// Only its process tree: `node …/@anthropic-ai/claude-code/cli.js`.
+    ProcessTree,
+}
+
+fn latency(runs: usize, identity: Identity) {
+    let s = Server::new(match identity {
+        Identity::Declared => "lat",
+        Identity::ProcessTree => "lattree",
+    });
     s.tend(&["start"]);
     let cast_path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/claude/approval/pane.cast");
@@ -172,10 +187,31 @@ fn latency(runs: usize) {
     let fifo = s.dir.path().join("agent.fifo");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
     // The pane's agent: reads frames from the fifo and prints them.
-    let cmd = format!(
-        "env TEND_AGENT=claude sh -c 'printf \"\\033[?1049h\"; exec cat \"{}\"'",
-        fifo.display()
-    );
+    let cmd = match identity {
+        Identity::Declared => format!(
+            "env TEND_AGENT=claude sh -c 'printf \"\\033[?1049h\"; exec cat \"{}\"'",
+            fifo.display()
+        ),
+        Identity::ProcessTree => {
+            let pkg = s.dir.path().join("node_modules/@anthropic-ai/claude-code");
+            std::fs::create_dir_all(&pkg).expect("package dir");
+            let cli = pkg.join("cli.js");
+            std::fs::write(
+                &cli,
+                "process.stdout.write('\\x1b[?1049h');\n\
+                 const fs = require('fs');\n\
+                 const fd = fs.openSync(process.argv[2], 'r');\n\
+                 const buf = Buffer.alloc(1 << 16);\n\
+                 for (;;) {\n\
+                   const n = fs.readSync(fd, buf, 0, buf.length, null);\n\
+                   if (n === 0) break;\n\
+                   fs.writeSync(1, buf.subarray(0, n));\n\
+                 }\n",
+            )
+            .expect("cli.js");
+            format!("exec node '{}' '{}'", cli.display(), fifo.display())
+        }
+    };
     let pane = s.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", &cmd]);
     let mut w = std::fs::OpenOptions::new()
         .write(true)
@@ -208,7 +244,11 @@ fn latency(runs: usize) {
     }
     lat.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
     println!(
-        "latency dialog→@tend_state  runs={} p50={:.1}ms p99={:.1}ms max={:.1}ms (poll resolution ~1ms + a tmux call)",
+        "latency dialog→@tend_state  agent={} runs={} p50={:.1}ms p99={:.1}ms max={:.1}ms (poll resolution ~1ms + a tmux call)",
+        match identity {
+            Identity::Declared => "TEND_AGENT",
+            Identity::ProcessTree => "process-tree",
+        },
         lat.len(),
         pct(&lat, 0.5),
         pct(&lat, 0.99),
@@ -297,14 +337,20 @@ fn cost(panes: usize, secs: u64, load: Load) {
         .sum();
     let per = |a: u64, b: u64| (b.saturating_sub(a)) as f64 / 1e9 / secs as f64 * 100.0;
     let per_ticks = |a: u64, b: u64| (b.saturating_sub(a)) as f64 / hz / secs as f64 * 100.0;
+    // Everything tend runs: the daemon, its tmux commands, and any process
+    // per pane (taps that stay; none since they hand their pipe over).
+    let total_cpu = per(d0, d1) + per_ticks(dc0, dc1) + per(t0, t1);
+    let total_mb = (rss + pss) as f64 / 1024.0;
     println!(
-        "tend    {label:<6} panes={panes:>3} daemon cpu={:.2}% (+ its tmux commands {:.2}%) rss={:.1}MB | taps({}) cpu={:.2}% pss={:.1}MB | tmux server cpu={:.2}%",
+        "tend    {label:<6} panes={panes:>3} daemon cpu={:.2}% (+ its tmux commands {:.2}%) rss={:.1}MB | taps({}) cpu={:.2}% pss={:.1}MB | all of tend cpu={:.2}% mem={:.1}MB | tmux server cpu={:.2}%",
         per(d0, d1),
         per_ticks(dc0, dc1),
         rss as f64 / 1024.0,
         taps.len(),
         per(t0, t1),
         pss as f64 / 1024.0,
+        total_cpu,
+        total_mb,
         per(s0, s1)
     );
     s.tend(&["stop"]);
@@ -395,7 +441,12 @@ fn main() {
         })
         .unwrap_or_else(|| vec![Load::Agents, Load::Spinner60Hz, Load::Idle]);
     if runs > 0 {
-        latency(runs);
+        latency(runs, Identity::Declared);
+        if Command::new("node").arg("--version").output().is_ok() {
+            latency(runs, Identity::ProcessTree);
+        } else {
+            println!("latency with a process-tree agent: skipped (no `node` on PATH)");
+        }
     }
     for load in loads {
         for &n in &panes {

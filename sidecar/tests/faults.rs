@@ -112,14 +112,6 @@ fn sigkill(pid: u32) {
     );
 }
 
-/// The parent of `pid`, from `/proc/PID/stat` (the field after the
-/// parenthesised command name).
-fn parent(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (_, rest) = stat.rsplit_once(')')?;
-    rest.split_whitespace().nth(1)?.parse().ok()
-}
-
 fn cmdline(pid: u32) -> Vec<String> {
     std::fs::read(format!("/proc/{pid}/cmdline"))
         .map(|b| {
@@ -201,19 +193,13 @@ fn daemon_log(env: &Env) -> String {
         .unwrap_or_default()
 }
 
-/// Connections the daemon holds on its tap socket (accepted sockets carry
-/// the listener's path in `/proc/net/unix`, state 03 = connected).
-fn connected_taps(sock: &Path) -> usize {
-    let path = sock.to_string_lossy();
-    std::fs::read_to_string("/proc/net/unix")
-        .unwrap_or_default()
+/// Panes whose `#{pane_pipe}` is 1.
+fn piped_panes(env: &Env) -> Vec<String> {
+    env.tmux_out(&["list-panes", "-a", "-F", "#{pane_id} #{pane_pipe}"])
         .lines()
-        .skip(1)
-        .filter(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            f.len() >= 8 && f[5] == "03" && f[7] == path
-        })
-        .count()
+        .filter_map(|l| l.strip_suffix(" 1"))
+        .map(str::to_owned)
+        .collect()
 }
 
 /// One request on the control socket; `None` when the daemon does not
@@ -248,9 +234,10 @@ fn pane_ids(env: &Env) -> Vec<String> {
         .collect()
 }
 
-/// Every pane of the server is in the daemon's table as `pipe`, each has
-/// exactly one tap process, and that many taps are connected.
-fn all_tapped(ctl: &Path, tap: &Path, panes: &[String]) -> bool {
+/// Every pane of the server is in the daemon's table as `pipe` (the
+/// daemon holds the pane's pipe: its tap handed it over), tmux says every
+/// pane's pipe is open, and no tap process is left: no process per pane.
+fn all_tapped(env: &Env, ctl: &Path, panes: &[String]) -> bool {
     let Some(list) = call(ctl, "list", json!({})) else {
         return false;
     };
@@ -259,7 +246,8 @@ fn all_tapped(ctl: &Path, tap: &Path, panes: &[String]) -> bool {
         rows.iter()
             .any(|r| r["pane"] == p.as_str() && r["tap"] == "pipe")
     });
-    in_table && connected_taps(tap) == panes.len()
+    let piped = piped_panes(env);
+    in_table && panes.iter().all(|p| piped.contains(p)) && tap_processes(env).is_empty()
 }
 
 /// The bytes a recording prints up to `until` seconds, without the
@@ -328,12 +316,25 @@ fn strip_queries(b: &[u8]) -> Vec<u8> {
     out
 }
 
-/// A tap frame (see `tend::tap`).
-fn frame(kind: u8, payload: &[u8]) -> Vec<u8> {
-    let mut f = vec![kind];
-    f.extend_from_slice(&(payload.len() as u32).to_be_bytes());
-    f.extend_from_slice(payload);
-    f
+/// Hands the daemon a pipe for `pane` as `tend tap` does (the pane id,
+/// the descriptor as `SCM_RIGHTS`), holding `bytes`; returns the
+/// connection, to read its end.
+fn hand_over(tap: &Path, pane: &str, bytes: &[u8]) -> UnixStream {
+    use std::os::fd::AsRawFd;
+    let (mut ours, theirs) = UnixStream::pair().expect("pair");
+    let s = UnixStream::connect(tap).expect("connect");
+    let fds = [theirs.as_raw_fd()];
+    nix::sys::socket::sendmsg::<nix::sys::socket::UnixAddr>(
+        s.as_raw_fd(),
+        &[std::io::IoSlice::new(pane.as_bytes())],
+        &[nix::sys::socket::ControlMessage::ScmRights(&fds)],
+        nix::sys::socket::MsgFlags::empty(),
+        None,
+    )
+    .expect("sendmsg");
+    ours.write_all(bytes).expect("write into the pipe");
+    drop(theirs);
+    s
 }
 
 /// Lines of a pane's whole history, trailing blank lines dropped.
@@ -450,7 +451,7 @@ fn sigkill_while_streaming_loses_nothing_and_every_pane_is_retapped() {
     let mut pid = start_pid(&env);
     // Steady panes: one numbered line every 10 ms. Burst panes: 100
     // numbered lines at once every 200 ms. An idle pane prints nothing
-    // (its tap must notice the daemon's death all the same).
+    // (tmux must notice the daemon's death on its pipe all the same).
     let mut streams: Vec<(String, String)> = Vec::new();
     for k in 1..=3 {
         let cmd = format!(
@@ -469,58 +470,53 @@ fn sigkill_while_streaming_loses_nothing_and_every_pane_is_retapped() {
     env.window("main", "exec sleep 100000");
     let panes = pane_ids(&env);
     let ctl = control_socket(&env);
-    let tap = tap_socket(&env);
     assert!(
-        wait_until(15, || all_tapped(&ctl, &tap, &panes)),
-        "panes never all tapped: {} connected for {} panes; {}",
-        connected_taps(&tap),
+        wait_until(15, || all_tapped(&env, &ctl, &panes)),
+        "panes never all tapped: pipes open on {:?} of {} panes, tap processes {:?}; {}",
+        piped_panes(&env),
         panes.len(),
+        tap_processes(&env),
         env.list_json()
     );
-    let taps_before = tap_processes(&env);
-    // tmux runs each tap itself: no shell waits between them.
-    let server = tmux_pid(&env);
-    for (tap, pane) in &taps_before {
-        assert_eq!(
-            parent(*tap),
-            Some(server),
-            "the tap of {pane} is not tmux's child"
-        );
-    }
     let mut retaps: Vec<Duration> = Vec::new();
+    let mut closes: Vec<Duration> = Vec::new();
     let mut starts: Vec<Duration> = Vec::new();
     let mut polling_seen: Vec<String> = Vec::new();
     for n in 1..=kills {
         std::thread::sleep(rng.ms(100, 2000));
         sigkill(pid);
+        let killed = Instant::now();
         assert!(
             wait_until(5, || !alive(pid)),
             "daemon {pid} survived SIGKILL"
         );
+        // No pipe outlives the daemon that held it, the idle pane's
+        // included: tmux closes each one itself.
+        assert!(
+            wait_until(5, || piped_panes(&env).is_empty()),
+            "kill {n}: pipes left open after the daemon died: {:?}",
+            piped_panes(&env)
+        );
+        closes.push(killed.elapsed());
         // Down for a moment while the panes keep printing.
         std::thread::sleep(rng.ms(0, 300));
         let t0 = Instant::now();
         pid = start_pid(&env);
         starts.push(t0.elapsed());
-        let back = wait_until(10, || all_tapped(&ctl, &tap, &panes));
+        let back = wait_until(10, || all_tapped(&env, &ctl, &panes));
         let took = t0.elapsed();
         assert!(
             back,
-            "kill {n}: not every pane re-tapped within 10 s: {} of {} taps connected; {}",
-            connected_taps(&tap),
+            "kill {n}: not every pane re-tapped within 10 s: pipes open on {:?} of {} panes, tap processes {:?}; {}",
+            piped_panes(&env),
             panes.len(),
+            tap_processes(&env),
             env.list_json()
         );
         retaps.push(took);
-        // No tap process is added per kill: the old ones reconnect.
-        let taps = tap_processes(&env);
-        for p in &panes {
-            let count = taps.iter().filter(|(_, q)| q == p).count();
-            assert_eq!(count, 1, "kill {n}: {count} tap processes on {p}: {taps:?}");
-        }
         // Now and then (and after the last kill) leave the daemon up long
-        // enough that a tap it does not count as connected would have
-        // fallen back to polling (6 s).
+        // enough that a pane whose pipe it does not hold would have been
+        // tapped again or fallen back to polling (3–6 s).
         if n == kills || n % 5 == 0 {
             std::thread::sleep(Duration::from_secs(7));
             if let Some(list) = call(&ctl, "list", json!({})) {
@@ -569,32 +565,32 @@ fn sigkill_while_streaming_loses_nothing_and_every_pane_is_retapped() {
         lines_checked += got.len();
     }
     let taps_after = tap_processes(&env);
-    assert_eq!(
-        taps_after.len(),
-        taps_before.len(),
-        "tap processes before {taps_before:?}, after {taps_after:?}"
-    );
+    assert!(taps_after.is_empty(), "tap processes left: {taps_after:?}");
+    let mut closes_sorted = closes.clone();
+    closes_sorted.sort();
     let mut sorted = retaps.clone();
     sorted.sort();
     let mut starts_sorted = starts.clone();
     starts_sorted.sort();
     figure(format!(
         "sigkill: {kills} kills, {} panes ({} streaming), {lines_checked} lines compared, 0 differ; \
+         every pipe closed by tmux after SIGKILL within median {} ms, worst {} ms; \
          re-tap after `tend start` began: median {} ms, p90 {} ms, worst {} ms; `tend start` itself: median {} ms, worst {} ms; \
-         tap processes {} before, {} after",
+         tap processes left: {}",
         panes.len(),
         streams.len(),
+        ms(percentile(&closes_sorted, 0.5)),
+        ms(*closes_sorted.last().expect("kills")),
         ms(percentile(&sorted, 0.5)),
         ms(percentile(&sorted, 0.9)),
         ms(*sorted.last().expect("kills")),
         ms(percentile(&starts_sorted, 0.5)),
         ms(*starts_sorted.last().expect("kills")),
-        taps_before.len(),
         taps_after.len()
     ));
     assert!(
         polling_seen.is_empty(),
-        "tapped panes fell back to polling after a restart (their tap connected but the daemon did not count it): {polling_seen:?}"
+        "tapped panes were not held by the daemon a while after a restart: {polling_seen:?}"
     );
     // The requirement is 2 s; a restart typically takes a few hundred ms.
     let worst = *sorted.last().expect("kills");
@@ -619,7 +615,7 @@ fn tmux_server_killed_the_daemon_goes_and_a_new_server_gets_a_new_one() {
     let ctl = control_socket(&env);
     let tap = tap_socket(&env);
     let panes = pane_ids(&env);
-    assert!(wait_until(10, || all_tapped(&ctl, &tap, &panes)));
+    assert!(wait_until(10, || all_tapped(&env, &ctl, &panes)));
     let t0 = Instant::now();
     env.tmux(&["kill-server"]);
     assert!(
@@ -662,7 +658,7 @@ fn tmux_server_killed_the_daemon_goes_and_a_new_server_gets_a_new_one() {
     assert_ne!(pid, pid2);
     let panes = pane_ids(&env);
     assert!(
-        wait_until(10, || all_tapped(&ctl, &tap, &panes)),
+        wait_until(10, || all_tapped(&env, &ctl, &panes)),
         "new server's panes not tapped: {}",
         env.list_json()
     );
@@ -891,14 +887,13 @@ fn panes_killed_mid_burst_leave_no_entry_and_no_tap() {
     let env = Env::new("flt-killpane");
     let daemon = start_pid(&env);
     let ctl = control_socket(&env);
-    let tap = tap_socket(&env);
     let report = env.path().join("burst.report");
     let quiet = env.window("main", "exec sleep 100000");
     for round in 1..=rounds {
         let noisy = env.window("main", &flood_cmd(&env, 0, 120, &report));
         let panes = pane_ids(&env);
         assert!(
-            wait_until(10, || all_tapped(&ctl, &tap, &panes)),
+            wait_until(10, || all_tapped(&env, &ctl, &panes)),
             "round {round}: flooding pane not tapped"
         );
         std::thread::sleep(Duration::from_millis(700));
@@ -912,16 +907,10 @@ fn panes_killed_mid_burst_leave_no_entry_and_no_tap() {
             })
         });
         assert!(gone, "round {round}: {noisy} still in the table");
-        assert!(
-            wait_until(5, || !tap_processes(&env).iter().any(|(_, p)| *p == noisy)),
-            "round {round}: the tap of {noisy} is still running: {:?}",
-            tap_processes(&env)
-        );
     }
     let panes = pane_ids(&env);
     assert!(panes.contains(&quiet));
-    assert!(wait_until(5, || all_tapped(&ctl, &tap, &panes)));
-    assert_eq!(tap_processes(&env).len(), panes.len());
+    assert!(wait_until(5, || all_tapped(&env, &ctl, &panes)));
     assert!(alive(daemon));
     figure(format!(
         "pane killed mid-burst: {rounds} rounds, entry and tap gone within 5 s each, daemon alive"
@@ -1245,19 +1234,31 @@ fn another_user_cannot_reach_the_sockets_or_inject_pane_output() {
         .into_iter()
         .flatten()
         .any(|p| p["pane"] == pane.as_str() && p["agent"] == "claude")));
-    // Frames that would draw Claude's approval dialog in that pane.
-    let mut frames = frame(0, pane.as_bytes());
-    frames.extend(frame(1, &cast_bytes("claude/approval", 8.0)));
-    let payload = env.path().join("frames.bin");
-    std::fs::write(&payload, &frames).expect("frames");
+    // A pipe for that pane holding the bytes of Claude's approval dialog,
+    // handed over as `tend tap` does.
+    let dialog = cast_bytes("claude/approval", 8.0);
+    let payload = env.path().join("dialog.bin");
+    std::fs::write(&payload, &dialog).expect("dialog");
     std::fs::set_permissions(&payload, std::fs::Permissions::from_mode(0o644)).expect("chmod");
-    let script = format!(
-        "import socket\ns=socket.socket(socket.AF_UNIX)\ns.settimeout(5)\ns.connect({:?})\n\
-         try:\n  s.sendall(open({:?},'rb').read())\nexcept OSError as e:\n  print('send', e)\n\
-         try:\n  print('eof' if s.recv(1) == b'' else 'data')\nexcept OSError as e:\n  print('recv', e)\n",
-        tap.display().to_string(),
-        payload.display().to_string()
-    );
+    let script = [
+        "import socket, array".to_string(),
+        "ours, theirs = socket.socketpair()".into(),
+        "s = socket.socket(socket.AF_UNIX)".into(),
+        "s.settimeout(5)".into(),
+        format!("s.connect({:?})", tap.display().to_string()),
+        "try:".into(),
+        format!(
+            "  s.sendmsg([{pane:?}.encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', [theirs.fileno()]).tobytes())])"
+        ),
+        format!("  ours.sendall(open({:?}, 'rb').read())", payload.display().to_string()),
+        "except OSError as e:".into(),
+        "  print('send', e)".into(),
+        "try:".into(),
+        "  print('eof' if s.recv(1) == b'' else 'data')".into(),
+        "except OSError as e:".into(),
+        "  print('recv', e)".into(),
+    ]
+    .join("\n");
     let out = support::python_as_nobody(&env, &tap, &script);
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
@@ -1269,19 +1270,18 @@ fn another_user_cannot_reach_the_sockets_or_inject_pane_output() {
     assert_ne!(
         env.pane_option(&pane, "@tend_reason"),
         "approval",
-        "another user's frames reached the pane table"
+        "another user's pipe reached the pane table"
     );
-    // The same frames from the owner are taken: the check above is what
+    // The same hand-over from the owner is taken: the check above is what
     // kept the other user out.
-    let mut s = UnixStream::connect(&tap).expect("connect as owner");
-    s.write_all(&frames).expect("send");
+    let s = hand_over(&tap, &pane, &dialog);
     let owner_ok = wait_until(10, || env.pane_option(&pane, "@tend_reason") == "approval");
     drop(s);
     assert!(
         owner_ok,
-        "control: the owner's frames did not draw the dialog"
+        "control: the owner's hand-over did not draw the dialog"
     );
-    figure("another user: tap connection closed unread, no state change; the owner's identical frames draw the dialog");
+    figure("another user: tap connection closed unread, its pipe never read, no state change; the owner's identical hand-over draws the dialog");
 }
 
 #[test]
@@ -1430,8 +1430,9 @@ fn hostile_titles_names_and_notes_never_reach_a_shell_or_a_format() {
     ));
 }
 
-/// Garbage on the tap socket from the owner (bad kinds, oversized lengths,
-/// unknown panes) closes that connection and nothing else.
+/// Garbage on the tap socket from the owner (no descriptor, a pane id
+/// that is not one, an unknown pane, too long a message, a descriptor of a
+/// regular file) closes that connection and nothing else.
 #[test]
 fn garbage_on_the_tap_socket_closes_only_that_connection() {
     let _serial = serial();
@@ -1440,19 +1441,10 @@ fn garbage_on_the_tap_socket_closes_only_that_connection() {
     let ctl = control_socket(&env);
     let tap = tap_socket(&env);
     let panes = pane_ids(&env);
-    assert!(wait_until(10, || all_tapped(&ctl, &tap, &panes)));
-    let cases: Vec<Vec<u8>> = vec![
-        vec![9, 0, 0, 0, 1, b'x'],
-        vec![1, 0xff, 0xff, 0xff, 0xff],
-        frame(0, b"not a pane"),
-        {
-            let mut f = frame(0, b"%99999");
-            f.extend(frame(1, b"\x1b[999999;999999H\x1b]2;\x07\xff\xfe"));
-            f.extend(frame(2, b""));
-            f
-        },
-    ];
-    for bytes in cases {
+    assert!(wait_until(10, || all_tapped(&env, &ctl, &panes)));
+    let without_fd: Vec<Vec<u8>> =
+        vec![vec![9, 0, 0, 0, 1, b'x'], b"%0".to_vec(), vec![b'%'; 4096]];
+    for bytes in without_fd {
         let mut s = UnixStream::connect(&tap).expect("connect");
         let _ = s.write_all(&bytes);
         let _ = s.shutdown(std::net::Shutdown::Write);
@@ -1461,7 +1453,29 @@ fn garbage_on_the_tap_socket_closes_only_that_connection() {
         let mut b = [0u8; 1];
         let _ = s.read(&mut b);
     }
+    for pane in ["not a pane", "%99999", &"%9".repeat(40)] {
+        drop(hand_over(
+            &tap,
+            pane,
+            b"\x1b[999999;999999H\x1b]2;\x07\xff\xfe",
+        ));
+    }
+    {
+        use std::os::fd::AsRawFd;
+        let file = std::fs::File::open("/etc/hostname").expect("a file");
+        let s = UnixStream::connect(&tap).expect("connect");
+        nix::sys::socket::sendmsg::<nix::sys::socket::UnixAddr>(
+            s.as_raw_fd(),
+            &[std::io::IoSlice::new(panes[0].as_bytes())],
+            &[nix::sys::socket::ControlMessage::ScmRights(&[
+                file.as_raw_fd()
+            ])],
+            nix::sys::socket::MsgFlags::empty(),
+            None,
+        )
+        .expect("sendmsg");
+    }
     assert!(alive(daemon));
     assert!(call(&ctl, "ping", json!({})).is_some());
-    assert!(wait_until(5, || all_tapped(&ctl, &tap, &panes)));
+    assert!(wait_until(5, || all_tapped(&env, &ctl, &panes)));
 }

@@ -1,4 +1,4 @@
-//! Taps: `pipe-pane` into tend, without ever touching a user's pipe.
+//! Taps: `pipe-pane -IO` into tend, without ever touching a user's pipe.
 //!
 //! tmux allows one pipe per pane, does not report a pipe's command, and
 //! closes whatever pipe is open when `pipe-pane` runs without a command (or
@@ -12,10 +12,10 @@
 //! * closes a pipe only when the pane carries the mark, again checked and
 //!   done in one step.
 //!
-//! A mark can go stale if the tap process dies on its own (the pipe closes,
-//! the mark stays). The tap process should therefore call
-//! [`Server::clear_tap_mark`] when its input ends, and the daemon clears
-//! marks on panes whose pipe is closed when it reconciles (see
+//! A mark goes stale when the pipe closes without tend closing it (the
+//! reader died, or the user closed or replaced the pipe): the mark stays.
+//! The daemon clears the mark when it sees its pipe close, and before it
+//! taps a pane again (see
 //! [`Pane::has_stale_tap_mark`](crate::Pane::has_stale_tap_mark)).
 
 use crate::error::{Result, TmuxError};
@@ -43,54 +43,52 @@ pub enum TapOutcome {
 }
 
 impl Server {
-    /// Installs `pipe-pane -O` with `shell_command` on `pane`, unless a pipe
-    /// is already open there.
+    /// Installs `pipe-pane -IO` with `shell_command` on `pane`, unless a
+    /// pipe is already open there.
     ///
     /// `shell_command` is a `/bin/sh` command line (build it with
     /// [`shell_join`](crate::escape::shell_join)); it reads the pane's
     /// output on its standard input. tmux would expand `#` formats in it;
     /// this function escapes them, so the command runs exactly as given.
     ///
-    /// The tap process must never block: tmux buffers a stalled pipe
-    /// without bound.
+    /// `-I` as well as `-O`: tmux then also reads the pipe, and so notices
+    /// at once when the last holder of its other end closes it, and closes
+    /// the pipe itself (with `-O` alone, tmux 3.3a notices only when the
+    /// pane next prints, so a silent pane keeps a dead pipe open). Whatever
+    /// is written to the pipe reaches the pane as input: a tap never writes
+    /// to it (its standard output is the pipe too).
+    ///
+    /// The reader must never stall: tmux buffers a stalled pipe without
+    /// bound.
     pub fn install_tap(&self, pane: PaneId, shell_command: &str) -> Result<TapOutcome> {
-        if shell_command.trim().is_empty() {
-            return Err(TmuxError::Invalid {
-                detail: "a tap needs a command to pipe the pane's output into".into(),
-            });
+        let out = self.run(install_tap_command(pane, shell_command)?)?;
+        tap_outcome(pane, out.strip_suffix('\n').unwrap_or(&out))
+    }
+
+    /// [`Server::install_tap`] on several panes in one tmux invocation (a
+    /// daemon starting on a server with many panes taps them all at once).
+    /// A pane that vanished meanwhile makes tmux skip the rest: then each
+    /// pane is tried on its own.
+    pub fn install_taps(&self, taps: &[(PaneId, String)]) -> Vec<(PaneId, Result<TapOutcome>)> {
+        let commands: Result<Vec<Vec<String>>> = taps
+            .iter()
+            .map(|(pane, cmd)| install_tap_command(*pane, cmd))
+            .collect();
+        if taps.len() > 1 {
+            if let Ok(out) = commands.and_then(|c| self.run_many(&c)) {
+                let lines: Vec<&str> = out.lines().collect();
+                if lines.len() == taps.len() {
+                    return taps
+                        .iter()
+                        .zip(lines)
+                        .map(|((pane, _), line)| (*pane, tap_outcome(*pane, line)))
+                        .collect();
+                }
+            }
         }
-        let target = pane.to_string();
-        let t = tmux_quote(&target);
-        let busy = format!("display-message -p -t {t} 'busy:#{{{TAP_OPTION}}}'");
-        let install = format!(
-            "pipe-pane -O -t {t} {pipe} ; set-option -p -t {t} {TAP_OPTION} {mark} ; \
-             display-message -p installed",
-            pipe = tmux_quote(&format_escape_hash(shell_command)),
-            mark = tmux_quote(shell_command),
-        );
-        let out = self.run([
-            "if-shell",
-            "-F",
-            "-t",
-            &target,
-            "#{pane_pipe}",
-            &busy,
-            &install,
-        ])?;
-        let out = out.strip_suffix('\n').unwrap_or(&out);
-        if out == "installed" {
-            return Ok(TapOutcome::Installed);
-        }
-        match out.strip_prefix("busy:") {
-            Some("") => Ok(TapOutcome::Foreign),
-            Some(command) => Ok(TapOutcome::AlreadyTapped {
-                command: command.to_string(),
-            }),
-            None => Err(TmuxError::Parse {
-                what: format!("installing the tap on {pane}"),
-                detail: format!("unexpected answer `{out}`"),
-            }),
-        }
+        taps.iter()
+            .map(|(pane, cmd)| (*pane, self.install_tap(*pane, cmd)))
+            .collect()
     }
 
     /// Closes tend's tap on `pane`, if the pane carries tend's mark.
@@ -120,6 +118,50 @@ impl Server {
         let target = pane.to_string();
         self.run(["set-option", "-p", "-u", "-t", &target, TAP_OPTION])?;
         Ok(())
+    }
+}
+
+/// `if-shell -F -t %N '#{pane_pipe}' 'display -p busy:…' 'pipe-pane -IO … ; set -p @tend_tap … ; display -p installed'`
+fn install_tap_command(pane: PaneId, shell_command: &str) -> Result<Vec<String>> {
+    if shell_command.trim().is_empty() {
+        return Err(TmuxError::Invalid {
+            detail: "a tap needs a command to pipe the pane's output into".into(),
+        });
+    }
+    let target = pane.to_string();
+    let t = tmux_quote(&target);
+    let busy = format!("display-message -p -t {t} 'busy:#{{{TAP_OPTION}}}'");
+    let install = format!(
+        "pipe-pane -IO -t {t} {pipe} ; set-option -p -t {t} {TAP_OPTION} {mark} ; \
+         display-message -p installed",
+        pipe = tmux_quote(&format_escape_hash(shell_command)),
+        mark = tmux_quote(shell_command),
+    );
+    Ok(vec![
+        "if-shell".into(),
+        "-F".into(),
+        "-t".into(),
+        target,
+        "#{pane_pipe}".into(),
+        busy,
+        install,
+    ])
+}
+
+/// What one line of an install's answer says.
+fn tap_outcome(pane: PaneId, out: &str) -> Result<TapOutcome> {
+    if out == "installed" {
+        return Ok(TapOutcome::Installed);
+    }
+    match out.strip_prefix("busy:") {
+        Some("") => Ok(TapOutcome::Foreign),
+        Some(command) => Ok(TapOutcome::AlreadyTapped {
+            command: command.to_string(),
+        }),
+        None => Err(TmuxError::Parse {
+            what: format!("installing the tap on {pane}"),
+            detail: format!("unexpected answer `{out}`"),
+        }),
     }
 }
 

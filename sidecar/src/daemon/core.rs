@@ -25,17 +25,21 @@ use tend_detector::identity::SamplePolicy;
 /// Something that happened.
 #[derive(Debug)]
 pub enum Event {
-    /// A tap connected and named its pane.
+    /// What the pipe reader took at one tick (the events below, in order).
+    Taps(Vec<Event>),
+    /// A tap handed over its pane's pipe.
     TapHello { conn: u64, pane: PaneId },
-    /// Pane output from a tap.
+    /// Pane output read from a pipe.
     TapData {
         conn: u64,
         bytes: Vec<u8>,
         at: Instant,
+        /// Counts the bytes against the pane's bound until consumed.
+        held: crate::daemon::pipes::Held,
     },
-    /// The tap dropped output: re-seed the pane.
+    /// Output was dropped: re-seed the pane.
     TapGap { conn: u64 },
-    /// A tap connection closed.
+    /// A pipe closed (tmux closed it: the pane or its pipe ended).
     TapClosed { conn: u64 },
     /// The tmux worker listed panes and clients.
     Listed {
@@ -87,9 +91,9 @@ pub enum CapturePurpose {
 pub enum TapState {
     /// Nothing yet (seeding or installing).
     None,
-    /// A tend tap is installed; waiting for it to connect.
+    /// A tend tap is installed; waiting for it to hand its pipe over.
     Installed,
-    /// A tend tap is connected.
+    /// The daemon holds the pane's pipe.
     Connected,
     /// Someone else's pipe: capture-pane polling.
     Polling,
@@ -98,8 +102,9 @@ pub enum TapState {
 impl TapState {
     pub(crate) fn word(self) -> &'static str {
         match self {
-            TapState::None => "none",
-            TapState::Installed | TapState::Connected => "pipe",
+            // A tap is running but its pipe is not in hand yet: not tapped.
+            TapState::None | TapState::Installed => "none",
+            TapState::Connected => "pipe",
             TapState::Polling => "polling",
         }
     }
@@ -324,11 +329,23 @@ impl Core {
             Event::TapHello { conn, pane } => {
                 self.conns.insert(conn, pane);
                 if let Some(p) = self.panes.get_mut(&pane) {
-                    p.conn = Some(conn);
-                    p.tap = TapState::Connected;
+                    // tmux gives a pane one pipe: while the daemon holds it,
+                    // another hand-over (the owner's own tool) may add
+                    // output but does not stand for the pane's pipe.
+                    if p.conn.is_none() {
+                        p.conn = Some(conn);
+                        p.tap = TapState::Connected;
+                    }
                 }
             }
-            Event::TapData { conn, bytes, at } => {
+            Event::Taps(list) => {
+                for ev in list {
+                    self.handle(ev);
+                }
+            }
+            Event::TapData {
+                conn, bytes, at, ..
+            } => {
                 let at = self.at(at);
                 if let Some(pane) = self.conns.get(&conn).copied() {
                     if let Some(p) = self.panes.get_mut(&pane) {
@@ -360,9 +377,15 @@ impl Core {
                 if let Some(pane) = self.conns.remove(&conn) {
                     if let Some(p) = self.panes.get_mut(&pane) {
                         if p.conn == Some(conn) {
+                            // tmux closed the pipe while the pane lives: the
+                            // user closed it, or replaced it with their own.
+                            // Tap again unless a pipe is there now (whose
+                            // mark, ours, is cleared first so that a user's
+                            // pipe is not taken for a tap).
                             p.conn = None;
-                            p.tap = TapState::Installed;
+                            p.tap = TapState::None;
                             p.tap_since = Instant::now();
+                            let _ = self.jobs.send(Job::Retap(pane));
                         }
                     }
                 }
@@ -503,7 +526,10 @@ impl Core {
                     } else if info.is_tapped() {
                         TapState::Installed
                     } else {
-                        TapState::None
+                        // Tapped at once, beside the seed: a restarted daemon
+                        // holds every pane's pipe after one tmux invocation.
+                        self.job(Job::InstallTap(id));
+                        TapState::Installed
                     };
                     self.panes.insert(
                         id,

@@ -1,5 +1,6 @@
-//! The daemon's sockets: control (newline-delimited JSON) and taps (frames).
-//! Both are mode 0600 and check that the peer runs as our own uid.
+//! The daemon's sockets: control (newline-delimited JSON) and taps (pipes
+//! handed over, read in [`super::pipes`]). Both are mode 0600 and check
+//! that the peer runs as our own uid.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -14,40 +15,16 @@ use tokio::sync::mpsc::Sender;
 use super::core::Event;
 use crate::error::CliError;
 use crate::protocol::{Request, Response};
-use crate::tap::{FRAME_DATA, FRAME_GAP, FRAME_HELLO};
 
 /// Longest control request line.
 const MAX_LINE: usize = 1 << 20;
-/// Largest tap frame accepted (a tap reads at most 256 KiB at a time).
-const MAX_FRAME: usize = 1 << 20;
-
-/// Tap data events queued for the pane table beyond which a tap connection
-/// lets the other tasks run before reading its next frame. The runtime has
-/// one thread: without this, a flooding pane's connection forwards a whole
-/// scheduling budget of frames (megabytes) at a time and a control request
-/// waits behind all of them.
-const FAIR_QUEUE: usize = 4;
-
-/// How often tap connections are read. Reading every write woke the
-/// daemon once per chunk per pane (a few hundred times a second for ten
-/// busy agents, each wake-up costing more than the parsing it led to);
-/// reading on a tick shared by all connections wakes it at most fifty
-/// times a second whatever the number of panes. The cost: output reaches
-/// the detector up to 20 ms later (the latency budget is 100 ms at p50).
+/// How often pane pipes are read. Reading every write woke the daemon
+/// once per chunk per pane (a few hundred times a second for ten busy
+/// agents, each wake-up costing more than the parsing it led to); reading
+/// on a tick shared by all pipes wakes it at most fifty times a second
+/// whatever the number of panes. The cost: output reaches the detector up
+/// to 20 ms later.
 pub const TAP_BATCH: Duration = Duration::from_millis(20);
-
-/// Ticks a connection keeps being read at each tick after its last data
-/// (200 ms). Agents print in bursts tens of milliseconds apart; waiting
-/// for the socket between two of them would wake the daemon once per
-/// burst, where a read on the shared tick costs one failed `recv`.
-const TAP_LINGER_TICKS: u32 = 10;
-
-/// What a tap connection reads at a time, and keeps between batches.
-const TAP_READ_BUFFER: usize = 8 * 1024;
-
-/// Most bytes taken from one tap socket in one batch before they are
-/// handed on (the rest waits for the next pass, a tick later).
-const TAP_DRAIN_MAX: usize = 1 << 20;
 
 /// Binds a socket, replacing a stale one left by a dead daemon. Refuses
 /// when a live daemon answers on it.
@@ -553,169 +530,10 @@ async fn prompt(req: &Request, events: &Sender<Event>, bus: &Bus) -> Response {
     wait_on(&mut rx, &pane, run, &until, after, deadline).await
 }
 
-/// Serves tap connections.
-pub async fn accept_taps(listener: UnixListener, events: Sender<Event>) {
-    let ticker = std::sync::Arc::new(BatchTicker::default());
-    tokio::spawn(ticker.clone().run());
-    let mut next_conn = 1u64;
-    loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            continue;
-        };
-        if !same_user(&stream) {
-            continue;
-        }
-        let conn = next_conn;
-        next_conn += 1;
-        tokio::spawn(tap_conn(conn, stream, events.clone(), ticker.clone()));
-    }
-}
-
-async fn tap_conn(
-    conn: u64,
-    stream: UnixStream,
-    events: Sender<Event>,
-    ticker: std::sync::Arc<BatchTicker>,
-) {
-    let mut buf: Vec<u8> = Vec::with_capacity(TAP_READ_BUFFER);
-    // Ticks left during which this connection is read without waiting for
-    // the socket to say it has data (see [`TAP_LINGER_TICKS`]).
-    let mut linger = 0;
-    'conn: loop {
-        // A quiet pane waits for data; a pane that printed recently is
-        // read at each tick. Either way the read happens on the batch tick
-        // and takes everything the socket holds: a pane streaming for a
-        // second is read fifty times whatever it writes, and a flood is
-        // still read whole.
-        if linger == 0 && stream.readable().await.is_err() {
-            break;
-        }
-        ticker.next().await;
-        let mut closed = false;
-        let before = buf.len();
-        while buf.len() < TAP_DRAIN_MAX {
-            buf.reserve(TAP_READ_BUFFER);
-            match stream.try_read_buf(&mut buf) {
-                Ok(0) => {
-                    closed = true;
-                    break;
-                }
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => {
-                    closed = true;
-                    break;
-                }
-            }
-        }
-        linger = if buf.len() > before {
-            TAP_LINGER_TICKS
-        } else {
-            linger.saturating_sub(1)
-        };
-        let at = Instant::now();
-        let mut used = 0;
-        while let Some((kind, payload)) = next_frame(&buf[used..]) {
-            let len = payload.len();
-            let ev = match kind {
-                FRAME_HELLO => match String::from_utf8_lossy(payload).trim().parse() {
-                    Ok(pane) => Event::TapHello { conn, pane },
-                    Err(_) => break 'conn,
-                },
-                FRAME_DATA => Event::TapData {
-                    conn,
-                    bytes: payload.to_vec(),
-                    at,
-                },
-                FRAME_GAP => Event::TapGap { conn },
-                _ => break 'conn,
-            };
-            used += 5 + len;
-            if events.send(ev).await.is_err() {
-                return;
-            }
-            if kind == FRAME_DATA && events.max_capacity() - events.capacity() >= FAIR_QUEUE {
-                tokio::task::yield_now().await;
-            }
-        }
-        buf.drain(..used);
-        // A frame header announcing more than any tap sends: not a tap.
-        if buf.len() >= 5 && frame_len(&buf) > MAX_FRAME {
-            break;
-        }
-        if closed {
-            break;
-        }
-        if buf.capacity() > 4 * TAP_READ_BUFFER && buf.len() <= TAP_READ_BUFFER {
-            buf.shrink_to(TAP_READ_BUFFER);
-        }
-    }
-    let _ = events.send(Event::TapClosed { conn }).await;
-}
-
-/// The payload length a frame header announces.
-fn frame_len(b: &[u8]) -> usize {
-    u32::from_be_bytes([b[1], b[2], b[3], b[4]]) as usize
-}
-
-/// The first whole frame at the start of `b`: its kind and payload.
-fn next_frame(b: &[u8]) -> Option<(u8, &[u8])> {
-    if b.len() < 5 {
-        return None;
-    }
-    let len = frame_len(b);
-    if len > MAX_FRAME {
-        return None;
-    }
-    let payload = b.get(5..5 + len)?;
-    Some((b[0], payload))
-}
-
-/// The batch tick all tap connections read on: one timer for all of them
-/// (a timer each, re-armed every tick, woke the runtime once per
-/// connection), running only while some connection waits for it.
-#[derive(Default)]
-pub struct BatchTicker {
-    tick: tokio::sync::Notify,
-    /// Connections waiting for the next tick.
-    waiting: std::sync::atomic::AtomicUsize,
-    /// Wakes the ticker from its rest when the first one starts waiting.
-    wake: tokio::sync::Notify,
-}
-
-impl BatchTicker {
-    /// Waits for the next tick.
-    pub async fn next(&self) {
-        use std::sync::atomic::Ordering::Relaxed;
-        let tick = self.tick.notified();
-        tokio::pin!(tick);
-        // Registered before the ticker can hear of it: no tick is missed.
-        tick.as_mut().enable();
-        if self.waiting.fetch_add(1, Relaxed) == 0 {
-            self.wake.notify_one();
-        }
-        tick.await;
-    }
-
-    /// Ticks while anyone waits; rests otherwise.
-    pub async fn run(self: std::sync::Arc<Self>) {
-        use std::sync::atomic::Ordering::Relaxed;
-        loop {
-            if self.waiting.load(Relaxed) == 0 {
-                self.wake.notified().await;
-                continue;
-            }
-            tokio::time::sleep_until(next_batch_tick(Instant::now()).into()).await;
-            self.waiting.store(0, Relaxed);
-            self.tick.notify_waiters();
-        }
-    }
-}
-
 /// The first batch tick after `at`. Ticks fall on the same instants for
-/// every connection (multiples of [`TAP_BATCH`] since the first call), so
-/// the runtime's timer wakes once for all the busy panes, not once each.
+/// every pipe and for the pane table (multiples of [`TAP_BATCH`] since the
+/// first call), so the daemon wakes once for all the busy panes, not once
+/// each.
 pub fn next_batch_tick(at: Instant) -> Instant {
     static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
     let epoch = *EPOCH.get_or_init(Instant::now);

@@ -1,24 +1,31 @@
 //! The daemon: one per tmux server. It owns the pane table ([`core`]),
-//! listens on two Unix sockets (control requests; tap streams), and runs
-//! every tmux command on one worker thread ([`worker`]).
+//! listens on two Unix sockets (control requests; taps handing over their
+//! pane's pipe), reads every pane's pipe on one thread ([`pipes`]), and
+//! runs every tmux command on one worker thread ([`worker`]).
 //!
 //! ```text
-//!  tend tap ──frames──▶ tap socket ─┐
-//!  tend CLI ──JSON────▶ control ────┼─▶ events ─▶ Core (pane table) ─▶ jobs ─▶ tmux worker
-//!  tmux hooks ─poke───▶ control ────┘                 ▲                           │
-//!                                                    └──── results as events ────┘
+//!  tend tap ──pipe fd──▶ tap socket ─▶ pipes thread ─▶ events ──┐ (reads each pane's pipe on the tick)
+//!  tend CLI ──JSON─────▶ control ─────────────────────▶ requests ┼─▶ Core (pane table) ─▶ jobs ─▶ tmux worker
+//!  tmux hooks ─poke────▶ control ─────────────────────▶ requests ┘        ▲                        │
+//!                                                                       └── results as events ───┘
 //! ```
+//!
+//! Requests have their own queue and are served first; pane output is fed
+//! to the table [`FEED_ROUND`] at a time, so a flooding pane delays a
+//! request by one round, not by all it printed.
 
 pub mod control;
 pub mod core;
 pub mod guard;
 pub mod ipc;
+pub mod pipes;
 pub mod publish;
 pub mod status;
 pub mod store;
 pub mod worker;
 pub mod zellij;
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,8 +40,23 @@ use crate::error::CliError;
 /// arrive through break-pane, join-pane, respawn, which have no hook).
 pub const RECONCILE_EVERY: Duration = Duration::from_secs(1);
 
+/// Longest the event loop spends on pane output before it serves the
+/// control requests and ticks the pane table again. Output comes in pieces
+/// of at most [`pipes::FEED_CHUNK`] bytes, so a round lasts about this long
+/// plus one piece.
+pub const FEED_ROUND: Duration = Duration::from_millis(10);
+
+/// Puts an event from the pipes thread or the worker in the backlog, a
+/// tick's batch of pane output as its events.
+fn queue(backlog: &mut VecDeque<Event>, ev: Event) {
+    match ev {
+        Event::Taps(list) => backlog.extend(list),
+        other => backlog.push_back(other),
+    }
+}
+
 /// When the loop wakes for the pane table's next deadline, `wait` from now:
-/// on the tap connections' batch tick ([`ipc::next_batch_tick`]), so that
+/// on the pipes' batch tick ([`ipc::next_batch_tick`]), so that
 /// evaluations, identity probes and tap reads of all panes share one
 /// wake-up instead of each pane waking the daemon on its own schedule. The
 /// deadlines are soft (an evaluation interval, a probe gap): up to one tick
@@ -77,9 +99,23 @@ pub fn run(opts: Options) -> Result<(), CliError> {
 }
 
 async fn serve(opts: Options) -> Result<(), CliError> {
+    // The manifests take a while to load (their patterns are compiled);
+    // meanwhile the worker sets tmux up and lists the panes, so that a
+    // restarted daemon taps them as soon as its pane table exists.
+    let manifests = std::thread::Builder::new()
+        .name("tend-manifests".into())
+        .spawn(crate::manifests::load)
+        .map_err(|e| {
+            CliError::new(
+                "manifests",
+                format!("cannot start loading the manifests: {e}"),
+            )
+        })?;
     let control = ipc::bind(&opts.control)?;
-    let taps = ipc::bind(&opts.tap)?;
+    let taps = ipc::bind_std(&opts.tap)?;
     let (ev_tx, mut ev_rx) = tokio::sync::mpsc::channel::<Event>(4096);
+    // Control connections have their own queue, read before pane output.
+    let (ctl_tx, mut ctl_rx) = tokio::sync::mpsc::channel::<Event>(1024);
     let (job_tx, job_rx) = std::sync::mpsc::channel();
     let (bus, _) = tokio::sync::broadcast::channel(1024);
     // Notifications (crate::notify): reads the bus, delivers on its own.
@@ -97,12 +133,22 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     let guards = ipc::Guards::new();
     tokio::spawn(ipc::accept_control(
         control,
-        ev_tx.clone(),
+        ctl_tx,
         bus.clone(),
         guards.clone(),
     ));
-    tokio::spawn(ipc::accept_taps(taps, ev_tx.clone()));
-    let (registry, errors) = crate::manifests::load();
+    pipes::spawn(taps, ev_tx.clone()).map_err(|e| {
+        CliError::new(
+            "pipes",
+            format!("cannot start the thread that reads the panes' pipes: {e}"),
+        )
+    })?;
+    let _ = job_tx.send(worker::Job::Setup);
+    let _ = job_tx.send(worker::Job::List);
+    let (registry, errors) = tokio::task::spawn_blocking(move || manifests.join())
+        .await
+        .map_err(|e| CliError::new("manifests", format!("loading the manifests failed: {e}")))?
+        .map_err(|_| CliError::new("manifests", "loading the manifests failed (a panic)"))?;
     for e in &errors {
         eprintln!("tend: manifest not used: {e}");
     }
@@ -124,11 +170,9 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     core.flags = loaded.flags;
     core.book = loaded.reports;
     let mut last_save = std::time::Instant::now();
-    let _ = job_tx.send(worker::Job::Setup);
-    // After Setup, so that its sweep of a dead daemon's options cannot
-    // remove this daemon's token.
+    // After Setup (sent above), so that its sweep of a dead daemon's
+    // options cannot remove this daemon's token.
     core.install_guard();
-    core.reconcile();
     let mut reconcile = tokio::time::interval(RECONCILE_EVERY);
     reconcile.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -136,20 +180,50 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
         .map_err(|e| CliError::new("signal", format!("cannot watch SIGINT: {e}")))?;
     let mut wait = Duration::from_millis(10);
+    // Events from the pipes thread and the worker not handled yet, in the
+    // order they came (a re-seed's capture must not be overtaken by output
+    // read before it). Bounded: the pipes thread holds back a pane whose
+    // output is not consumed (pipes::MAX_PENDING).
+    let mut backlog: VecDeque<Event> = VecDeque::new();
     loop {
         tokio::select! {
-            ev = ev_rx.recv() => {
+            // Control requests first: they never wait behind pane output.
+            biased;
+            ev = ctl_rx.recv() => {
                 let Some(ev) = ev else { break };
                 core.handle(ev);
-                // Take everything already queued before publishing once.
-                while let Ok(ev) = ev_rx.try_recv() {
-                    core.handle(ev);
-                }
             }
-            _ = tokio::time::sleep_until(wake_at(wait).into()) => {}
-            _ = reconcile.tick() => core.reconcile(),
             _ = sigterm.recv() => core.stopping = true,
             _ = sigint.recv() => core.stopping = true,
+            _ = reconcile.tick() => core.reconcile(),
+            ev = ev_rx.recv(), if backlog.is_empty() => {
+                let Some(ev) = ev else { break };
+                queue(&mut backlog, ev);
+            }
+            _ = tokio::time::sleep_until(wake_at(wait).into()), if backlog.is_empty() => {}
+            // Behind (a flood on a slow machine): the control connections'
+            // tasks and the sockets are served before the next round.
+            _ = tokio::task::yield_now(), if !backlog.is_empty() => {}
+        }
+        // Whatever else is already queued, but no more: the pipes thread
+        // keeps queueing while the table works.
+        while let Ok(ev) = ctl_rx.try_recv() {
+            core.handle(ev);
+        }
+        for _ in 0..ev_rx.len() {
+            match ev_rx.try_recv() {
+                Ok(ev) => queue(&mut backlog, ev),
+                Err(_) => break,
+            }
+        }
+        // Pane output for one round at most, then a tick: a flooding pane
+        // delays a control request by one round, not by all it printed.
+        let round = std::time::Instant::now();
+        while let Some(ev) = backlog.pop_front() {
+            core.handle(ev);
+            if round.elapsed() >= FEED_ROUND {
+                break;
+            }
         }
         wait = core.tick();
         if core.persist && last_save.elapsed() >= Duration::from_secs(1) {

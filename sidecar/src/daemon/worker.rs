@@ -22,6 +22,9 @@ pub enum Job {
     Capture(PaneId, CapturePurpose),
     /// Install the tap on a pane.
     InstallTap(PaneId),
+    /// The pane's tap pipe closed while the pane lives: clear the mark,
+    /// then install a tap unless a pipe (the user's) is open.
+    Retap(PaneId),
     /// Apply option updates, then refresh clients.
     Publish {
         /// The changed options.
@@ -284,7 +287,47 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
         };
         let mut server_pid: Option<u32> = None;
         let mut persist_failing = false;
-        while let Ok(job) = jobs.recv() {
+        let mut pending: std::collections::VecDeque<Job> = std::collections::VecDeque::new();
+        loop {
+            if pending.is_empty() {
+                match jobs.recv() {
+                    Ok(job) => pending.push_back(job),
+                    Err(_) => break,
+                }
+            }
+            pending.extend(jobs.try_iter());
+            // Every tap waiting to be installed, in one tmux process and
+            // ahead of the rest: a daemon starting on a server with many
+            // panes holds all their pipes after one invocation instead of
+            // one each behind every pane's seed. (A tap installed before its
+            // pane's seed is captured is harmless: output before the seed
+            // is ignored, the capture holds it.)
+            let (taps, rest): (Vec<Job>, Vec<Job>) = pending
+                .drain(..)
+                .partition(|j| matches!(j, Job::InstallTap(_) | Job::Retap(_)));
+            pending = rest.into();
+            if !taps.is_empty() {
+                let mut list = Vec::with_capacity(taps.len());
+                for job in taps {
+                    match job {
+                        Job::Retap(pane) => {
+                            let _ = server.clear_tap_mark(pane);
+                            list.push((pane, tap_cmd(pane)));
+                        }
+                        Job::InstallTap(pane) => list.push((pane, tap_cmd(pane))),
+                        _ => {}
+                    }
+                }
+                for (pane, outcome) in server.install_taps(&list) {
+                    send(Event::TapInstalled {
+                        pane,
+                        outcome: outcome.map_err(|e| e.to_string()),
+                    });
+                }
+            }
+            let Some(job) = pending.pop_front() else {
+                continue;
+            };
             match job {
                 Job::List => match server.snapshot() {
                     Ok(snap) => {
@@ -321,12 +364,8 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                     Err(e) if e.is_no_server() => send(Event::ServerGone),
                     Err(_) => {}
                 },
-                Job::InstallTap(pane) => {
-                    let outcome = server
-                        .install_tap(pane, &tap_cmd(pane))
-                        .map_err(|e| e.to_string());
-                    send(Event::TapInstalled { pane, outcome });
-                }
+                // Taken above, all at once.
+                Job::Retap(_) | Job::InstallTap(_) => {}
                 Job::Publish { updates, clients } => {
                     // Vanished panes, windows and clients are skipped inside.
                     if let Err(e) = server.publish(&updates, &clients) {
