@@ -74,18 +74,8 @@ fn load(dir: &Path) -> Recording {
         .or(labels["agent"].as_str())
         .expect("agent")
         .to_owned();
-    let name = format!(
-        "{}/{}",
-        dir.parent()
-            .and_then(|p| p.file_name())
-            .map(|s| s.to_string_lossy())
-            .unwrap_or_default(),
-        dir.file_name()
-            .map(|s| s.to_string_lossy())
-            .unwrap_or_default()
-    );
     Recording {
-        name,
+        name: load_name(dir),
         cast,
         procs,
         labels,
