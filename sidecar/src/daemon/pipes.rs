@@ -156,6 +156,23 @@ struct Pipe {
 }
 
 impl Pipe {
+    /// A pipe just handed over, read without asking `poll` for `linger`
+    /// ticks.
+    fn new(conn: u64, file: std::fs::File, linger: u32) -> Self {
+        Pipe {
+            conn,
+            file,
+            linger,
+            held: Arc::new(AtomicUsize::new(0)),
+            gap: false,
+            last_gap: None,
+            closed: false,
+            carry: Vec::new(),
+            read: 0,
+            hot: false,
+        }
+    }
+
     /// Reads what the pipe holds (up to [`DRAIN_MAX`]) through `scratch`
     /// and keeps it in `carry` for the next tick, or drops it when it must
     /// be dropped. Returns how many bytes were read.
@@ -427,19 +444,8 @@ impl Reader {
             let conn = self.next_conn;
             self.next_conn += 1;
             batch.push(Event::TapHello { conn, pane });
-            self.pipes.push(Pipe {
-                conn,
-                file,
-                // Read at the next ticks: the pane is printing, or will.
-                linger: LINGER_TICKS,
-                held: Arc::new(AtomicUsize::new(0)),
-                gap: false,
-                last_gap: None,
-                closed: false,
-                carry: Vec::new(),
-                read: 0,
-                hot: false,
-            });
+            // Read at the next ticks: the pane is printing, or will.
+            self.pipes.push(Pipe::new(conn, file, LINGER_TICKS));
         }
     }
 }
@@ -460,19 +466,7 @@ mod tests {
         let (tmux, ours) = UnixStream::pair().expect("pair");
         ours.set_nonblocking(true).expect("nonblocking");
         let file = std::fs::File::from(OwnedFd::from(ours));
-        let p = Pipe {
-            conn: 1,
-            file,
-            linger: 0,
-            held: Arc::new(AtomicUsize::new(0)),
-            gap: false,
-            last_gap: None,
-            closed: false,
-            carry: Vec::new(),
-            read: 0,
-            hot: false,
-        };
-        (tmux, p)
+        (tmux, Pipe::new(1, file, 0))
     }
 
     #[test]
