@@ -821,6 +821,15 @@ pub struct IdentityMatch {
     pub value: String,
 }
 
+impl IdentityMatch {
+    /// Matched by a key that names the agent beyond doubt (`TEND_AGENT`,
+    /// the agent's package path, its executable), not by a process name
+    /// alone: such a match commits an identity at its first sample.
+    pub fn is_strong(&self) -> bool {
+        matches!(self.via.as_str(), "env" | "package" | "executable")
+    }
+}
+
 /// `key` occurs in `text` as a path fragment: not glued to other name
 /// characters before it, and followed by an end, a separator or a version
 /// (`@openai/codex-linux-x64`, `aider-chat==0.86` match; `my-aider-chat`
@@ -1212,11 +1221,6 @@ impl Default for HysteresisConfig {
     }
 }
 
-/// A match by a key that names the agent beyond doubt.
-fn strong_match(m: &IdentityMatch) -> bool {
-    matches!(m.via.as_str(), "env" | "package" | "executable")
-}
-
 /// Why the committed identity changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -1359,7 +1363,7 @@ impl IdentityTracker {
                 });
                 let needed = if self.committed.is_none()
                     && self.cfg.commit_strong_at_once
-                    && strong_match(m)
+                    && m.is_strong()
                 {
                     1
                 } else {

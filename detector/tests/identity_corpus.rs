@@ -269,7 +269,7 @@ fn hysteresis_commits_the_agent_and_drops_it_when_it_exits() {
                     identity::resolve_pane(&registry, &s.procs, &WalkLimits::default()).agent
                 })
             })
-            .is_some_and(|m| matches!(m.via.as_str(), "env" | "package" | "executable"));
+            .is_some_and(|m| m.is_strong());
         assert_eq!(
             Some(*i),
             first_seen.map(|f| if strong { f } else { f + 1 }),

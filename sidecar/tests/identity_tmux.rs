@@ -265,10 +265,7 @@ impl Harness {
         // Committed at the first sample that names it by image, package
         // path or TEND_AGENT; by process name alone after two.
         let e = self.watch.evidence();
-        let strong = e
-            .matched
-            .as_ref()
-            .is_some_and(|m| matches!(m.via.as_str(), "env" | "package" | "executable"));
+        let strong = e.matched.as_ref().is_some_and(|m| m.is_strong());
         assert!(e.agreeing >= if strong { 1 } else { 2 }, "{e:#?}");
         // It was committed exactly once, to this agent.
         let changes: Vec<_> = self
