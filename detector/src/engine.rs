@@ -136,8 +136,6 @@ pub struct PaneDetector {
     live_child: Option<bool>,
     working_since: Option<Duration>,
     quiet: bool,
-    /// A rule other than an exit rule has matched in this run.
-    ui_seen: bool,
     /// The agent whose run ended in this pane, kept after its identity is
     /// dropped so the pane reads `exited` until a new agent starts.
     ended: Option<String>,
@@ -233,7 +231,6 @@ impl PaneDetector {
             live_child: None,
             working_since: None,
             quiet: false,
-            ui_seen: false,
             ended: None,
             exit_code: None,
             finish_code: None,
@@ -274,7 +271,7 @@ impl PaneDetector {
             // `exited` (with its code) until a new agent starts. A run that
             // never showed the agent's UI (`claude --version`, a start-up
             // failure printed before any screen) leaves no trace.
-            if let Some(old) = self.manifest.as_ref().filter(|_| self.ui_seen) {
+            if let Some(old) = self.manifest.as_ref().filter(|_| self.machine.ui_seen()) {
                 self.ended = Some(old.id.clone());
             }
         }
@@ -293,7 +290,6 @@ impl PaneDetector {
         self.run += 1;
         self.working_since = None;
         self.quiet = false;
-        self.ui_seen = false;
         self.cpu_hold_since = None;
         self.exit_code = None;
         self.finish_code = None;
@@ -320,9 +316,6 @@ impl PaneDetector {
                 // an agent run in the pane, that command was the agent.
                 if self.manifest.is_some() || self.ended.is_some() {
                     self.finish_code = code.or(self.finish_code);
-                    if self.machine.current().state == Some(State::Exited) {
-                        self.exit_code = self.exit_code.or(*code);
-                    }
                 }
             }
             if self.signals.len() < 64 {
@@ -452,7 +445,7 @@ impl PaneDetector {
             let cur = self.machine.current();
             match cur.state {
                 Some(State::Working) => {
-                    if self.evidence.is_none() && self.ui_seen {
+                    if self.evidence.is_none() && self.machine.ui_seen() {
                         if let Some(d) = self.silence_deadline() {
                             at(d);
                         }
@@ -705,7 +698,7 @@ impl PaneDetector {
                 };
                 // Goodbye text (or the shell's screen) before the agent's own
                 // UI was ever seen is the shell about to start it, not an exit.
-                if e.state == RuleState::Exited && !self.ui_seen {
+                if e.state == RuleState::Exited && !self.machine.ui_seen() {
                     return;
                 }
                 // The same agent's UI back, unmistakably, after its run
@@ -719,7 +712,6 @@ impl PaneDetector {
                     return self.decide(at);
                 }
                 if e.state != RuleState::Exited {
-                    self.ui_seen = true;
                     self.machine.saw_ui();
                 }
                 // Typing keeps directing until the agent shows something
@@ -786,7 +778,7 @@ impl PaneDetector {
                 }
                 // Silence asks nothing of the user before the agent's UI is
                 // up: it is still starting (a slow machine, a cold cache).
-                if self.evidence.is_none() && silent >= self.cfg.settle && self.ui_seen {
+                if self.evidence.is_none() && silent >= self.cfg.settle && self.machine.ui_seen() {
                     if self.cpu_busy {
                         let since = *self.cpu_hold_since.get_or_insert(at);
                         if at < since + self.cfg.cpu_backstop_max {

@@ -122,6 +122,11 @@ impl Machine {
         self.ui_seen = true;
     }
 
+    /// Whether the agent's own UI has been seen in this run.
+    pub fn ui_seen(&self) -> bool {
+        self.ui_seen
+    }
+
     /// Whether a turn has run in this agent run.
     pub fn had_turn(&self) -> bool {
         self.had_turn
