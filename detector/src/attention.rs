@@ -1,4 +1,4 @@
-//! The attention model (SPEC §7, seed `000`): folding state, reason,
+//! The attention model: folding state, reason,
 //! silence, seen-state, park and snooze into one band per pane, the demand
 //! and attention sets, the summary sentences and the jump order.
 //!

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// Detector timings (SPEC §4). All fields have defaults; a config file may
+/// Detector timings. All fields have defaults; a config file may
 /// set any subset.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

@@ -204,7 +204,7 @@ impl PaneDetector {
         PaneDetector {
             cfg,
             manifest: None,
-            // No history ring: rules never read scrollback (SPEC §4: an old
+            // No history ring: rules never read scrollback (an old
             // dialog in history is not a dialog), and scrollback for people
             // comes from the multiplexer, which keeps it anyway. Keeping one
             // cost up to 256 KiB a pane and re-formatting every scrolled row.

@@ -1,4 +1,4 @@
-//! Identity: which agent runs in a pane, from process snapshots (SPEC §3).
+//! Identity: which agent runs in a pane, from process snapshots.
 //!
 //! Pure: the sampler (in `sidecar/`) reads `/proc`; this module decides.
 //!
@@ -1196,7 +1196,7 @@ pub fn resolve(registry: &Registry, procs: &[ProcessInfo]) -> Option<IdentityMat
 // Hysteresis
 // ---------------------------------------------------------------------------
 
-/// Thresholds of [`IdentityTracker`] (SPEC §3).
+/// Thresholds of [`IdentityTracker`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct HysteresisConfig {
     /// Agreeing samples needed to commit a new identity.
@@ -1291,7 +1291,7 @@ struct Committed {
     agreeing: u32,
 }
 
-/// Hysteresis over successive [`Resolution`]s of one pane (SPEC §3): a
+/// Hysteresis over successive [`Resolution`]s of one pane: a
 /// new identity is committed after `commit_after` consecutive agreeing
 /// samples; the committed one is held while evidence disagrees, and
 /// dropped when the shell holds the terminal again with its prompt visible
@@ -1308,7 +1308,7 @@ pub struct IdentityTracker {
 }
 
 impl IdentityTracker {
-    /// A tracker with the SPEC's thresholds.
+    /// A tracker with the default thresholds.
     pub fn new() -> Self {
         Self::default()
     }
@@ -1603,7 +1603,7 @@ impl Default for SamplePolicy {
     }
 }
 
-/// Decides when a pane is sampled (SPEC §3): at once when its foreground
+/// Decides when a pane is sampled: at once when its foreground
 /// group changes, soon after new output, and otherwise with an interval
 /// that backs off. Pure: the caller reports output, probes and samples
 /// with their times and asks what is due.

@@ -1,7 +1,7 @@
 //! The per-run state machine: narrow transitions, strong-evidence locks,
 //! and the record of every change.
 //!
-//! The transitions follow seed `000`: a noisy terminal cannot walk a pane
+//! The transitions are narrow: a noisy terminal cannot walk a pane
 //! into a state it was never in.
 //!
 //! | from | may go to |

@@ -231,7 +231,7 @@ pub struct Rule {
     pub example: Option<String>,
 }
 
-/// How an agent's processes are recognised (see SPEC §3).
+/// How an agent's processes are recognised.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct IdentityKeys {

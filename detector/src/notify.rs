@@ -1,4 +1,4 @@
-//! When to notify, and what to say (SPEC §8, seed `000`).
+//! When to notify, and what to say.
 //!
 //! A [`Notifier`] is fed what the daemon publishes — a pane's status
 //! changed, a gated park released itself, a self-reporting agent went

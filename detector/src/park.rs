@@ -1,4 +1,4 @@
-//! Park and snooze (SPEC §7, seed `000` "Park and Snooze"): what the user
+//! Park and snooze: what the user
 //! has decided about a pane, which changes how its state is read without
 //! changing the state.
 //!

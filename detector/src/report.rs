@@ -1,4 +1,4 @@
-//! Self-reported lifecycle and status authority (SPEC §6, seed `003`).
+//! Self-reported lifecycle and status authority.
 //!
 //! An agent, its hooks or a wrapper script can say what it is doing with
 //! `tend report <state> [--reason R] [--message TEXT] [--every DUR]
@@ -37,7 +37,7 @@
 //!
 //! # Mapping to tend's vocabulary
 //!
-//! | lifecycle | [`State`] | [`Reason`] | band (SPEC §7) |
+//! | lifecycle | [`State`] | [`Reason`] | band |
 //! |---|---|---|---|
 //! | `up`, `working`, `merging`, `warning`, `handing-over`, `dispatching` | working | – | Working |
 //! | `idle`, `waiting --reason work` | idle | – | Idle |

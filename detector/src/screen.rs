@@ -7,7 +7,7 @@
 //! `alacritty_terminal` is recorded in `docs/decisions/0001-terminal-emulator.md`.
 //!
 //! The emulator keeps **no scrollback**: the detector must never read stale
-//! history (SPEC §4), and a bounded plain-text ring ([`History`]) keeps the
+//! history, and a bounded plain-text ring ([`History`]) keeps the
 //! lines that scrolled off for `tend read`, at a fraction of the memory.
 
 use std::collections::VecDeque;

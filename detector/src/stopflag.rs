@@ -1,4 +1,4 @@
-//! Stop flags (SPEC §6, seed `003`): a stop that cannot be missed.
+//! Stop flags: a stop that cannot be missed.
 //!
 //! `tend stop-request <pane> "reason"` puts a flag on that pane's agent. It
 //! reads *stop pending · not read* until the agent itself reads it (`tend

@@ -1,6 +1,6 @@
-//! Bad input never panics and never grows memory without bound (SPEC §10:
-//! "invalid UTF-8 and escape-sequence garbage are survived with bounded
-//! memory and no panic").
+//! Bad input never panics and never grows memory without bound: invalid
+//! UTF-8 and escape-sequence garbage are survived with bounded memory and
+//! no panic.
 //!
 //! * Property tests feed random bytes, nasty escape fragments, resizes to
 //!   tiny and large sizes, keystrokes and clock ticks into a [`Screen`] and a

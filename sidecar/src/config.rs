@@ -105,7 +105,7 @@ pub fn load_detector_config() -> Result<DetectorConfig, CliError> {
 
 // ---- [notifications] -------------------------------------------------------
 
-/// `[notifications]`: when a pane enters a demand band (SPEC §8). Every key
+/// `[notifications]`: when a pane enters a demand band. Every key
 /// is optional:
 ///
 /// ```toml

@@ -1,4 +1,4 @@
-//! Notifications (SPEC §8): the adapters around the pure [`Notifier`] of
+//! Notifications: the adapters around the pure [`Notifier`] of
 //! `tend_detector::notify`.
 //!
 //! [`run`] reads the daemon's event bus, feeds the notifier, and delivers

@@ -1,6 +1,5 @@
 //! The procfs sampler: reads the process tree below each pane's shell and
-//! hands it to the pure identity logic in `tend_detector::identity`
-//! (SPEC §3).
+//! hands it to the pure identity logic in `tend_detector::identity`.
 //!
 //! Only the panes' own trees are read, never a full `/proc` scan per tick:
 //! from the shell's `stat` (its `tpgid` is the terminal's foreground group)

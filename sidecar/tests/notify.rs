@@ -1,4 +1,4 @@
-//! Notifications end to end (SPEC §8): a daemon on a private tmux server
+//! Notifications end to end: a daemon on a private tmux server
 //! watches a pane replaying a recorded Claude session that reaches an
 //! approval dialog, and the user is told.
 //!

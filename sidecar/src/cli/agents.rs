@@ -1,7 +1,7 @@
-//! Commands that script agents (SPEC §9): `get`, `events`, `wait`,
-//! `prompt`, `send-keys`, `read`; self-report (SPEC §6): `report`,
-//! `release`, `report-metadata`, `stop-request`, `inbox`, `ack`; and triage
-//! (SPEC §7): `park`, `unpark`, `snooze`, `unsnooze`.
+//! Commands that script agents: `get`, `events`, `wait`,
+//! `prompt`, `send-keys`, `read`; self-report: `report`,
+//! `release`, `report-metadata`, `stop-request`, `inbox`, `ack`; and triage:
+//! `park`, `unpark`, `snooze`, `unsnooze`.
 //!
 //! A timeout or `agent_prompt_stalled` does not prove a prompt was not
 //! delivered: read the pane before retrying.

@@ -178,7 +178,7 @@ pub fn demo(server: &ServerArgs, args: &DemoArgs, out: &mut dyn Write) -> Result
     let exe = exe.to_string_lossy().into_owned();
     let tmux_err = |e: tend_tmux::TmuxError| CliError::new("tmux", e.to_string());
     let cmd = |agent: &str| {
-        // TEND_AGENT declares the agent (SPEC §3), as a container would.
+        // TEND_AGENT declares the agent, as a container would.
         format!(
             "env TEND_AGENT={agent} {}",
             shell_join(&[exe.as_str(), "play", &format!("demo:{agent}"), "--repeat"])

@@ -1,4 +1,4 @@
-//! Control requests the pane table answers (SPEC §9). Long-running methods
+//! Control requests the pane table answers. Long-running methods
 //! (`events`, `wait`, `prompt --wait`) are driven by the connection, which
 //! uses `get` and the event bus; everything here answers at once, or hands
 //! the reply to the tmux worker (`read`).

@@ -1,6 +1,6 @@
 //! A pane's effective status: the screen detector's reading, the pane's
-//! own reports (SPEC §6: one authority per pane), the user's park and
-//! snooze, and the band that folds them together (SPEC §7).
+//! own reports (one authority per pane), the user's park and
+//! snooze, and the band that folds them together.
 
 use serde::Serialize;
 use tend_detector::attention::{self, Band, PaneFacts};

@@ -1,5 +1,5 @@
 //! The daemon's persistent state: parks, snoozes, stop flags and
-//! self-reports survive a restart (SPEC §7, §9). One JSON file per tmux
+//! self-reports survive a restart. One JSON file per tmux
 //! server in `$XDG_STATE_HOME/tend/`, written atomically (write, fsync,
 //! rename). A file that cannot be read is set aside with a message, never
 //! a crash and never silently dropped.

@@ -1,5 +1,5 @@
 //! The zellij backend: the same detector, identity and attention model as
-//! the tmux daemon, fed from zellij (SPEC §2 "zellij").
+//! the tmux daemon, fed from zellij.
 //!
 //! * panes: `list-panes --json` every second (terminal panes only);
 //! * output: one `zellij subscribe` for the panes in the tabs clients look
