@@ -6,9 +6,9 @@
 //! cargo run --release --manifest-path tools/emulator-compare/Cargo.toml -- [CORPUS] [--dump DIR]
 //! ```
 //!
-//! `CORPUS` defaults to `$TEND_CORPUS`, else the shared corpus next to the
-//! repository (`../shared/corpus`): `<agent>/<scenario>/{pane.cast,snapshots.jsonl}`
-//! (the copy in `tests/corpus/` has no snapshots). With `--dump DIR`,
+//! `CORPUS` (or `$TEND_CORPUS`) is a folder of full recordings as
+//! `tools/agentlab` writes them: `<agent>/<scenario>/{pane.cast,snapshots.jsonl}`
+//! (the copies in `tests/corpus/` keep no snapshots). With `--dump DIR`,
 //! the first mismatching snapshots of every recording are written there as
 //! side-by-side diffs. The decision this informs is recorded in
 //! `docs/decisions/0001-terminal-emulator.md`.
@@ -890,8 +890,14 @@ fn main() {
         }
     }
     let root = root
-        .or_else(|| std::env::var_os("TEND_CORPUS").map(PathBuf::from))
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
+        .or_else(|| std::env::var_os("TEND_CORPUS").map(PathBuf::from));
+    let Some(root) = root else {
+        eprintln!(
+            "which recordings? pass a folder of full recordings (with snapshots.jsonl), \
+             as tools/agentlab records them, or set TEND_CORPUS"
+        );
+        std::process::exit(2);
+    };
     if let Some(d) = &dump {
         let _ = std::fs::create_dir_all(d);
     }
