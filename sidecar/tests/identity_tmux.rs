@@ -453,6 +453,14 @@ fn exec_a_title_does_not_hide_the_image() {
         native.display()
     ));
     h.expect_agent("claude");
+    // The first sample may catch `bash -c` before its exec (its argv names
+    // the same program, a strong match that commits at once); once the
+    // exec has happened the image must still name it, whatever argv[0] says.
+    h.until(5, "a sample after the exec", |_, w| {
+        w.evidence()
+            .matched
+            .is_some_and(|m| m.source == Source::Exe)
+    });
     let m = h.watch.evidence().matched.expect("match");
     assert_eq!(
         (m.via.as_str(), m.source),
