@@ -52,8 +52,16 @@ fn plugin_explains_a_missing_binary() {
     let mut t = TestServer::start();
     let dir = plugin_dir(&t, false);
     let script = dir.join("tend.tmux");
-    // A PATH without any `tend`.
+    // Nowhere the script looks may hold a `tend`: a PATH without one, and
+    // no cargo directories (CI builds into `$CARGO_TARGET_DIR`, and a
+    // developer may have installed tend into `~/.cargo/bin`).
+    let empty_home = t.path("empty-home");
+    std::fs::create_dir_all(&empty_home).unwrap();
+    let empty_home = empty_home.to_string_lossy().into_owned();
     t.tmux_ok(&["set-environment", "-g", "PATH", "/usr/bin:/bin"]);
+    t.tmux_ok(&["set-environment", "-g", "HOME", &empty_home]);
+    t.tmux_ok(&["set-environment", "-gu", "CARGO_HOME"]);
+    t.tmux_ok(&["set-environment", "-gu", "CARGO_TARGET_DIR"]);
     t.attach_client("main");
     t.tmux_ok(&["run-shell", &run_shell_arg(&script)]);
     assert!(wait_until(DEADLINE, || t
