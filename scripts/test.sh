@@ -15,6 +15,8 @@ say() { printf '\n== %s\n' "$*"; }
 need_apt=()
 command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+# identity tests run small node scripts shaped like npm-installed agents.
+command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 # Notification tests: a private D-Bus session, a real notification daemon,
 # and a virtual X display for it (sidecar/tests/notify.rs).
 command -v dbus-daemon >/dev/null 2>&1 || need_apt+=(dbus)

@@ -11,6 +11,8 @@
 //! under `$AGENTS_DIR` (default `/opt/agents`, see the agentlab's
 //! `setup.sh`); it is skipped otherwise.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -181,7 +183,7 @@ impl Harness {
 
     fn with_env(name: &str, env: &[(&str, String)]) -> Option<Harness> {
         if !have("tmux") {
-            println!("identity_tmux: tmux is not installed; skipped");
+            support::skip("identity_tmux", "tmux is not installed");
             return None;
         }
         let dir = tempfile::tempdir().expect("temp dir");
@@ -310,7 +312,7 @@ const NODE_SLEEPS: &str = "setInterval(() => {}, 1000);\n";
 #[test]
 fn node_script_in_the_claude_package_is_claude() {
     if !have("node") {
-        println!("identity_tmux: node is not installed; skipped");
+        support::skip("identity_tmux", "node is not installed");
         return;
     }
     let Some(mut h) = Harness::new("node-claude") else {
@@ -331,7 +333,7 @@ fn node_script_in_the_claude_package_is_claude() {
 #[test]
 fn python_entry_point_named_aider() {
     let Some(py) = python() else {
-        println!("identity_tmux: python3 is not installed; skipped");
+        support::skip("identity_tmux", "python3 is not installed");
         return;
     };
     let Some(mut h) = Harness::new("py-aider") else {
@@ -370,7 +372,7 @@ fn symlinked_binary_named_codex() {
 #[test]
 fn npm_bin_symlink_is_resolved_to_the_package() {
     if !have("node") {
-        println!("identity_tmux: node is not installed; skipped");
+        support::skip("identity_tmux", "node is not installed");
         return;
     }
     let Some(mut h) = Harness::new("npm-bin") else {
@@ -415,7 +417,7 @@ fn sh_c_exec_gemini() {
 #[test]
 fn a_process_that_renames_itself_keeps_its_identity() {
     let Some(py) = python() else {
-        println!("identity_tmux: python3 is not installed; skipped");
+        support::skip("identity_tmux", "python3 is not installed");
         return;
     };
     let Some(mut h) = Harness::new("title") else {
@@ -489,7 +491,7 @@ fn env_hint_on_a_plain_sleep() {
 #[test]
 fn a_background_agent_is_not_the_pane_agent() {
     if !have("node") {
-        println!("identity_tmux: node is not installed; skipped");
+        support::skip("identity_tmux", "node is not installed");
         return;
     }
     let Some(mut h) = Harness::new("background") else {
@@ -515,7 +517,7 @@ fn a_background_agent_is_not_the_pane_agent() {
 #[test]
 fn identity_drops_when_the_shell_comes_back() {
     if !have("node") {
-        println!("identity_tmux: node is not installed; skipped");
+        support::skip("identity_tmux", "node is not installed");
         return;
     }
     let Some(mut h) = Harness::new("shell-back") else {
@@ -607,7 +609,10 @@ fn real_agents_are_identified() {
     for (agent, rel) in agents {
         let exe = dir.join(rel);
         if !exe.exists() {
-            println!("identity_tmux: {} not installed; skipped", exe.display());
+            support::skip(
+                "identity_tmux",
+                &format!("{} is not installed", exe.display()),
+            );
             continue;
         }
         // Offline: every model endpoint points at a closed local port;

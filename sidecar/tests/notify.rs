@@ -35,9 +35,12 @@ fn have(test: &str, programs: &[&str]) -> bool {
     if missing.is_empty() {
         return true;
     }
-    eprintln!(
-        "SKIPPED {test}: {} not installed (scripts/test.sh installs them)",
-        missing.join(", ")
+    support::skip(
+        test,
+        &format!(
+            "{} not installed (scripts/test.sh installs them)",
+            missing.join(", ")
+        ),
     );
     false
 }
