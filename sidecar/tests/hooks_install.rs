@@ -513,10 +513,11 @@ fn corrupt_files_are_refused_with_file_and_line() {
             ".codex/hooks.json",
             "{\n  \"hooks\": {\n    \"Stop\": [\n      {\"hooks\": [}\n    ]\n  }\n}\n",
         ),
+        // Gemini CLI reads comments, but not a trailing comma.
         (
             "gemini",
             ".gemini/settings.json",
-            "{\n  // my theme\n  \"theme\": \"GitHub\"\n}\n",
+            "{\n  // my theme\n  \"theme\": \"GitHub\",\n}\n",
         ),
     ];
     for (agent, rel, text) in cases {
@@ -540,13 +541,71 @@ fn corrupt_files_are_refused_with_file_and_line() {
             assert!(backups(&path).is_empty(), "{args:?} made a backup");
         }
     }
-    // Gemini allows comments; the error says so.
+    // Claude Code reads plain JSON: a comment is refused, and the error
+    // says why.
+    let home = tempfile::tempdir().expect("tempdir");
+    let path = home.path().join(".claude/settings.json");
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    let text = "{\n  // my model\n  \"model\": \"opus\"\n}\n";
+    std::fs::write(&path, text).expect("write");
+    let o = run(home.path(), &["hooks", "install", "claude"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("line 2") && err.contains("comments are not plain JSON"),
+        "{err}"
+    );
+    assert_eq!(read(&path), text);
+}
+
+/// Gemini CLI strips comments from settings.json before reading it, so tend
+/// edits such a file too and keeps every comment.
+#[test]
+fn gemini_comments_are_kept() {
+    let commented = GEMINI_SETTINGS
+        .replacen("{\n", "{\n\t// Look and feel.\n", 1)
+        .replace(
+            "\t\t\"disabled\"",
+            "\t\t/* Off for now. */\n\t\t\"disabled\"",
+        )
+        .replace("\"old-hook\"]", "\"old-hook\"] // see notes");
+    full_cycle_jsonc("gemini", ".gemini/settings.json", &commented);
+
+    // The notes read a commented file too.
     let home = tempfile::tempdir().expect("tempdir");
     let path = home.path().join(".gemini/settings.json");
     std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-    std::fs::write(&path, cases[2].2).expect("write");
-    let err = stderr(&run(home.path(), &["hooks", "install", "gemini"]));
-    assert!(err.contains("comments"), "{err}");
+    std::fs::write(
+        &path,
+        commented.replace("\"enabled\": true", "\"enabled\": false"),
+    )
+    .expect("write");
+    let st = ok(run(home.path(), &["hooks", "status", "gemini"]));
+    assert!(st.contains("hooks system is turned off"), "{st}");
+}
+
+/// `full_cycle` for a file with comments (which `serde_json` cannot read).
+fn full_cycle_jsonc(agent: &str, rel: &str, original: &str) {
+    let home = tempfile::tempdir().expect("tempdir");
+    let path = home.path().join(rel);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&path, original).expect("write fixture");
+    let out = ok(run(home.path(), &["hooks", "install", agent]));
+    assert!(out.contains("installed tend's hooks"), "{out}");
+    let installed = read(&path);
+    let comments = original
+        .lines()
+        .filter_map(|l| l.find("//").or_else(|| l.find("/*")).map(|i| &l[i..]));
+    for comment in comments {
+        assert!(installed.contains(comment), "{comment:?} lost: {installed}");
+    }
+    assert_eq!(installed.matches(MARKER).count(), 2, "{installed}");
+    let st = ok(run(home.path(), &["hooks", "status", agent]));
+    assert!(st.contains(": installed"), "{st}");
+    let out = ok(run(home.path(), &["hooks", "install", agent]));
+    assert!(out.contains("already installed"), "{out}");
+    ok(run(home.path(), &["hooks", "uninstall", agent]));
+    assert_eq!(read(&path), original);
 }
 
 #[test]
