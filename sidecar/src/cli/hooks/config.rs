@@ -18,56 +18,9 @@ use jsonc_parser::cst::{
 use jsonc_parser::ParseOptions;
 use serde_json::Value;
 
-use super::spec::{Handler, Spec};
-use super::{hook_command, MARKER};
+use super::spec::{Group, Spec};
+use super::MARKER;
 use crate::error::CliError;
-
-/// tend's matcher group for one event, in the agent's format.
-pub(super) struct Group {
-    pub event: String,
-    pub value: CstInputValue,
-}
-
-/// The matcher group tend wants under each event.
-pub(super) fn desired_groups(spec: &Spec, exe: &str) -> Vec<Group> {
-    let s = |v: &str| CstInputValue::String(v.to_string());
-    spec.events
-        .iter()
-        .map(|e| {
-            let command = s(&hook_command(exe, &spec.name, &e.event));
-            let timeout = CstInputValue::from(e.timeout);
-            let handler = match spec.handler {
-                Handler::Plain => vec![
-                    ("type".to_string(), s("command")),
-                    ("command".to_string(), command),
-                    ("timeout".to_string(), timeout),
-                ],
-                Handler::Gemini => vec![
-                    ("name".to_string(), s(&format!("tend-{}", e.event))),
-                    ("type".to_string(), s("command")),
-                    ("command".to_string(), command),
-                    (
-                        "description".to_string(),
-                        s("tend: report this session to the tend status line"),
-                    ),
-                    ("timeout".to_string(), timeout),
-                ],
-            };
-            let mut group = Vec::new();
-            if let Some(m) = &e.matcher {
-                group.push(("matcher".to_string(), s(m)));
-            }
-            group.push((
-                "hooks".to_string(),
-                CstInputValue::Array(vec![CstInputValue::Object(handler)]),
-            ));
-            Group {
-                event: e.event.clone(),
-                value: CstInputValue::Object(group),
-            }
-        })
-        .collect()
-}
 
 /// `v` as a JSON value, to compare with what the file holds.
 fn to_value(v: &CstInputValue) -> Value {
@@ -681,7 +634,7 @@ fn splice_compact(
 
 #[cfg(test)]
 mod tests {
-    use super::super::spec::spec;
+    use super::super::spec::{desired_groups, spec};
     use super::super::Agent;
     use super::*;
 
@@ -780,5 +733,80 @@ mod tests {
             e.contains("\"hooks\".\"SessionEnd\" (line 2) is an object"),
             "{e}"
         );
+    }
+
+    /// A user's settings (their own keys and hooks, some on tend's events)
+    /// in one of the layouts people use.
+    fn user_file() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let events = [
+            "SessionStart",
+            "Stop",
+            "PreToolUse",
+            "SessionEnd",
+            "Interrupt",
+        ];
+        (
+            proptest::sample::subsequence(events.to_vec(), 0..=events.len()),
+            any::<bool>(),
+            0usize..4,
+            any::<bool>(),
+            any::<bool>(),
+        )
+            .prop_map(|(evs, model, layout, crlf, newline_at_end)| {
+                let mut v = serde_json::json!({});
+                if model {
+                    v["model"] = "opus".into();
+                }
+                if !evs.is_empty() {
+                    let mut hooks = serde_json::Map::new();
+                    for e in evs {
+                        let group = serde_json::json!([{"hooks": [
+                            {"type": "command", "command": format!("echo {e}")}]}]);
+                        hooks.insert(e.to_string(), group);
+                    }
+                    v["hooks"] = Value::Object(hooks);
+                }
+                let text = match layout {
+                    0 => v.to_string(),
+                    n => {
+                        let unit: &[u8] = [b"  ".as_slice(), b"    ", b"\t"][n - 1];
+                        let mut out = Vec::new();
+                        let f = serde_json::ser::PrettyFormatter::with_indent(unit);
+                        let mut ser = serde_json::Serializer::with_formatter(&mut out, f);
+                        serde::Serialize::serialize(&v, &mut ser).unwrap_or_default();
+                        String::from_utf8(out).unwrap_or_default()
+                    }
+                };
+                let text = if newline_at_end { text + "\n" } else { text };
+                if crlf {
+                    text.replace('\n', "\r\n")
+                } else {
+                    text
+                }
+            })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn install_then_uninstall_gives_the_file_back(user in user_file()) {
+            for agent in [Agent::Claude, Agent::Codex, Agent::Gemini] {
+                let installed = install(&user, agent);
+                let v: Value = serde_json::from_str(&installed)
+                    .unwrap_or_else(|e| panic!("{e}: {installed}"));
+                let n = spec(agent).events.len();
+                proptest::prop_assert_eq!(installed.matches(MARKER).count(), n);
+                let hooks = v["hooks"].as_object().map_or(0, |h| h.len());
+                proptest::prop_assert!(hooks >= n, "{}", installed);
+                // The file's line endings, throughout.
+                let crlf = installed.matches("\r\n").count();
+                if user.contains("\r\n") {
+                    proptest::prop_assert_eq!(crlf, installed.matches('\n').count());
+                } else {
+                    proptest::prop_assert_eq!(crlf, 0);
+                }
+                proptest::prop_assert_eq!(uninstall(&installed, agent), user.clone());
+            }
+        }
     }
 }

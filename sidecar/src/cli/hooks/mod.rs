@@ -33,12 +33,10 @@ mod run;
 mod spec;
 mod write;
 
-use config::{
-    desired_groups, insert_groups, inspect, parse_checked, remove_ours, ConfigFile, Overall,
-};
+use config::{insert_groups, inspect, parse_checked, remove_ours, ConfigFile, Overall};
 use diff::unified_diff;
 pub use run::{report_args, run_hook};
-use spec::{spec, Spec, Trust};
+use spec::{desired_groups, spec, Spec, Trust};
 use write::{backup_file, write_config};
 
 /// The shell comment that ends every command tend writes into an agent's

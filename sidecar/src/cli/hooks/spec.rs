@@ -5,9 +5,10 @@
 
 use std::sync::OnceLock;
 
+use jsonc_parser::cst::CstInputValue;
 use serde::Deserialize;
 
-use super::Agent;
+use super::{hook_command, Agent};
 
 /// The bundled tables, by file name.
 pub(super) const TABLES: &[(&str, &str)] = &[
@@ -94,6 +95,53 @@ pub(super) fn spec(agent: Agent) -> &'static Spec {
         .iter()
         .find(|s| s.name == name)
         .unwrap_or_else(|| panic!("no bundled hook table for {name}"))
+}
+
+/// tend's matcher group for one event, in the agent's format.
+pub(super) struct Group {
+    pub event: String,
+    pub value: CstInputValue,
+}
+
+/// The matcher group tend wants under each event.
+pub(super) fn desired_groups(spec: &Spec, exe: &str) -> Vec<Group> {
+    let s = |v: &str| CstInputValue::String(v.to_string());
+    spec.events
+        .iter()
+        .map(|e| {
+            let command = s(&hook_command(exe, &spec.name, &e.event));
+            let timeout = CstInputValue::from(e.timeout);
+            let handler = match spec.handler {
+                Handler::Plain => vec![
+                    ("type".to_string(), s("command")),
+                    ("command".to_string(), command),
+                    ("timeout".to_string(), timeout),
+                ],
+                Handler::Gemini => vec![
+                    ("name".to_string(), s(&format!("tend-{}", e.event))),
+                    ("type".to_string(), s("command")),
+                    ("command".to_string(), command),
+                    (
+                        "description".to_string(),
+                        s("tend: report this session to the tend status line"),
+                    ),
+                    ("timeout".to_string(), timeout),
+                ],
+            };
+            let mut group = Vec::new();
+            if let Some(m) = &e.matcher {
+                group.push(("matcher".to_string(), s(m)));
+            }
+            group.push((
+                "hooks".to_string(),
+                CstInputValue::Array(vec![CstInputValue::Object(handler)]),
+            ));
+            Group {
+                event: e.event.clone(),
+                value: CstInputValue::Object(group),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
