@@ -10,10 +10,12 @@
 //! new checkpoint of the screen as it is now (after the output that did
 //! not fit): the oldest output is dropped, never the screen it built.
 //!
-//! Bound per pane: [`TAPE_BYTES`] of events (each event's bookkeeping
-//! counted at its size) plus one checkpoint (a screen's cells with their
-//! attributes: a few KiB for 80×24, up to ~40 KiB for a busy 200×50). The
-//! tape lives in memory only, while the daemon runs.
+//! Bound per pane: [`TAPE_BYTES`] of events in use (each event's
+//! bookkeeping counted at its size) plus one checkpoint (a screen's cells
+//! with their attributes: a few KiB for 80×24, up to ~40 KiB for a busy
+//! 200×50). Allocated, the events take at most twice that (vectors grow by
+//! doubling; only a stream of one-byte reads comes near it). The tape
+//! lives in memory only, while the daemon runs.
 
 use std::time::Duration;
 
@@ -123,6 +125,14 @@ impl Tape {
             self.bytes.reserve_exact(want - self.bytes.len());
         }
         self.bytes.extend_from_slice(data);
+        if self.marks.len() == self.marks.capacity() {
+            let most = TAPE_BYTES / MARK_COST;
+            let more = self
+                .marks
+                .capacity()
+                .clamp(4, most.saturating_sub(self.marks.len()).max(1));
+            self.marks.reserve_exact(more);
+        }
         let mark = Mark {
             at_ms: self.ms(at),
             end: self.bytes.len() as u32,
@@ -378,6 +388,23 @@ mod tests {
         let mut whole = Screen::new(10, 40);
         whole.process(b"caf\xc3\xa9 \xe2\x94\x82 x\xef\xbf\xbd y");
         assert_eq!(replayed(&rec).rows(), whole.rows());
+    }
+
+    #[test]
+    fn tiny_reads_stay_within_twice_the_bound() {
+        let mut live = Screen::new(10, 40);
+        let mut tape = Tape::new();
+        tape.checkpoint(ms(0), &live);
+        let checkpoint = tape.memory_bytes();
+        for i in 0..200_000u64 {
+            live.process(b"x");
+            tape.output(ms(i), b"x", &live);
+            assert!(tape.bytes.len() + tape.marks.len() * MARK_COST <= TAPE_BYTES);
+        }
+        assert!(tape.wraps >= 10, "{}", tape.wraps);
+        let events = tape.memory_bytes() - tape.checkpoint.capacity();
+        assert!(events <= 2 * TAPE_BYTES, "{events}");
+        assert!(checkpoint > 0);
     }
 
     #[test]
