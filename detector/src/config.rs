@@ -68,6 +68,14 @@ pub struct DetectorConfig {
     /// Directing ends this long after the last keystroke. Default 3s.
     #[serde(with = "dur")]
     pub directing_hold: Duration,
+    /// A live agent run whose screen no rule of its manifest has matched
+    /// at any evaluation for this long is *unrecognised*: its state comes
+    /// only from fallback evidence (activity, silence, the process tree,
+    /// typing), so `tend doctor` lists it as worth capturing
+    /// (`tend capture`). Default 30s: longer than any agent's start-up
+    /// screen in the recordings, short enough to notice while it shows.
+    #[serde(with = "dur")]
+    pub unrecognised_after: Duration,
 }
 
 impl Default for DetectorConfig {
@@ -88,6 +96,7 @@ impl Default for DetectorConfig {
             resize_grace: Duration::from_secs(1),
             echo_window: Duration::from_millis(150),
             directing_hold: Duration::from_secs(3),
+            unrecognised_after: Duration::from_secs(30),
         }
     }
 }

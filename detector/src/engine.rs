@@ -124,6 +124,9 @@ pub struct PaneDetector {
     prev_activity: Option<Duration>,
     /// The latest screen change no rule explained.
     unexplained_change: Option<Duration>,
+    /// The first evaluation of this run's screen, in the current spell of
+    /// evaluations none of whose screens a rule matched.
+    unmatched_since: Option<Duration>,
     last_output: Option<Duration>,
     suppress_until: Duration,
     last_typing: Option<Duration>,
@@ -220,6 +223,7 @@ impl PaneDetector {
             last_activity: None,
             prev_activity: None,
             unexplained_change: None,
+            unmatched_since: None,
             last_output: None,
             suppress_until: Duration::ZERO,
             last_typing: None,
@@ -279,6 +283,7 @@ impl PaneDetector {
         if self.manifest.is_some() {
             self.ended = None;
             self.new_run();
+            self.unmatched_since = None;
             self.evidence = None;
             self.dirty = true;
         }
@@ -538,6 +543,31 @@ impl PaneDetector {
         }
     }
 
+    /// Since when no rule of the agent's manifest has matched the screen
+    /// (`None`: the last evaluation found a rule, there is no live run, or
+    /// it has not been evaluated yet): the earliest evaluation of an
+    /// unbroken spell of evaluations that all found no rule. Meanwhile the
+    /// state comes only from fallback evidence (activity, silence, the
+    /// process tree, typing). A run that has exited is not counted: its
+    /// screen is the shell's.
+    pub fn unmatched_since(&self) -> Option<Duration> {
+        let live = self.manifest.is_some() && self.machine.current().state != Some(State::Exited);
+        self.unmatched_since.filter(|_| live)
+    }
+
+    /// [`unmatched_since`](Self::unmatched_since), once that spell has
+    /// lasted `unrecognised_after` by the detector's clock: a screen the
+    /// manifest does not know, worth capturing as a test case.
+    pub fn unrecognised_since(&self) -> Option<Duration> {
+        self.unmatched_since()
+            .filter(|s| self.clock.saturating_sub(*s) >= self.cfg.unrecognised_after)
+    }
+
+    /// The last state changes (up to 16), oldest first.
+    pub fn recent(&self) -> impl Iterator<Item = &Transition> {
+        self.recent.iter()
+    }
+
     /// The plain-text view the rules see.
     pub fn view(&self) -> ScreenView {
         self.view_of(self.screen.rows())
@@ -669,6 +699,12 @@ impl PaneDetector {
             self.cfg.eval_interval
         };
         self.evidence = evidence;
+        match self.evidence {
+            None => {
+                self.unmatched_since.get_or_insert(at);
+            }
+            Some(_) => self.unmatched_since = None,
+        }
         if changed {
             self.last_activity = Some(at);
             // Only changes no rule explains count towards "activity": the

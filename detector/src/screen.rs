@@ -319,6 +319,28 @@ impl Screen {
         &text.rows
     }
 
+    /// Bytes that draw this screen on a blank terminal of the same size:
+    /// which screen is active (main or alternate), the title, every
+    /// visible cell with its attributes, the cursor and the input modes.
+    /// A recording that starts with them replays from this screen on (what
+    /// `tend capture` keeps instead of output older than its bound). The
+    /// main screen's cells behind an active alternate screen are not
+    /// kept: no rule reads them until the agent leaves, and it redraws
+    /// then.
+    pub fn checkpoint(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64);
+        out.extend_from_slice(if self.alternate() {
+            b"\x1b[?1049h"
+        } else {
+            b"\x1b[?1049l"
+        });
+        out.extend_from_slice(b"\x1b]2;");
+        out.extend(self.title().bytes().filter(|b| !b.is_ascii_control()));
+        out.extend_from_slice(b"\x07");
+        out.extend_from_slice(self.parser.screen().state_formatted().as_bytes());
+        out
+    }
+
     /// Plain-text lines that scrolled off the main screen, oldest first.
     pub fn history(&self) -> &History {
         &self.parser.callbacks().history
@@ -340,6 +362,41 @@ impl Screen {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a checkpoint must carry over: text, colours, cursor, which
+    /// screen, title.
+    fn same_screen(a: &Screen, b: &Screen) {
+        assert_eq!(a.rows(), b.rows());
+        assert_eq!(a.cursor(), b.cursor());
+        assert_eq!(a.alternate(), b.alternate());
+        assert_eq!(a.title(), b.title());
+        assert_eq!(
+            a.parser.screen().contents_formatted(),
+            b.parser.screen().contents_formatted()
+        );
+    }
+
+    #[test]
+    fn a_checkpoint_redraws_the_screen_on_a_blank_one() {
+        let cases: [&[u8]; 3] = [
+            b"\x1b]0;\xe2\x9c\xb3 Claude Code\x07$ ls\r\n\x1b[1;31mred\x1b[0m plain \xe2\x94\x82 wide \xe4\xb8\xad\r\nlast",
+            b"main text\x1b[?1049h\x1b[H\x1b[2J\x1b[7mDo you want to proceed?\x1b[0m\x1b[5;3H> 1. Yes\x1b[3;1H",
+            b"\x1b[?1049h alt\x1b[?1049lback on main\x1b[?2004h\x1b[?1000h",
+        ];
+        for bytes in cases {
+            let mut live = Screen::new(6, 30);
+            live.process(bytes);
+            let mut again = Screen::new(6, 30);
+            // Whatever was on the blank screen before does not matter.
+            again.process(b"junk junk\x1b]2;old\x07");
+            again.process(&live.checkpoint());
+            same_screen(&live, &again);
+            // And output after the checkpoint lands in the same places.
+            live.process(b"\r\nmore\x1b[2;2Hx");
+            again.process(b"\r\nmore\x1b[2;2Hx");
+            same_screen(&live, &again);
+        }
+    }
 
     #[test]
     fn text_and_title() {

@@ -57,6 +57,14 @@ fn load(dir: &Path) -> Recording {
     let labels: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("labels.json")).expect("labels"))
             .expect("labels json");
+    // A folder saved by `tend capture` carries tend's own states as a
+    // draft: scored against itself it would prove nothing.
+    assert!(
+        labels["reviewed"] != Value::Bool(false),
+        "{}: labels.json is an unreviewed draft (tend capture): correct its states to what the \
+         agent really did, then set \"reviewed\": true",
+        dir.display()
+    );
     let mut procs = Vec::new();
     if let Ok(text) = std::fs::read_to_string(dir.join("procs.jsonl")) {
         for line in text.lines().filter(|l| !l.trim().is_empty()) {

@@ -39,6 +39,7 @@ fn main() -> ExitCode {
         Command::Snooze(a) => cli::agents::snooze(s, a, &mut out),
         Command::Unsnooze(a) => cli::agents::unsnooze(s, a, &mut out),
         Command::Replay(a) => cli::replay::run(a, &mut out),
+        Command::Capture(a) => cli::capture::run(s, a, &mut out),
         Command::Doctor(a) => cli::doctor::run(s, a, &mut out),
         Command::Config(a) => cli::doctor::config(a, &mut out),
         Command::Hooks(a) => cli::hooks::run(a, &mut out),

@@ -147,6 +147,13 @@ pub struct PaneView {
     /// program, when found.
     #[serde(default)]
     pub version: Option<String>,
+    /// Unix time since which no rule of the agent's manifest has matched
+    /// the pane's screen, once that has lasted `[detector]
+    /// unrecognised_after` (30 s by default): the state comes only from
+    /// activity, silence and the process tree. `tend capture` saves such a
+    /// pane as a test case.
+    #[serde(default)]
+    pub unrecognised_since: Option<f64>,
 }
 
 /// `pane.agent_status_changed`: a pane's effective state, reason, band or

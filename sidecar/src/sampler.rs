@@ -620,6 +620,9 @@ pub struct WatchUpdate {
     pub observation: Option<ProcessObservation>,
     /// The shell is gone.
     pub gone: bool,
+    /// The processes of a full sample (what `tend capture` saves as
+    /// `procs.jsonl`).
+    pub procs: Option<Vec<ProcessInfo>>,
     /// Cost of the sample.
     pub stats: SampleStats,
 }
@@ -763,6 +766,7 @@ impl PaneWatch {
             }
         }
         self.update_version(sampler, registry, &res, &snap.procs);
+        up.procs = Some(snap.procs.clone());
         if let Some(agent) = self.followed.clone() {
             let sample = ProcSample {
                 at,

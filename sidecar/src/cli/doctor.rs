@@ -135,6 +135,7 @@ pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Resul
                         ),
                     });
                     checks.push(agents_check(&registry, &panes));
+                    checks.push(screens_check(&panes, now_unix()));
                 }
             }
             Err(e) => checks.push(Check {
@@ -280,6 +281,52 @@ pub fn config(args: &ConfigArgs, out: &mut dyn Write) -> Result<(), CliError> {
     Ok(())
 }
 
+fn now_unix() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// `2m10s`, `45s`, `1h03m`.
+fn span(secs: f64) -> String {
+    let s = secs.max(0.0) as u64;
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+    }
+}
+
+/// Panes whose screen no rule of their agent's manifest has matched for a
+/// while (`unrecognised_since`): their state is a guess from activity and
+/// silence. Worth knowing and worth a test case, not a failure.
+fn screens_check(panes: &[PaneView], now: f64) -> Check {
+    let odd: Vec<String> = panes
+        .iter()
+        .filter_map(|p| {
+            let since = p.unrecognised_since?;
+            Some(format!(
+                "{} ({}, {}:{}) — no rule has matched its screen for {}; `tend capture {}` saves it as a test case",
+                p.pane,
+                p.agent.as_deref().unwrap_or("?"),
+                p.session,
+                p.window,
+                span(now - since),
+                p.pane
+            ))
+        })
+        .collect();
+    Check {
+        name: "screens",
+        ok: true,
+        detail: if odd.is_empty() {
+            "every agent's screen is one its rules know".to_owned()
+        } else {
+            odd.join("; ")
+        },
+    }
+}
+
 /// Which agents run, whether their rules were verified, and on which
 /// version: a different version is worth knowing, not a failure.
 fn agents_check(registry: &tend_detector::Registry, panes: &[PaneView]) -> Check {
@@ -312,5 +359,40 @@ fn agents_check(registry: &tend_detector::Registry, panes: &[PaneView]) -> Check
         name: "agents",
         ok: true,
         detail,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_read_as_people_say_them() {
+        assert_eq!(span(0.4), "0s");
+        assert_eq!(span(45.0), "45s");
+        assert_eq!(span(130.2), "2m10s");
+        assert_eq!(span(3_780.0), "1h03m");
+    }
+
+    #[test]
+    fn unrecognised_screens_are_listed_with_the_capture_command() {
+        let pane = |id: &str, since: Option<f64>| PaneView {
+            pane: id.into(),
+            session: "work".into(),
+            window: "@2".into(),
+            agent: Some("claude".into()),
+            unrecognised_since: since,
+            ..PaneView::default()
+        };
+        let none = screens_check(&[pane("%1", None)], 1_000.0);
+        assert!(none.ok);
+        assert_eq!(none.detail, "every agent's screen is one its rules know");
+        let c = screens_check(&[pane("%1", None), pane("%7", Some(870.0))], 1_000.0);
+        assert!(c.ok);
+        assert_eq!(
+            c.detail,
+            "%7 (claude, work:@2) — no rule has matched its screen for 2m10s; \
+             `tend capture %7` saves it as a test case"
+        );
     }
 }

@@ -147,6 +147,20 @@ fn live(
         )
         .map_err(io)?;
     }
+    if let Some(since) = p["unrecognised_since"].as_f64() {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64())
+            - since;
+        writeln!(
+            out,
+            "unknown   no rule has matched this screen for {:.0} s: the state comes from activity, \
+             silence and the process tree; `tend capture {}` saves it as a test case",
+            secs.max(0.0),
+            s(&p["pane"])
+        )
+        .map_err(io)?;
+    }
     writeln!(out, "recent transitions:").map_err(io)?;
     for t in ex["recent"].as_array().into_iter().flatten() {
         writeln!(

@@ -1,6 +1,7 @@
 //! Command-line commands, one module each.
 
 pub mod agents;
+pub mod capture;
 pub mod demo;
 pub mod docs;
 pub mod doctor;
@@ -82,6 +83,8 @@ pub enum Command {
     Explain(explain::ExplainArgs),
     /// Run the detector over an asciicast v2 recording.
     Replay(replay::ReplayArgs),
+    /// Save a pane as a test case (recording, screen, processes, draft labels).
+    Capture(capture::CaptureArgs),
     /// Print the effective configuration.
     Config(doctor::ConfigArgs),
     /// Check tmux, the daemon, taps, hooks, config and manifests.
@@ -136,6 +139,7 @@ pub fn wants_json(cli: &Cli) -> bool {
         Command::Park(a) => a.json,
         Command::Snooze(a) => a.json,
         Command::Replay(a) => a.json,
+        Command::Capture(a) => a.json,
         Command::Doctor(a) => a.json,
         Command::Config(a) => a.json,
         Command::Hooks(_) => false,

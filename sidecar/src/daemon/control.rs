@@ -54,6 +54,7 @@ impl Core {
                 .and_then(|a| self.registry.get(a))
                 .map(|m| m.verified),
             version: p.watch.version().map(str::to_owned),
+            unrecognised_since: self.unrecognised_since(p),
         }
     }
 
@@ -200,6 +201,10 @@ impl Core {
                 })))
             }
             "next" => self.next(p).map(Some),
+            "capture" => {
+                let pane = self.pane_param(p)?;
+                self.capture(pane).map(Some)
+            }
             "explain" => {
                 let pane = self.pane_param(p)?;
                 let e = &self.panes[&pane];

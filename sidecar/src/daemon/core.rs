@@ -2,7 +2,7 @@
 //! watch and tap state. Everything reaches it as an [`Event`]; every effect
 //! on tmux leaves it as a [`Job`] for the tmux worker.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -17,9 +17,11 @@ use tend_tmux::{Capture, Client, Pane, PaneId, Scope};
 
 use crate::daemon::publish::{self, PaneRow};
 use crate::daemon::status::{self, EffView};
+use crate::daemon::tape::Tape;
 pub use crate::daemon::worker::Job;
 use crate::protocol::{Request, Response};
 use crate::sampler::{PaneWatch, Sampler};
+use tend_detector::identity::ProcessInfo;
 use tend_detector::identity::SamplePolicy;
 
 /// Something that happened.
@@ -135,7 +137,15 @@ pub(crate) struct PaneEntry {
     pub(crate) eff_seq: u64,
     /// The agent last announced (for detected/released events).
     pub(crate) announced: Option<String>,
+    /// What the pane showed lately, for `tend capture`.
+    pub(crate) tape: Tape,
+    /// The last few process samples (daemon clock), for `tend capture`.
+    pub(crate) procs: VecDeque<(Duration, Vec<ProcessInfo>)>,
 }
+
+/// Process samples a pane keeps for `tend capture`: enough for a replay to
+/// see the agent alive and its CPU, a few KiB.
+pub(crate) const PROCS_KEPT: usize = 4;
 
 /// The daemon's state.
 pub struct Core {
@@ -304,6 +314,11 @@ impl Core {
         self.epoch().as_secs()
     }
 
+    /// Unix time of a moment on the daemon clock.
+    pub(crate) fn unix_at(&self, d: Duration) -> f64 {
+        self.start_wall + d.as_secs_f64()
+    }
+
     fn at(&self, i: Instant) -> Duration {
         i.saturating_duration_since(self.start)
     }
@@ -351,6 +366,7 @@ impl Core {
                     if let Some(p) = self.panes.get_mut(&pane) {
                         if p.seeded {
                             p.det.feed(at, &bytes);
+                            p.tape.output(at, &bytes, p.det.screen());
                             p.watch.on_output(at);
                             // Visit the pane only when something is due: the
                             // detector coalesces frames into one evaluation
@@ -449,6 +465,7 @@ impl Core {
             if let (true, Some(pane)) = (typed, c.pane_id) {
                 if let Some(p) = self.panes.get_mut(&pane) {
                     p.det.input(now, b"key");
+                    p.tape.input(now, b"key", p.det.screen());
                     self.touched.insert(pane);
                 }
                 if self.parks.typed(&pane.to_string()) {
@@ -476,6 +493,7 @@ impl Core {
                     let (w, h) = (info.width as u16, info.height as u16);
                     if (h, w) != p.det.screen().size() {
                         p.det.resize(now, h, w);
+                        p.tape.resize(now, h, w, p.det.screen());
                     }
                     if info.dead && p.det.status().state.is_some_and(|s| s != State::Exited) {
                         p.det.observe_process(
@@ -549,6 +567,8 @@ impl Core {
                             eff_since: self.start_wall + now.as_secs_f64(),
                             eff_seq: 0,
                             announced: None,
+                            tape: Tape::new(),
+                            procs: VecDeque::new(),
                         },
                     );
                     self.job(Job::Capture(id, CapturePurpose::Seed));
@@ -738,10 +758,19 @@ impl Core {
         let (h, w) = (cap.height as u16, cap.width as u16);
         if (h, w) != p.det.screen().size() {
             p.det.resize(now, h, w);
+            p.tape.resize(now, h, w, p.det.screen());
         }
         match purpose {
-            CapturePurpose::Poll => p.det.feed(now, &bytes),
-            _ => p.det.seed(now, &bytes),
+            CapturePurpose::Poll => {
+                p.det.feed(now, &bytes);
+                p.tape.output(now, &bytes, p.det.screen());
+            }
+            // The tape starts (again) from the screen the capture rebuilt:
+            // output before it was never seen, or was lost.
+            _ => {
+                p.det.seed(now, &bytes);
+                p.tape.checkpoint(now, p.det.screen());
+            }
         }
         self.touched.insert(pane);
         if purpose == CapturePurpose::Seed {
@@ -803,6 +832,12 @@ impl Core {
                 }
                 if let Some(obs) = up.observation {
                     p.det.observe_process(now, obs);
+                }
+                if let Some(procs) = up.procs {
+                    if p.procs.len() == PROCS_KEPT {
+                        p.procs.pop_front();
+                    }
+                    p.procs.push_back((now, procs));
                 }
             }
             while let Some(t) = p.det.poll_transition() {

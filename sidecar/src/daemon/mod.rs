@@ -14,6 +14,7 @@
 //! to the table [`FEED_ROUND`] at a time, so a flooding pane delays a
 //! request by one round, not by all it printed.
 
+pub mod capture;
 pub mod control;
 pub mod core;
 pub mod guard;
@@ -22,6 +23,7 @@ pub mod pipes;
 pub mod publish;
 pub mod status;
 pub mod store;
+pub mod tape;
 pub mod worker;
 pub mod zellij;
 
