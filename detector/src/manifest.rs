@@ -24,6 +24,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("gemini.toml", include_str!("../agents/gemini.toml")),
     ("aider.toml", include_str!("../agents/aider.toml")),
     ("opencode.toml", include_str!("../agents/opencode.toml")),
+    ("pi.toml", include_str!("../agents/pi.toml")),
     ("copilot.toml", include_str!("../agents/copilot.toml")),
     ("cursor.toml", include_str!("../agents/cursor.toml")),
     ("amp.toml", include_str!("../agents/amp.toml")),
@@ -890,8 +891,8 @@ match = { contains = "esc to interrupt" }
         let (reg, errors) = Registry::load(&[]);
         assert!(errors.is_empty(), "{errors:?}");
         for id in [
-            "claude", "codex", "gemini", "aider", "opencode", "copilot", "cursor", "amp", "goose",
-            "crush", "qwen", "kimi", "droid", "kiro", "cline",
+            "claude", "codex", "gemini", "aider", "opencode", "pi", "copilot", "cursor", "amp",
+            "goose", "crush", "qwen", "kimi", "droid", "kiro", "cline",
         ] {
             assert!(reg.get(id).is_some(), "missing bundled manifest {id}");
         }

@@ -488,6 +488,28 @@ impl Sampler {
             .filter(|v| !v.is_empty())
     }
 
+    /// The program the shell ran to start `pid`: `_` in its environment
+    /// (bash sets it to the command's full path), symlinks resolved; `None`
+    /// when it is not an absolute path that exists. The version lookup's
+    /// last resort, for an agent that renames itself: Pi sets its process
+    /// title to `pi` at start, after which argv is just `pi` and the image is
+    /// `node`, so nothing else names its package. Only metadata of the
+    /// agent's own package is read from it (see `version::metadata_sources`),
+    /// so a `_` inherited from elsewhere finds nothing.
+    pub fn launched_program(&mut self, pid: u32) -> Option<String> {
+        let path = self.path(pid, "environ");
+        self.read_into_buf(&path, ENVIRON_MAX).ok()?;
+        let value = self
+            .buf
+            .split(|b| *b == 0)
+            .find_map(|kv| kv.strip_prefix(b"_="))
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+            .filter(|v| v.starts_with('/'))?;
+        self.files_read += 1;
+        let target = std::fs::canonicalize(&value).ok()?;
+        Some(target.to_string_lossy().into_owned())
+    }
+
     /// Resolves the unwrapped script's symlinks (`…/.bin/gemini` →
     /// `…/@google/gemini-cli/bundle/gemini.js`). A relative path is taken
     /// from the process's working directory; a bare word in a command
@@ -813,6 +835,11 @@ impl PaneWatch {
             paths.push(p.exe.as_str());
         }
         self.version = sampler.agent_version(manifest, &paths);
+        if self.version.is_none() {
+            if let Some(launched) = sampler.launched_program(m.pid) {
+                self.version = sampler.agent_version(manifest, &[launched.as_str()]);
+            }
+        }
         self.version_of = Some(key);
     }
 }
@@ -1021,5 +1048,52 @@ mod tests {
         let claude = reg.get("claude").expect("claude");
         assert_eq!(s.agent_version(claude, &[&exe]), None);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_renamed_agent_is_found_by_the_program_the_shell_ran() {
+        // Pi: argv `pi`, image node; only `_` (set by bash) names the
+        // `.bin/pi` link into the package.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("proc");
+        fake_proc(&root, &[(40, 1, 40, "pi", &["pi"], "/usr/bin/node")], true);
+        let pkg = dir
+            .path()
+            .join("node_modules/@mariozechner/pi-coding-agent");
+        std::fs::create_dir_all(pkg.join("dist")).expect("mkdir");
+        std::fs::write(pkg.join("dist/cli.js"), "").expect("cli");
+        std::fs::write(
+            pkg.join("package.json"),
+            r#"{"name": "@mariozechner/pi-coding-agent", "version": "0.73.1"}"#,
+        )
+        .expect("package.json");
+        let bin = dir.path().join("node_modules/.bin");
+        std::fs::create_dir_all(&bin).expect("mkdir");
+        std::os::unix::fs::symlink(
+            "../@mariozechner/pi-coding-agent/dist/cli.js",
+            bin.join("pi"),
+        )
+        .expect("link");
+        std::fs::write(
+            root.join("40/environ"),
+            format!("A=1\0_={}\0", bin.join("pi").display()),
+        )
+        .expect("environ");
+        let reg = Registry::bundled();
+        let pi = reg.get("pi").expect("pi");
+        let mut s = Sampler::with_root(&root);
+        assert_eq!(s.agent_version(pi, &["pi", "/usr/bin/node"]), None);
+        let launched = s.launched_program(40).expect("the program the shell ran");
+        assert!(
+            launched.ends_with("/node_modules/@mariozechner/pi-coding-agent/dist/cli.js"),
+            "{launched}"
+        );
+        assert_eq!(s.agent_version(pi, &[&launched]).as_deref(), Some("0.73.1"));
+        // Another agent's package is not read from it.
+        let claude = reg.get("claude").expect("claude");
+        assert_eq!(s.agent_version(claude, &[&launched]), None);
+        // No `_`, or a relative one: nothing.
+        std::fs::write(root.join("40/environ"), "A=1\0_=pi\0").expect("environ");
+        assert_eq!(s.launched_program(40), None);
     }
 }

@@ -598,23 +598,46 @@ fn real_agents_are_identified() {
         println!("identity_tmux: real agents skipped (set TEND_TEST_REAL_AGENTS=1)");
         return;
     }
-    let dir = PathBuf::from(std::env::var("AGENTS_DIR").unwrap_or_else(|_| "/opt/agents".into()));
+    // Where the CLIs are installed: `TEND_AGENT_DIRS` (colon-separated),
+    // else `AGENTS_DIR`, else both folders tools/agentlab/setup.sh fills.
+    let dirs: Vec<PathBuf> = std::env::var("TEND_AGENT_DIRS")
+        .or_else(|_| std::env::var("AGENTS_DIR"))
+        .unwrap_or_else(|_| "/opt/agents:/opt/agent2".into())
+        .split(':')
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .collect();
+    // (agent, program under an agents dir, npm package whose version the
+    // daemon must read, when it is one)
     let agents = [
-        ("claude", "node_modules/.bin/claude"),
-        ("codex", "node_modules/.bin/codex"),
-        ("gemini", "node_modules/.bin/gemini"),
-        ("aider", "venv/bin/aider"),
+        ("claude", "node_modules/.bin/claude", None),
+        ("codex", "node_modules/.bin/codex", None),
+        ("gemini", "node_modules/.bin/gemini", None),
+        ("aider", "venv/bin/aider", None),
+        // Pi renames itself to `pi` (argv and comm) once it has loaded: the
+        // version comes from the script while it shows, else from the
+        // program the shell ran.
+        (
+            "pi",
+            "node_modules/.bin/pi",
+            Some("node_modules/@mariozechner/pi-coding-agent/package.json"),
+        ),
     ];
     let mut ran = 0;
-    for (agent, rel) in agents {
-        let exe = dir.join(rel);
-        if !exe.exists() {
+    for (agent, rel, package) in agents {
+        let Some(base) = dirs.iter().find(|d| d.join(rel).exists()) else {
             support::skip(
                 "identity_tmux",
-                &format!("{} is not installed", exe.display()),
+                &format!(
+                    "{agent} ({rel}) is not installed in {}",
+                    std::env::join_paths(&dirs)
+                        .map(|p| p.to_string_lossy().into_owned())
+                        .unwrap_or_default()
+                ),
             );
             continue;
-        }
+        };
+        let exe = base.join(rel);
         // Offline: every model endpoint points at a closed local port;
         // dummy keys; no telemetry or update checks.
         let dead = "http://127.0.0.1:9".to_owned();
@@ -635,6 +658,8 @@ fn real_agents_are_identified() {
             ("AIDER_ANALYTICS_DISABLE", "1".to_owned()),
             ("AIDER_CHECK_UPDATE", "false".to_owned()),
             ("HF_HUB_OFFLINE", "1".to_owned()),
+            ("PI_OFFLINE", "1".to_owned()),
+            ("PI_SKIP_VERSION_CHECK", "1".to_owned()),
         ];
         let Some(mut h) = Harness::with_env(&format!("real-{agent}"), &env) else {
             return;
@@ -643,9 +668,20 @@ fn real_agents_are_identified() {
         h.until(45, &format!("real {agent}"), |_, w| w.agent().is_some());
         assert_eq!(h.watch.agent(), Some(agent), "{:#?}", h.watch.evidence());
         println!(
-            "identity_tmux: real {agent}: {:?}",
-            h.watch.evidence().matched
+            "identity_tmux: real {agent}: {:?}, version {:?}",
+            h.watch.evidence().matched,
+            h.watch.version()
         );
+        if let Some(package) = package {
+            let meta = std::fs::read_to_string(base.join(package))
+                .unwrap_or_else(|e| panic!("{}: {e}", base.join(package).display()));
+            let v: serde_json::Value = serde_json::from_str(&meta).expect("package.json");
+            assert_eq!(
+                h.watch.version(),
+                v["version"].as_str(),
+                "{agent}'s version from its package metadata"
+            );
+        }
         ran += 1;
     }
     println!("identity_tmux: {ran} real agents identified");

@@ -69,6 +69,13 @@ UNSUPPORTED = {
     "aider": {"approval_fetch": "aider has no web-fetch tool the model can call (only the user's /web command)",
               "plan": "aider has no plan mode with an approval dialog"},
     "codex": {"approval_fetch": "codex has no fetch tool (only a hosted web_search, not run locally)"},
+    # Pi 0.73 runs every tool without asking ("No permission popups", its
+    # README) and has no question tool and no plan mode (both only through
+    # extensions)
+    "pi": {k: "Pi has no approval dialogs: its tools run without asking (README: 'No permission popups')"
+           for k in ("approval", "deny", "approval_edit", "approval_fetch")} | {
+        "question": "Pi has no question tool (only through an extension)",
+        "plan": "Pi has no plan mode (README: 'No plan mode')"},
 }
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 CORPUS = os.environ.get("ACC_CORPUS", os.path.join(REPO, "tests", "corpus"))
@@ -471,15 +478,20 @@ PROFILES.update({
     ),
     "pi": dict(
         setup=setup_pi,
-        ready=r"fake-model",
+        # inline TUI (no alternate screen); ready = the footer's context gauge
+        # "0.0%/128k (auto)" (the model name alone also matches the typed
+        # command line)
+        ready=r"\d%/\d+k",
+        # Pi has no approval or question dialogs: tools run without asking
         approval_screen=r"(?!)",
         question_screen=r"(?!)",
         approve_keys=[("Enter", False)],
         answer_keys=[("Enter", False)],
         exit_keys=[("/quit", True), ("Enter", False)],
         submit_delay=0.6,
-        interrupted_screen=r"(?i)aborted|interrupted",
-        conn_error_screen=r"(?i)error",
+        sent_screen=r"to interrupt\)",
+        interrupted_screen=r"Operation aborted|Aborted after",
+        conn_error_screen=r"(?i)error|Connection",
         fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
         error_quiet=30, error_max=200,
     ),
