@@ -596,20 +596,33 @@ fn real_agents_are_identified() {
         println!("identity_tmux: real agents skipped (set TEND_TEST_REAL_AGENTS=1)");
         return;
     }
-    let dir = PathBuf::from(std::env::var("AGENTS_DIR").unwrap_or_else(|_| "/opt/agents".into()));
+    // The agents are installed in more than one folder (the later ones went
+    // into a second one: tools/agentlab/NOTES.md): each agent is looked for
+    // in every folder of TEND_AGENT_DIRS (colon-separated), else AGENTS_DIR
+    // and the two default folders.
+    let dirs: Vec<PathBuf> = match std::env::var("TEND_AGENT_DIRS") {
+        Ok(list) => std::env::split_paths(&list).collect(),
+        Err(_) => std::env::var("AGENTS_DIR")
+            .into_iter()
+            .chain(["/opt/agents".to_owned(), "/opt/agent2".to_owned()])
+            .map(PathBuf::from)
+            .collect(),
+    };
     let agents = [
         ("claude", "node_modules/.bin/claude"),
         ("codex", "node_modules/.bin/codex"),
         ("gemini", "node_modules/.bin/gemini"),
         ("aider", "venv/bin/aider"),
+        ("qwen", "node_modules/.bin/qwen"),
     ];
     let mut ran = 0;
     for (agent, rel) in agents {
-        let exe = dir.join(rel);
-        if !exe.exists() {
-            println!("identity_tmux: {} not installed; skipped", exe.display());
+        let Some(exe) = dirs.iter().map(|d| d.join(rel)).find(|p| p.exists()) else {
+            println!(
+                "identity_tmux: {agent} not installed ({rel} in none of {dirs:?}); skipped"
+            );
             continue;
-        }
+        };
         // Offline: every model endpoint points at a closed local port;
         // dummy keys; no telemetry or update checks.
         let dead = "http://127.0.0.1:9".to_owned();
@@ -630,10 +643,25 @@ fn real_agents_are_identified() {
             ("AIDER_ANALYTICS_DISABLE", "1".to_owned()),
             ("AIDER_CHECK_UPDATE", "false".to_owned()),
             ("HF_HUB_OFFLINE", "1".to_owned()),
+            ("QWEN_CODE_DISABLE_PRECONNECT", "1".to_owned()),
         ];
         let Some(mut h) = Harness::with_env(&format!("real-{agent}"), &env) else {
             return;
         };
+        if agent == "qwen" {
+            // Qwen Code reads its auth type and its update / usage-statistics
+            // switches from ~/.qwen/settings.json only (no env knobs).
+            let settings = h.path(".qwen/settings.json");
+            std::fs::create_dir_all(settings.parent().expect("parent")).expect("mkdir .qwen");
+            std::fs::write(
+                &settings,
+                r#"{"security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": false}},
+ "general": {"enableAutoUpdate": false},
+ "privacy": {"usageStatisticsEnabled": false}, "telemetry": {"enabled": false},
+ "memory": {"enableManagedAutoMemory": false}, "model": {"name": "fake-model"}}"#,
+            )
+            .expect("write .qwen/settings.json");
+        }
         h.tmux.type_line(&exe.display().to_string());
         h.until(45, &format!("real {agent}"), |_, w| w.agent().is_some());
         assert_eq!(h.watch.agent(), Some(agent), "{:#?}", h.watch.evidence());
