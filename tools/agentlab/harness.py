@@ -461,7 +461,10 @@ PROFILES.update({
     ),
     "qwen": dict(
         setup=setup_qwen,
-        ready=r"Type your message",
+        # the input box comes first with the footer "⠋ Initializing..." for up to
+        # 4 s more; a prompt typed then is queued ("Press ↑ to edit queued
+        # messages") and sent once the footer reads "? for shortcuts"
+        ready=r"\? for shortcuts",
         approval_screen=r"Allow execution",
         question_screen=r"Enter: (Select|Confirm)|Space/Enter: Toggle",
         approve_keys=[("1", False)],
