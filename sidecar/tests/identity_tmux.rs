@@ -618,9 +618,7 @@ fn real_agents_are_identified() {
     let mut ran = 0;
     for (agent, rel) in agents {
         let Some(exe) = dirs.iter().map(|d| d.join(rel)).find(|p| p.exists()) else {
-            println!(
-                "identity_tmux: {agent} not installed ({rel} in none of {dirs:?}); skipped"
-            );
+            println!("identity_tmux: {agent} not installed ({rel} in none of {dirs:?}); skipped");
             continue;
         };
         // Offline: every model endpoint points at a closed local port;
