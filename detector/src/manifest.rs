@@ -869,6 +869,7 @@ match = { contains = "esc to interrupt" }
             ("claude", "2.1.332"),
             ("gemini", "0.61.0"),
             ("aider", "0.86.2"),
+            ("qwen", "0.15.10"),
         ] {
             assert_eq!(
                 reg.get(id).unwrap().verified_versions,
@@ -877,9 +878,9 @@ match = { contains = "esc to interrupt" }
             );
         }
         // An unverified manifest was verified on no version: nothing to compare.
-        let qwen = reg.get("qwen").unwrap();
-        assert!(!qwen.verified && qwen.verified_versions.is_empty());
-        assert_eq!(qwen.version_warning("1.0.0", "%1"), None);
+        let kimi = reg.get("kimi").unwrap();
+        assert!(!kimi.verified && kimi.verified_versions.is_empty());
+        assert_eq!(kimi.version_warning("1.0.0", "%1"), None);
         assert_eq!(
             parse_err("id = \"x\"\nname = \"X\"\nverified_versions = [\"1\"]\n"),
             "demo.toml: verified_versions names the versions the rules were verified on: set `verified = true` too, or remove it"

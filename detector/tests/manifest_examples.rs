@@ -115,7 +115,8 @@ fn actions_answer_their_rules_examples() {
             "aider/approval",
             "claude/approval",
             "codex/approval",
-            "gemini/approval"
+            "gemini/approval",
+            "qwen/approval"
         ]
     );
 }

@@ -622,6 +622,7 @@ fn real_agents_are_identified() {
             "node_modules/.bin/pi",
             Some("node_modules/@mariozechner/pi-coding-agent/package.json"),
         ),
+        ("qwen", "node_modules/.bin/qwen", None),
     ];
     let mut ran = 0;
     for (agent, rel, package) in agents {
@@ -660,10 +661,25 @@ fn real_agents_are_identified() {
             ("HF_HUB_OFFLINE", "1".to_owned()),
             ("PI_OFFLINE", "1".to_owned()),
             ("PI_SKIP_VERSION_CHECK", "1".to_owned()),
+            ("QWEN_CODE_DISABLE_PRECONNECT", "1".to_owned()),
         ];
         let Some(mut h) = Harness::with_env(&format!("real-{agent}"), &env) else {
             return;
         };
+        if agent == "qwen" {
+            // Qwen Code reads its auth type and its update / usage-statistics
+            // switches from ~/.qwen/settings.json only (no env knobs).
+            let settings = h.path(".qwen/settings.json");
+            std::fs::create_dir_all(settings.parent().expect("parent")).expect("mkdir .qwen");
+            std::fs::write(
+                &settings,
+                r#"{"security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": false}},
+ "general": {"enableAutoUpdate": false},
+ "privacy": {"usageStatisticsEnabled": false}, "telemetry": {"enabled": false},
+ "memory": {"enableManagedAutoMemory": false}, "model": {"name": "fake-model"}}"#,
+            )
+            .expect("write .qwen/settings.json");
+        }
         h.tmux.type_line(&exe.display().to_string());
         h.until(45, &format!("real {agent}"), |_, w| w.agent().is_some());
         assert_eq!(h.watch.agent(), Some(agent), "{:#?}", h.watch.evidence());

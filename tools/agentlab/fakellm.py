@@ -286,6 +286,14 @@ def next_step(tool_result=None, rid=None):
     return i, step
 
 
+def peek_step():
+    """The step the next main request would get, without consuming it."""
+    with LOCK:
+        steps = SCENARIOS.get(STATE["scenario"], [])
+        i = STATE["step"]
+        return i, (steps[i] if i < len(steps) else DEFAULT_STEP)
+
+
 def chunk_text(text, n):
     """Split text into about n chunks on word boundaries."""
     words = re.findall(r"\S+\s*|\s+", text)
@@ -395,6 +403,14 @@ def tool_result_chat(body):
                 return json.dumps(c)
         break
     return "\n".join(out)
+
+
+# Tools an agent offers only after the model asked its tool search for them
+# (Qwen Code 0.15 defers ask_user_question and exit_plan_mode behind
+# `tool_search`, as a real model would find them): the step first calls the
+# search with `select:<name>`, then, once the tool is offered, the tool itself.
+DEFERRED_TOOLS = {"question": "ask_user_question", "plan": "exit_plan_mode"}
+TOOL_SEARCH_NAMES = ("tool_search", "ToolSearch")
 
 
 # tool names per step kind, first match wins (the agents name them differently)
@@ -833,6 +849,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if not main:
             return self.openai_chat_aux(rid, body)
         tools = chat_tools(body)
+        reveal = self.chat_reveal_deferred(rid, body, tools)
+        if reveal:
+            return reveal
         idx, step = next_step(tool_result_chat(body) if tools else None, rid)
         kind = step["kind"]
         if kind == "error":
@@ -880,6 +899,28 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self._sse(fin)
         self._sse("[DONE]")
         log_event("stream_end", id=rid, api="openai_chat", step=idx, kind=kind)
+
+    def chat_reveal_deferred(self, rid, body, tools):
+        """When the next step needs a tool the agent keeps behind its tool
+        search, answer with the search call (`select:<name>`) and keep the
+        step for the request that follows (logged as step -3, kind
+        tool_search, so no scenario boundary is taken from it)."""
+        result = tool_result_chat(body) if tools else None
+        if not tools or (result and DENY_RX.search(result)):
+            return None
+        _, step = peek_step()
+        want = DEFERRED_TOOLS.get(step.get("kind"))
+        search = next((n for n in TOOL_SEARCH_NAMES if n in tools), None)
+        if not want or want in tools or not search:
+            return None
+        props = (tools.get(search) or {}).get("properties") or {}
+        args = {"query": "select:" + want}
+        if "max_results" in props:
+            args["max_results"] = 1
+        log_event("deferred_tool_search", id=rid, tool=want)
+        time.sleep(float(step.get("ttft", 0) or 0))
+        self.openai_chat_tool(rid, body, -3, {"kind": "tool_search"}, search, args)
+        return True
 
     def openai_chat_aux(self, rid, body):
         """A side request (title, summary): a short benign answer."""

@@ -312,6 +312,9 @@ def setup_qwen(home, work, port, scenario):
         "privacy": {"usageStatisticsEnabled": False},
         "telemetry": {"enabled": False},
         "model": {"name": "fake-model"},
+        # after each turn a background agent extracts "memories" with a request
+        # that offers tools (it would read as the next turn); off
+        "memory": {"enableManagedAutoMemory": False, "enableManagedAutoDream": False},
         "modelProviders": {"openai": [{"id": "fake-model", "name": "fake-model",
                                        "baseUrl": "http://127.0.0.1:%d/v1" % port,
                                        "envKey": "OPENAI_API_KEY"}]},
@@ -320,7 +323,10 @@ def setup_qwen(home, work, port, scenario):
     with open(os.path.join(d, "settings.json"), "w") as f:
         json.dump(settings, f, indent=1)
     env = {"OPENAI_API_KEY": "sk-fake-qwen", "OPENAI_BASE_URL": "http://127.0.0.1:%d/v1" % port,
-           "OPENAI_MODEL": "fake-model", "NO_UPDATE_NOTIFIER": "1", "DO_NOT_TRACK": "1"}
+           "OPENAI_MODEL": "fake-model", "NO_UPDATE_NOTIFIER": "1", "DO_NOT_TRACK": "1",
+           # it opens a warm-up connection to the provider's default URL at start
+           # (skipped for a custom base URL; off anyway)
+           "QWEN_CODE_DISABLE_PRECONNECT": "1"}
     cmd = "qwen"
     if scenario in TOOL_PREAPPROVED:
         cmd = "qwen --yolo"
@@ -462,9 +468,12 @@ PROFILES.update({
     ),
     "qwen": dict(
         setup=setup_qwen,
-        ready=r"Type your message",
+        # the input box comes first with the footer "⠋ Initializing..." for up to
+        # 4 s more; a prompt typed then is queued ("Press ↑ to edit queued
+        # messages") and sent once the footer reads "? for shortcuts"
+        ready=r"\? for shortcuts",
         approval_screen=r"Allow execution",
-        question_screen=r"Enter: Select",
+        question_screen=r"Enter: (Select|Confirm)|Space/Enter: Toggle",
         approve_keys=[("1", False)],
         answer_keys=[("Enter", False)],
         exit_keys=[("/quit", True), ("Enter", False)],
@@ -473,6 +482,9 @@ PROFILES.update({
         dialog_approve_keys=[("Enter", False)],
         interrupted_screen=r"Request cancelled",
         conn_error_screen=r"\[API Error|✕ ",
+        # under load the dialog comes up to 25 s after the tool call's stream end
+        # (the tool box and a frozen spinner meanwhile)
+        dialog_wait=90,
         fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
         error_quiet=30, error_max=200,
     ),
@@ -1029,7 +1041,7 @@ class Case:
             e = self.wait_server(self.main_end(0), 60, "tool_call_end")
             if e:
                 self.label("waiting", "approval", ts=e["ts"], src="server:stream_end", unc=(0.0, 0.5))
-            self.wait_screen(p["approval_screen"], 20, "approval_dialog")
+            self.wait_screen(p["approval_screen"], p.get("dialog_wait", 20), "approval_dialog")
             time.sleep(15)
             t = self.keys(p["approve_keys"], "approve")
             self.label("working", ts=t, src="key:approve")
@@ -1042,7 +1054,7 @@ class Case:
             e = self.wait_server(self.main_end(0), 60, "question_end")
             if e:
                 self.label("waiting", "question", ts=e["ts"], src="server:stream_end", unc=(0.0, 0.5))
-            self.wait_screen(p["question_screen"], 20, "question_dialog")
+            self.wait_screen(p["question_screen"], p.get("dialog_wait", 20), "question_dialog")
             time.sleep(15)
             if p.get("text_question"):
                 self.keys(p["answer_keys"][:1], "answer_type")
@@ -1189,7 +1201,8 @@ class Case:
         e = self.wait_server(self.main_end(step), 60, "dialog_step_end")
         if e:
             self.label("waiting", reason, ts=e["ts"], src="server:stream_end", unc=(0.0, 0.5))
-        if self.wait_screen(p.get("dialog_screen", p["approval_screen"]), 20, "dialog") is None:
+        if self.wait_screen(p.get("dialog_screen", p["approval_screen"]), p.get("dialog_wait", 20),
+                            "dialog") is None:
             self.notes.append("dialog not seen on screen")
         time.sleep(hold)
         if not approve:
@@ -1478,17 +1491,23 @@ def scrub(case_dir):
     """Replace this machine's install/scratch prefixes in a recording by
     placeholders of the SAME length (so cursor positions in pane.cast stay
     right): the real $AGENTS_DIR -> "$AGENTS_DIR" and "$ACC_TMP/" -> "/home/me/"
-    (both exact for the defaults /opt/agents and /tmp/acc).  Used by `record`
+    (both exact for the defaults /opt/agents and /tmp/acc; a longer ACC_TMP
+    keeps its tail: /tmp/acc-qwen -> /home/me-qwen).  Used by `record`
     (ACC_SCRUB=0 turns it off), the same convention as the stored recordings."""
     pairs = []
     if AGENTS_DIR and AGENTS_DIR != "/":
         pairs.append((AGENTS_DIR.rstrip("/"), "$AGENTS_DIR"))
     if ACC_TMP and ACC_TMP != "/":
-        pairs.append((ACC_TMP.rstrip("/") + "/", "/home/me/"))
-        if len(ACC_TMP.rstrip("/")) == len("/home/me"):
+        tmp = ACC_TMP.rstrip("/")
+        # "/home/me" for the default /tmp/acc; a longer scratch dir keeps its
+        # tail ("/tmp/acc-qwen" -> "/home/me-qwen") so the length, and with it
+        # the boxes an agent draws around a path, stays the same
+        home = "/home/me" + tmp[len("/home/me"):] if len(tmp) >= len("/home/me") else "/home/me"
+        pairs.append((tmp + "/", home + "/"))
+        if len(tmp) == len(home):
             # an agent may cut a long path right after the prefix (gemini's footer
             # after a resize)
-            pairs.append((ACC_TMP.rstrip("/"), "/home/me"))
+            pairs.append((tmp, home))
     for fn in sorted(os.listdir(case_dir)):
         path = os.path.join(case_dir, fn)
         if not os.path.isfile(path):

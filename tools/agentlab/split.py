@@ -35,10 +35,11 @@ HEADER = """# The corpus split. Detection rules are written against every record
 # Method, fixed before any rule was written against the new recordings and
 # looking only at names: a recording named `agent/scenario@WxH` (every one
 # beyond the first 28 200x50 recordings) is held out when the SHA-256 of its
-# name, read as a number, is divisible by 3 (aider, Claude Code, Codex and
-# Gemini CLI; recordings of agents added later were read whole to write
-# their rules and are in-sample). Every recording at 100x30 or 160x45, of
-# any agent, is held out too: a second batch, recorded after the rules were
+# name, read as a number, is divisible by 3 (aider, Claude Code, Codex,
+# Gemini CLI and Qwen Code; recordings of the other agents added later were
+# read whole to write their rules and are in-sample). Every recording at
+# 100x30 or 160x45, of any agent, is held out too: a second batch, recorded
+# after the rules were
 # frozen, at sizes no earlier recording has. `burned` lists held-out
 # recordings that were looked at to mend a rule after all: they count as
 # in-sample from then on. Regenerate with `python3 tools/agentlab/split.py`.
@@ -50,6 +51,8 @@ BURNED = {
     "codex/plan@120x40": "the plan dialog's footer differs from the approval dialog's",
     "gemini/plan@120x40": "the plan dialog offers no 'No' option and read as a question",
     "aider/question@100x30": "a slow start-up's output read as a turn, and its silence as waiting",
+    "qwen/approval@80x24": "read while setting the recorder up: the approval dialog comes seconds after the tool call",
+    "qwen/working_then_done@80x24": "read while setting the recorder up: the first turn the profile drove",
 }
 
 
@@ -60,9 +63,10 @@ FRESH_SIZES = ("@100x30", "@160x45")
 
 
 # The agents the name rule applies to: their second set was recorded in one
-# batch before rules were written against it. Recordings of agents added
-# later were read whole to write their rules: in-sample.
-SPLIT_AGENTS = ("aider", "claude", "codex", "gemini")
+# batch before rules were written against it (Qwen Code: its recordings were
+# split by the rule before its rules were rewritten). Recordings of other
+# agents added later were read whole to write their rules: in-sample.
+SPLIT_AGENTS = ("aider", "claude", "codex", "gemini", "qwen")
 
 
 def held_out(name):
