@@ -22,6 +22,7 @@ pub mod pipes;
 pub mod publish;
 pub mod status;
 pub mod store;
+pub mod trace;
 pub mod worker;
 pub mod zellij;
 
