@@ -24,6 +24,7 @@ writes everything to --out.
 
   ACC_TMP=/tmp/acc-lat tools/agentlab/latency.py --agents claude,codex --runs 5
   tools/agentlab/latency.py --tend target/release/tend --agents aider --runs 5
+  tools/agentlab/latency.py --agents opencode --agent-dir opencode=/opt/agent2
 
 Exit status 2 when an agent could not be driven to its dialog (say which);
 the summary then names what is missing rather than passing quietly.
@@ -228,6 +229,15 @@ class Run:
             self.reset_fake()
         n_req0 = c.n_requests()
         t_submit = c.submit(PROMPT, label=False)
+        # Under load an Enter right after typed text is sometimes taken as
+        # part of a paste: press it again while no request came.
+        for _ in range(2):
+            end = time.time() + 10
+            while time.time() < end and c.n_requests() == n_req0:
+                time.sleep(0.1)
+            if c.n_requests() > n_req0:
+                break
+            c.keys([("Enter", False)], "submit_again")
         # the dialog
         t_dialog = None
         end = time.time() + 90
@@ -237,8 +247,11 @@ class Run:
                     t_dialog = (t0 + t1) / 2
                     break
             time.sleep(0.05)
+        near = [x for x in poller.since(t_dialog - 1.0) if x[0] <= t_dialog + 1.0]
+        gaps = sorted(b[0] - a[0] for a, b in zip(near, near[1:]))
+        poll_gap = round(gaps[len(gaps) // 2] * 1000, 1) if gaps else None
         if t_dialog is None:
-            return {"run": i, "error": "no dialog on screen within 90 s (requests %d -> %d)"
+            return {"agent": self.agent, "run": i, "error": "no dialog on screen within 90 s (requests %d -> %d)"
                     % (n_req0, c.n_requests())}
         time.sleep(self.hold)
         before = poller.since(time.time() - 0.1)
@@ -281,6 +294,9 @@ class Run:
             "leave_screen_from_key_ms": ms(t_left, t_key),
             "t_submit": t_submit, "t_dialog": t_dialog, "t_key": t_key, "t_left": t_left,
             "poll_ms": round(self.poll * 1000, 1),
+            # what the capture poll really achieved around the dialog (a
+            # loaded machine stretches it): the on-screen time is that uncertain
+            "poll_gap_ms": poll_gap,
         }
         if on is None:
             rec["error"] = "tend never published waiting after the submit"
@@ -290,10 +306,15 @@ class Run:
         self.open()
         c = self.case
         try:
+            err = None
             if c.start_agent() is None:
-                return [{"agent": self.agent, "error": "agent never became ready"}]
-            if not self.wait_identity():
-                return [{"agent": self.agent, "error": "tend did not identify the agent from its process tree"}]
+                err = "agent never became ready (its ready screen %r did not show)" % self.prof["ready"]
+            elif not self.wait_identity():
+                err = "tend did not identify the agent from its process tree (@tend_agent)"
+            if err:
+                rec = {"agent": self.agent, "error": err}
+                print(json.dumps(rec), flush=True)
+                return [rec]
             time.sleep(2.0)
             poller = Poller(c.tm, c.pane, self.poll)
             poller.start()
@@ -322,6 +343,8 @@ def main():
     ap.add_argument("--hold", type=float, default=1.5, help="seconds the dialog stays before approving")
     ap.add_argument("--size", default="120x40")
     ap.add_argument("--tend", default=default_tend)
+    ap.add_argument("--agent-dir", action="append", default=[], metavar="AGENT=DIR",
+                    help="where that agent is installed when not in AGENTS_DIR (e.g. opencode=/opt/agent2)")
     ap.add_argument("--out", default=os.path.join(harness.ACC_TMP, "latency"))
     a = ap.parse_args()
     if not os.access(a.tend, os.X_OK):
@@ -332,7 +355,11 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     allres = {}
     failed = []
+    dirs = dict(x.split("=", 1) for x in a.agent_dir if "=" in x)
+    default_dir = harness.AGENTS_DIR
     for agent in [x for x in a.agents.split(",") if x]:
+        # base_env reads it at each case: the agent's own folder on PATH
+        harness.AGENTS_DIR = dirs.get(agent, default_dir)
         if agent not in harness.PROFILES:
             sys.exit("latency: unknown agent %s (known: %s)" % (agent, ", ".join(harness.PROFILES)))
         try:
