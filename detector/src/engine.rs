@@ -118,6 +118,15 @@ pub struct PaneDetector {
     last_eval: Option<Duration>,
     /// The current evaluation interval (adaptive, see `eval_interval_max`).
     interval: Duration,
+    /// Rows the last two evaluations both found written (a spinner's line,
+    /// a clock, a full-frame redraw's every row): what keeps changing. While
+    /// the interval is grown, output that writes any other row is something
+    /// new on screen (a dialog over the spinner, or the question line of one
+    /// being drawn) and is read at the base interval, not after the grown
+    /// one.
+    churn: Vec<bool>,
+    /// Rows the last evaluation found written.
+    written: Vec<bool>,
     fingerprint: u64,
     last_activity: Option<Duration>,
     /// The unexplained screen change before the latest one.
@@ -219,6 +228,8 @@ impl PaneDetector {
             sync_since: None,
             last_eval: None,
             interval,
+            churn: Vec::new(),
+            written: Vec::new(),
             fingerprint: 0,
             last_activity: None,
             prev_activity: None,
@@ -312,6 +323,19 @@ impl PaneDetector {
             return;
         }
         self.screen.process(bytes);
+        if self.interval > self.cfg.eval_interval {
+            // Backed off on a screen that keeps redrawing the same rows:
+            // a row outside them is new content, read at the base interval
+            // (a dialog drawn during a spinner otherwise waits up to
+            // `eval_interval_max` for its evaluation).
+            let churn = &self.churn;
+            let mut fresh = false;
+            self.screen
+                .rows_pending(|i| fresh |= !churn.get(i).copied().unwrap_or(false));
+            if fresh {
+                self.interval = self.cfg.eval_interval;
+            }
+        }
         for s in self.screen.drain_signals() {
             if let Signal::Progress(p) = &s {
                 self.progress = Some(*p);
@@ -674,6 +698,21 @@ impl PaneDetector {
     fn evaluate(&mut self, at: Duration) {
         self.dirty = false;
         self.last_eval = Some(at);
+        // The rows this evaluation re-reads, and of those the ones the
+        // evaluation before re-read too (see `churn`). Not kept any longer:
+        // over a whole turn they would come to hold every row the turn ever
+        // wrote, a dialog's rows included.
+        let (churn, written) = (&mut self.churn, &mut self.written);
+        churn.clear();
+        let before = std::mem::take(written);
+        self.screen.rows_pending(|i| {
+            if written.len() <= i {
+                written.resize(i + 1, false);
+                churn.resize(i + 1, false);
+            }
+            written[i] = true;
+            churn[i] = before.get(i).copied().unwrap_or(false);
+        });
         let view = self.updated_view();
         let fp = {
             use std::hash::{Hash, Hasher};

@@ -341,6 +341,19 @@ impl Screen {
         out
     }
 
+    /// Calls `f` with the index of each row written since the last
+    /// [`Screen::rows_updated`] (its text may have changed): one version
+    /// compare a row, no text read.
+    pub fn rows_pending(&mut self, mut f: impl FnMut(usize)) {
+        let text = &mut self.text;
+        self.parser.screen_mut().row_versions(&mut text.scratch);
+        for (i, &version) in text.scratch.iter().enumerate() {
+            if text.versions.get(i) != Some(&version) {
+                f(i);
+            }
+        }
+    }
+
     /// Plain-text lines that scrolled off the main screen, oldest first.
     pub fn history(&self) -> &History {
         &self.parser.callbacks().history

@@ -8,8 +8,8 @@
 //! ```
 //!
 //! 1. **Latency**: a pane whose process is an identified agent alternates
-//!    between a working frame and an approval dialog (frames rendered from
-//!    the `claude/approval` recording). Time from the dialog's bytes being
+//!    between a working frame (then a spinner redrawn for a second) and an
+//!    approval dialog (frames rendered from the `claude/approval` recording). Time from the dialog's bytes being
 //!    written to `@tend_state` reading `waiting`, over N runs: p50, p99,
 //!    max. Twice: the agent declared with `TEND_AGENT=claude`, and the agent
 //!    known only from its process tree (`node …/@anthropic-ai/claude-code/
@@ -234,7 +234,16 @@ fn latency(runs: usize, identity: Identity) {
     for _ in 0..runs {
         w.write_all(&working).expect("write");
         wait("working", Duration::from_secs(5));
-        std::thread::sleep(Duration::from_millis(700)); // past the strong lock
+        // Past the strong lock, with one row redrawn every 50 ms as a
+        // working agent's spinner does: the detector reads an unchanging
+        // verdict less often (`eval_interval_max`), and the dialog must
+        // still be read at once. (Frames written whole and then silence
+        // hid a 200 ms wait that real agents showed.)
+        for i in 0..20 {
+            w.write_all(format!("\x1b7\x1b[1;1H{}\x1b8", ['|', '/', '-', '\\'][i % 4]).as_bytes())
+                .expect("write");
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let t0 = Instant::now();
         w.write_all(&dialog).expect("write");
         w.flush().ok();

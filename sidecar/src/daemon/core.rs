@@ -375,6 +375,12 @@ impl Core {
                                 .det
                                 .poll_timeout()
                                 .map_or(p.watch.next_wakeup(), |d| d.min(p.watch.next_wakeup()));
+                            crate::trace!(
+                                "feed pane={pane} bytes={} queued_us={} due_in_us={}",
+                                bytes.len(),
+                                self.now().saturating_sub(at).as_micros(),
+                                due.saturating_sub(at).as_micros()
+                            );
                             if due <= at {
                                 self.touched.insert(pane);
                             } else {
@@ -649,6 +655,12 @@ impl Core {
                 p.announced = agent_now.clone();
             }
             if changed_key {
+                crate::trace!(
+                    "state pane={name} state={:?} reason={:?} rule={:?}",
+                    view.state,
+                    view.reason,
+                    view.rule
+                );
                 let prev_state = old.as_ref().and_then(|o| o.state);
                 if prev_state != view.state || old.as_ref().and_then(|o| o.reason) != view.reason {
                     p.eff_seq += 1;
@@ -807,6 +819,11 @@ impl Core {
                 continue;
             }
             p.det.tick(now);
+            crate::trace!(
+                "tick pane={id} state={:?} agent={:?} full={full}",
+                p.det.status().state,
+                p.det.status().agent
+            );
             // Identity.
             let prompt_visible = matches!(p.det.status().state, None | Some(State::Exited));
             if p.watch.next_wakeup() <= now {
@@ -823,6 +840,7 @@ impl Core {
                         }
                         self.manifests.get(a).cloned()
                     });
+                    crate::trace!("agent pane={id} to={:?}", change.to);
                     p.det.set_agent(now, manifest);
                     p.seen = false;
                     if change.to.is_none() {
@@ -975,6 +993,7 @@ impl Core {
         let new = publish::compute(&self.rows());
         let ups = publish::diff(&self.published, &new);
         if !ups.is_empty() {
+            crate::trace!("publish updates={}", ups.len());
             self.published = new;
             let clients = self
                 .clients

@@ -24,6 +24,7 @@ pub mod publish;
 pub mod status;
 pub mod store;
 pub mod tape;
+pub mod trace;
 pub mod worker;
 pub mod zellij;
 

@@ -357,7 +357,9 @@ impl Reader {
                 if !(p.linger > 0 || readable.get(i).copied().unwrap_or(false) || p.gap) {
                     continue;
                 }
-                if p.drain(&mut scratch) > 0 {
+                let n = p.drain(&mut scratch);
+                if n > 0 {
+                    crate::trace!("read conn={} bytes={}", p.conn, n);
                     p.linger = LINGER_TICKS;
                 } else {
                     p.linger = p.linger.saturating_sub(1);

@@ -368,7 +368,9 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                 Job::Retap(_) | Job::InstallTap(_) => {}
                 Job::Publish { updates, clients } => {
                     // Vanished panes, windows and clients are skipped inside.
-                    if let Err(e) = server.publish(&updates, &clients) {
+                    let result = server.publish(&updates, &clients);
+                    crate::trace!("published updates={}", updates.len());
+                    if let Err(e) = result {
                         if e.is_no_server() {
                             send(Event::ServerGone);
                             continue;
