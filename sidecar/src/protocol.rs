@@ -147,6 +147,11 @@ pub struct PaneView {
     /// program, when found.
     #[serde(default)]
     pub version: Option<String>,
+    /// The remote the pane is on (`tend remote add`); absent for this
+    /// machine's panes. A remote pane's id is `NAME:%3`, and while its link
+    /// is down its state and band are `unreachable`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// `pane.agent_status_changed`: a pane's effective state, reason, band or
