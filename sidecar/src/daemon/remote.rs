@@ -509,3 +509,71 @@ impl Core {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn unreachable_panes_stay_listed_and_make_no_demand() {
+        let mut link = Link {
+            cfg: RemoteConfig {
+                dest: "box".into(),
+                tend_command: None,
+                ssh_options: vec![],
+            },
+            generation: 1,
+            task: tokio::spawn(async {}),
+            state: LinkState::Up,
+            ever_up: true,
+            error: None,
+            since: 100.0,
+            tmux_socket: None,
+            hostname: None,
+            panes: vec![],
+            stderr: Arc::new(Mutex::new(String::new())),
+            attempts: 1,
+        };
+        let p = PaneView {
+            pane: "%3".into(),
+            session: "work".into(),
+            window: "@1".into(),
+            agent: Some("claude".into()),
+            state: Some("waiting".into()),
+            reason: Some("approval".into()),
+            band: Some("waiting".into()),
+            since: Some(50.0),
+            ..PaneView::default()
+        };
+        let up = view_of("box", &link, &p);
+        assert_eq!(up.pane, "box:%3");
+        assert_eq!(up.host.as_deref(), Some("box"));
+        assert_eq!(up.state.as_deref(), Some("waiting"));
+        assert_eq!(up.band.as_deref(), Some("waiting"));
+        link.state = LinkState::Down;
+        let down = view_of("box", &link, &p);
+        assert_eq!(down.pane, "box:%3");
+        assert_eq!(down.agent.as_deref(), Some("claude"));
+        assert_eq!(down.state.as_deref(), Some("unreachable"));
+        assert_eq!(down.band.as_deref(), Some("unreachable"));
+        assert_eq!(down.reason, None);
+        assert_eq!(down.since, Some(100.0));
+        // Reconnecting after a failure is still unreachable.
+        link.state = LinkState::Connecting;
+        assert_eq!(
+            view_of("box", &link, &p).state.as_deref(),
+            Some("unreachable")
+        );
+    }
+
+    #[test]
+    fn stderr_tail_is_bounded() {
+        let buf = Mutex::new(String::new());
+        for i in 0..1000 {
+            push_tail(&buf, &format!("line {i} é\n"));
+        }
+        let b = buf.lock().map(|b| b.clone()).unwrap_or_default();
+        assert!(b.len() <= STDERR_KEEP);
+        assert!(b.ends_with("line 999 é\n"));
+    }
+}
