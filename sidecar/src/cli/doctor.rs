@@ -265,7 +265,12 @@ fn remote_checks(links: &serde_json::Value) -> Vec<Check> {
             let mut detail = format!("{name} ({dest}): {}", super::remote::link_words(l));
             if !up {
                 let stderr = l["stderr"].as_str().unwrap_or_default();
-                let tail: Vec<&str> = stderr.lines().filter(|x| !x.trim().is_empty()).collect();
+                // The error is ssh's last line already: the lines before it.
+                let error = l["error"].as_str().unwrap_or_default().trim();
+                let tail: Vec<&str> = stderr
+                    .lines()
+                    .filter(|x| !x.trim().is_empty() && x.trim() != error)
+                    .collect();
                 let tail = &tail[tail.len().saturating_sub(3)..];
                 if !tail.is_empty() {
                     detail.push_str(&format!("; ssh said: {}", tail.join(" / ")));
