@@ -23,3 +23,6 @@ cargo bench -p tend --bench sampler -- \
 say "daemon on a real tmux server: latency, CPU, memory; side by side with a capture-pane poller"
 cargo bench -p tend --bench live -- \
   --latency-runs 20 --panes 10,50 --secs 5 --load agents,idle
+
+say "remotes: 3 remotes x 5 panes over a stand-in ssh; remote dialog -> local status line"
+cargo bench -p tend --bench remotes -- --remotes 3 --panes 5 --runs 5 --secs 3

@@ -94,6 +94,8 @@ fn leak_code(code: &str) -> &'static str {
         "no_actions",
         "no_option",
         "pane_in_mode",
+        "remote_pane",
+        "bad_config",
     ];
     CODES
         .iter()

@@ -23,6 +23,12 @@ pub struct Config {
     pub keys: KeysConfig,
     /// When and how the user is told that an agent needs them.
     pub notifications: NotificationsConfig,
+    /// Other machines whose agents join this status line, over ssh
+    /// (`tend remote add NAME DEST`), by name.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub remotes: std::collections::BTreeMap<String, crate::remote::RemoteConfig>,
+    /// How the links to remotes are kept.
+    pub remote_link: crate::remote::LinkConfig,
 }
 
 /// The keys tend binds (tmux key names; `none` leaves one unbound).
@@ -80,6 +86,14 @@ pub fn parse(file: &str, text: &str) -> Result<Config, CliError> {
     cfg.notifications
         .validate()
         .map_err(|e| CliError::new("bad_config", format!("{file}: [notifications] {e}")))?;
+    for (name, r) in &cfg.remotes {
+        crate::remote::check_name(name)
+            .and_then(|_| r.validate())
+            .map_err(|e| CliError::new("bad_config", format!("{file}: [remotes.{name}] {e}")))?;
+    }
+    cfg.remote_link
+        .validate()
+        .map_err(|e| CliError::new("bad_config", format!("{file}: [remote_link] {e}")))?;
     Ok(cfg)
 }
 

@@ -43,6 +43,7 @@ fn main() -> ExitCode {
         Command::Doctor(a) => cli::doctor::run(s, a, &mut out),
         Command::Config(a) => cli::doctor::config(a, &mut out),
         Command::Hooks(a) => cli::hooks::run(a, &mut out),
+        Command::Remote(a) => cli::remote::run(s, a, &mut out),
         Command::Demo(a) => cli::demo::demo(s, a, &mut out),
         Command::Completions(a) => cli::docs::completions(a, &mut out),
         Command::Man(a) => cli::docs::man(a, &mut out),

@@ -154,6 +154,11 @@ pub struct PaneView {
     /// pane as a test case.
     #[serde(default)]
     pub unrecognised_since: Option<f64>,
+    /// The remote the pane is on (`tend remote add`); absent for this
+    /// machine's panes. A remote pane's id is `NAME:%3`, and while its link
+    /// is down its state and band are `unreachable`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// `pane.agent_status_changed`: a pane's effective state, reason, band or

@@ -131,10 +131,18 @@ pub struct EventsArgs {
     /// JSON output (one object per line; the default prints a short line).
     #[arg(long)]
     pub json: bool,
+    /// What a remote's link reads (`tend remote add`): starts the daemon
+    /// if it is not running, then prints every agent pane as one
+    /// `feed.snapshot` JSON line, and again after each change.
+    #[arg(long, conflicts_with_all = ["pane", "kind", "state"])]
+    pub feed: bool,
 }
 
 /// `tend events`: a stream, until interrupted.
 pub fn events(server: &ServerArgs, a: &EventsArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    if a.feed {
+        return feed(server, out);
+    }
     let t = Target::resolve(server)?;
     let mut stream = UnixStream::connect(&t.control).map_err(|e| {
         CliError::new(
@@ -626,4 +634,100 @@ pub fn answer(
             )
         },
     )
+}
+
+/// Changes arriving within this window after the first go out as one
+/// snapshot (an agent's turn changes several panes' facts at once).
+const FEED_COALESCE: Duration = Duration::from_millis(30);
+
+/// A line at least this often, changes or not.
+const FEED_HEARTBEAT: Duration = Duration::from_secs(15);
+
+/// `tend events --feed`: what the local daemon's link to this machine
+/// reads over ssh. A full snapshot each time keeps the link stateless: a
+/// line lost to a dropped connection is repaired by the next snapshot, and
+/// the reader needs no model of which events change what.
+fn feed(server: &ServerArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let t = Target::resolve(server)?;
+    if client::call(&t.control, "ping", json!({}), TIMEOUT).is_err() {
+        super::lifecycle::start(
+            server,
+            &super::lifecycle::StartArgs {
+                foreground: false,
+                json: true,
+            },
+            &mut std::io::sink(),
+        )?;
+    }
+    let mut stream = UnixStream::connect(&t.control).map_err(|e| {
+        CliError::new(
+            "no_daemon",
+            format!("tend is not running for this tmux server ({e}); start it with `tend start`"),
+        )
+    })?;
+    stream
+        .write_all(b"{\"id\": 1, \"method\": \"events\", \"params\": {}}\n")
+        .map_err(|e| CliError::new("io", format!("cannot talk to the daemon: {e}")))?;
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let reader = BufReader::new(stream);
+    std::thread::spawn(move || {
+        for line in reader.lines() {
+            if line.is_err() || tx.send(()).is_err() {
+                break;
+            }
+        }
+    });
+    // The acknowledgement: subscribed before the first snapshot, so that
+    // no change falls between them.
+    rx.recv().map_err(|_| {
+        CliError::new(
+            "no_daemon",
+            "the tend daemon closed the event stream at once; see `tend doctor`",
+        )
+    })?;
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_default();
+    loop {
+        let panes = client::call(&t.control, "list", json!({}), TIMEOUT)?;
+        let panes: Vec<Value> = panes
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    // Only this machine's own agents: a remote's remotes
+                    // are not passed on (two machines naming each other
+                    // would loop).
+                    .filter(|p| !p["agent"].is_null() && p["host"].is_null())
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        let line = json!({
+            "event": "feed.snapshot",
+            "hostname": host,
+            "tmux_socket": t.tmux_socket,
+            "panes": panes,
+        });
+        writeln!(out, "{line}").map_err(io)?;
+        out.flush().map_err(io)?;
+        // The next change, then whatever follows it closely. A quiet
+        // machine still writes now and then: a write is how this process
+        // learns that the link is gone (nothing else reads its stdout).
+        loop {
+            match rx.recv_timeout(FEED_HEARTBEAT) {
+                Ok(()) => break,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    writeln!(out, "{}", json!({"event": "feed.heartbeat"})).map_err(io)?;
+                    out.flush().map_err(io)?;
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(CliError::new(
+                        "no_daemon",
+                        "the tend daemon stopped; the feed ends",
+                    ))
+                }
+            }
+        }
+        while rx.recv_timeout(FEED_COALESCE).is_ok() {}
+    }
 }

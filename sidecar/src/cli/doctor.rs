@@ -103,8 +103,15 @@ pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Resul
                     ok: p["protocol"] == crate::protocol::PROTOCOL_VERSION,
                     detail: format!("running, pid {}, protocol {}", p["pid"], p["protocol"]),
                 });
+                if let Ok(v) =
+                    client::call(&t.control, "remotes", json!({}), Duration::from_secs(3))
+                {
+                    checks.extend(remote_checks(&v));
+                }
                 if let Ok(v) = client::call(&t.control, "list", json!({}), Duration::from_secs(3)) {
-                    let panes: Vec<PaneView> = serde_json::from_value(v).unwrap_or_default();
+                    let mut panes: Vec<PaneView> = serde_json::from_value(v).unwrap_or_default();
+                    // Remote panes are the remote's own business (its doctor).
+                    panes.retain(|p| p.host.is_none());
                     let polling: Vec<&str> = panes
                         .iter()
                         .filter(|p| p.tap == "polling")
@@ -243,6 +250,43 @@ fn status_check(server: &tend_tmux::Server) -> Check {
             detail: "the status line shows tend's options".into(),
         },
     }
+}
+
+/// One check per remote: up, or which remote fails and ssh's own words.
+fn remote_checks(links: &serde_json::Value) -> Vec<Check> {
+    let Some(links) = links.as_array() else {
+        return Vec::new();
+    };
+    links
+        .iter()
+        .map(|l| {
+            let name = l["name"].as_str().unwrap_or("?");
+            let dest = l["dest"].as_str().unwrap_or("?");
+            let up = l["state"] == "up";
+            let mut detail = format!("{name} ({dest}): {}", super::remote::link_words(l));
+            if !up {
+                let stderr = l["stderr"].as_str().unwrap_or_default();
+                // The error is ssh's last line already: the lines before it.
+                let error = l["error"].as_str().unwrap_or_default().trim();
+                let tail: Vec<&str> = stderr
+                    .lines()
+                    .filter(|x| !x.trim().is_empty() && x.trim() != error)
+                    .collect();
+                let tail = &tail[tail.len().saturating_sub(3)..];
+                if !tail.is_empty() {
+                    detail.push_str(&format!("; ssh said: {}", tail.join(" / ")));
+                }
+                detail.push_str(&format!(
+                    "; try `ssh {dest} tend events --feed` by hand. tend tries again by itself"
+                ));
+            }
+            Check {
+                name: "remote",
+                ok: up,
+                detail,
+            }
+        })
+        .collect()
 }
 
 /// Arguments of `tend config`.

@@ -117,6 +117,17 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
     let client_name = field(&args.rest, "client").map(str::to_owned);
     let pane = field(&args.rest, "pane").map(str::to_owned);
     match action {
+        "goto" => {
+            if let Some(pane) = pane {
+                let _ = client::call(
+                    &args.socket,
+                    "goto",
+                    json!({"pane": pane, "client": client_name}),
+                    Duration::from_secs(3),
+                );
+            }
+            Ok(())
+        }
         "picker" => {
             let v = client::call(&args.socket, "list", json!({}), Duration::from_secs(3))?;
             let mut panes: Vec<PaneView> = serde_json::from_value(v)
@@ -139,12 +150,15 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
                 let key = char::from_digit((i + 1) as u32 % 36, 36)
                     .map(|k| k.to_string())
                     .unwrap_or_default();
+                // A remote pane has no local menu of actions: choosing it
+                // goes there.
+                let what = if p.host.is_some() { "goto" } else { "agent" };
                 let words = [
                     Word::lit(exe.as_str()),
                     Word::lit("key"),
                     Word::lit("--socket"),
                     Word::lit(socket.as_str()),
-                    Word::lit("agent"),
+                    Word::lit(what),
                     Word::lit(format!("pane={}", p.pane)),
                     Word::fmt("client=#{client_name}"),
                 ];

@@ -10,6 +10,7 @@ pub mod hooks;
 pub mod internal;
 pub mod lifecycle;
 pub mod query;
+pub mod remote;
 pub mod replay;
 pub mod target;
 
@@ -91,6 +92,8 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
     /// Wire an agent's own hooks (claude, codex, gemini) to `tend report`.
     Hooks(hooks::HooksArgs),
+    /// Other machines whose agents join this status line, over ssh.
+    Remote(remote::RemoteArgs),
     /// Open a tmux session replaying real agents, to see tend work.
     Demo(demo::DemoArgs),
     /// Print shell completions (bash, zsh, fish).
@@ -143,6 +146,7 @@ pub fn wants_json(cli: &Cli) -> bool {
         Command::Doctor(a) => a.json,
         Command::Config(a) => a.json,
         Command::Hooks(_) => false,
+        Command::Remote(a) => a.json(),
         Command::Demo(_)
         | Command::Completions(_)
         | Command::Man(_)

@@ -55,11 +55,26 @@ impl Core {
                 .map(|m| m.verified),
             version: p.watch.version().map(str::to_owned),
             unrecognised_since: self.unrecognised_since(p),
+            host: None,
         }
     }
 
     fn pane_param(&self, params: &Value) -> Result<PaneId, Response> {
         let raw = text(params, "pane").unwrap_or_default();
+        if let Some((host, pane)) = crate::remote::split_id(raw) {
+            let dest = self
+                .links
+                .get(host)
+                .map_or(host.to_owned(), |l| l.cfg.dest.clone());
+            return Err(Response::err(
+                0,
+                "remote_pane",
+                format!(
+                    "{raw} is on remote {host}: only list, get, next and jump reach it from here; \
+                     run the command there (ssh {dest} tend … {pane})"
+                ),
+            ));
+        }
         let id: PaneId = raw.parse().map_err(|_| {
             Response::err(
                 0,
@@ -179,8 +194,39 @@ impl Core {
                 "panes": self.panes.len(),
             }))),
             "list" => {
-                let views: Vec<PaneView> = self.panes.values().map(|p| self.view(p)).collect();
+                let mut views: Vec<PaneView> = self.panes.values().map(|p| self.view(p)).collect();
+                views.extend(self.remote_views());
                 Ok(Some(serde_json::to_value(views).unwrap_or(Value::Null)))
+            }
+            "get" if text(p, "pane").and_then(crate::remote::split_id).is_some() => {
+                let id = text(p, "pane").unwrap_or_default();
+                let v = self
+                    .remote_views()
+                    .into_iter()
+                    .find(|v| v.pane == id)
+                    .ok_or_else(|| {
+                        Response::err(
+                            0,
+                            "unknown_pane",
+                            format!(
+                                "no pane {id} (see `tend list`; `tend remote list` for the link)"
+                            ),
+                        )
+                    })?;
+                Ok(Some(serde_json::to_value(v).unwrap_or(Value::Null)))
+            }
+            "remotes" => Ok(Some(self.remotes_json())),
+            "remotes_reload" => {
+                let n = self
+                    .reload_remotes()
+                    .map_err(|e| Response::err(0, "bad_config", e))?;
+                Ok(Some(json!({"remotes": n})))
+            }
+            "goto" => {
+                let pane = text(p, "pane").unwrap_or_default().to_owned();
+                let client = text(p, "client").map(str::to_owned);
+                self.goto(&pane, client)?;
+                Ok(Some(json!({"pane": pane})))
             }
             "get" => {
                 let pane = self.pane_param(p)?;
@@ -189,15 +235,20 @@ impl Core {
             }
             "status" => {
                 let rows = self.rows();
-                let bands: Vec<Band> = rows.iter().filter_map(|r| r.band).collect();
+                let remote = self.remote_rows();
+                let bands: Vec<Band> = rows
+                    .iter()
+                    .filter_map(|r| r.band)
+                    .chain(remote.rows.iter().filter_map(|r| r.band))
+                    .collect();
                 let demands = bands.iter().filter(|b| b.is_demand()).count();
                 let quiet = bands.iter().filter(|b| **b == Band::Quiet).count();
-                let agents = rows.iter().filter(|r| r.agent.is_some()).count();
+                let agents = rows.iter().filter(|r| r.agent.is_some()).count() + remote.rows.len();
                 Ok(Some(json!({
                     "agents": agents,
                     "needs": demands,
                     "quiet": quiet,
-                    "summary": attention::summary(demands, quiet),
+                    "summary": super::publish::summary_with_remotes(demands, quiet, &remote),
                 })))
             }
             "next" => self.next(p).map(Some),
@@ -506,6 +557,7 @@ impl Core {
         let client = text(params, "client").map(str::to_owned);
         let jump = params.get("jump").and_then(Value::as_bool).unwrap_or(false);
         let rows = self.rows();
+        let remote = self.remote_rows();
         let ids: Vec<String> = rows.iter().map(|r| r.pane.to_string()).collect();
         let cands: Vec<attention::Candidate<'_>> = rows
             .iter()
@@ -519,17 +571,38 @@ impl Core {
                     since: r.since.unwrap_or(0.0),
                 })
             })
+            .chain(remote.rows.iter().filter_map(|r| {
+                Some(attention::Candidate {
+                    pane: &r.id,
+                    session: &r.session_name,
+                    band: r.band?,
+                    reason: r.reason,
+                    since: r.since,
+                })
+            }))
             .collect();
         let session = from
             .as_deref()
             .and_then(|f| rows.iter().zip(&ids).find(|(_, id)| id.as_str() == f))
             .map(|(r, _)| r.session_name.clone())
+            .or_else(|| {
+                let f = from.as_deref()?;
+                remote
+                    .rows
+                    .iter()
+                    .find(|r| r.id == f)
+                    .map(|r| r.session_name.clone())
+            })
             .or_else(|| text(params, "session").map(str::to_owned));
         let order: Vec<&str> = match kind {
             "working" => attention::working_order(&cands),
             "agent" => {
                 let mut all: Vec<&str> = cands.iter().map(|c| c.pane).collect();
-                all.sort_by_key(|p| p.trim_start_matches('%').parse::<u32>().unwrap_or(0));
+                // Local panes by number, then each remote's.
+                all.sort_by_key(|p| {
+                    let (host, id) = crate::remote::split_id(p).unwrap_or(("", p));
+                    (host, id.trim_start_matches('%').parse::<u32>().unwrap_or(0))
+                });
                 all
             }
             "session" => attention::attention_order(&cands)
@@ -546,9 +619,7 @@ impl Core {
         match target {
             Some(t) => {
                 if jump {
-                    if let Ok(pane) = t.parse::<PaneId>() {
-                        self.job(Job::Switch { client, pane });
-                    }
+                    self.goto(&t, client)?;
                 }
                 Ok(json!({"pane": t, "order": order}))
             }
@@ -562,6 +633,34 @@ impl Core {
                 },
             )),
         }
+    }
+}
+
+impl Core {
+    /// Moves a client to a pane: a local one with `switch-client`, a remote
+    /// one by opening (or reusing) the local window attached to it.
+    fn goto(&mut self, pane: &str, client: Option<String>) -> Result<(), Response> {
+        if crate::remote::split_id(pane).is_some() {
+            return self
+                .remote_attach(pane, client)
+                .map_err(|e| Response::err(0, "unknown_pane", e));
+        }
+        let id: PaneId = pane.parse().map_err(|_| {
+            Response::err(
+                0,
+                "bad_request",
+                format!("`{pane}` is not a pane id like %3 or build-box:%3"),
+            )
+        })?;
+        if !self.panes.contains_key(&id) {
+            return Err(Response::err(
+                0,
+                "unknown_pane",
+                format!("no pane {id} on this tmux server (see `tend list`)"),
+            ));
+        }
+        self.job(Job::Switch { client, pane: id });
+        Ok(())
     }
 }
 

@@ -75,6 +75,12 @@ pub enum Event {
     /// A guard's connection closed while the daemon runs: the guard was
     /// killed, and tmux has cleaned up (or is about to).
     GuardClosed { token: String },
+    /// A remote's link reported (see [`crate::daemon::remote`]).
+    Remote {
+        name: String,
+        generation: u64,
+        ev: crate::daemon::remote::LinkEvent,
+    },
 }
 
 /// Why a capture was taken.
@@ -179,7 +185,16 @@ pub struct Core {
     /// When every pane must next be visited.
     next_sweep: Duration,
     /// Something published may have changed.
-    changed: bool,
+    pub(crate) changed: bool,
+    /// Links to remotes, by name.
+    pub(crate) links: BTreeMap<String, crate::daemon::remote::Link>,
+    /// Where link tasks send their events (none: remotes are off, as in
+    /// unit tests).
+    pub(crate) link_tx: Option<tokio::sync::mpsc::Sender<Event>>,
+    /// Counts link starts.
+    pub(crate) link_gen: u64,
+    /// `[remote_link]` in use.
+    pub(crate) link_cfg: crate::remote::LinkConfig,
     /// Set when the daemon should exit.
     pub stopping: bool,
     /// The guard that makes tmux clean up if this daemon dies.
@@ -239,6 +254,10 @@ impl Core {
             touched: HashSet::new(),
             next_sweep: Duration::ZERO,
             changed: true,
+            links: BTreeMap::new(),
+            link_tx: None,
+            link_gen: 0,
+            link_cfg: crate::remote::LinkConfig::default(),
             stopping: false,
             guard: GuardWatch {
                 token: None,
@@ -452,6 +471,11 @@ impl Core {
                     self.install_guard();
                 }
             }
+            Event::Remote {
+                name,
+                generation,
+                ev,
+            } => self.on_remote(name, generation, ev),
         }
     }
 
@@ -986,11 +1010,36 @@ impl Core {
             .collect()
     }
 
+    /// The remote panes and links, for the rollups.
+    pub(crate) fn remote_rows(&self) -> publish::RemoteFacts {
+        let mut facts = publish::RemoteFacts::default();
+        for v in self.remote_views() {
+            let host = v.host.clone().unwrap_or_default();
+            facts.rows.push(publish::RemoteRow {
+                session_name: format!("{host}:{}", v.session),
+                host,
+                band: v
+                    .band
+                    .as_deref()
+                    .and_then(|b| serde_json::from_value::<Band>(Value::String(b.to_owned())).ok()),
+                reason: v.reason.as_deref().and_then(tend_detector::Reason::parse),
+                since: v.since.unwrap_or(0.0),
+                id: v.pane,
+            });
+        }
+        for (name, l) in &self.links {
+            if l.state == crate::daemon::remote::LinkState::Down {
+                facts.down.push(name.clone());
+            }
+        }
+        facts
+    }
+
     fn publish(&mut self) {
         if !self.listed_once {
             return;
         }
-        let new = publish::compute(&self.rows());
+        let new = publish::compute(&self.rows(), &self.remote_rows());
         let ups = publish::diff(&self.published, &new);
         if !ups.is_empty() {
             crate::trace!("publish updates={}", ups.len());

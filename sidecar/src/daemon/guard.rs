@@ -168,7 +168,10 @@ mod tests {
             marks: Some("parked".into()),
             exit_code: Some(0),
         };
-        let set = compute(&[row(1, Band::Waiting), row(2, Band::Quiet)]);
+        let set = compute(
+            &[row(1, Band::Waiting), row(2, Band::Quiet)],
+            &crate::daemon::publish::RemoteFacts::default(),
+        );
         for (scope, name) in set.keys() {
             let list = match scope {
                 Scope::Pane(_) => PANE_OPTIONS,

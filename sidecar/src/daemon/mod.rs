@@ -21,6 +21,7 @@ pub mod guard;
 pub mod ipc;
 pub mod pipes;
 pub mod publish;
+pub mod remote;
 pub mod status;
 pub mod store;
 pub mod tape;
@@ -134,6 +135,7 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     // End notifications.
     let worker = worker::spawn(opts.clone(), job_rx, ev_tx.clone());
     let guards = ipc::Guards::new();
+    let ctl_tx_links = ctl_tx.clone();
     tokio::spawn(ipc::accept_control(
         control,
         ctl_tx,
@@ -168,6 +170,12 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     let loaded = store::load(&opts.state, now_unix);
     for w in &loaded.warnings {
         eprintln!("tend: {w}");
+    }
+    // Links to remotes report on the control queue: a snapshot is small,
+    // and must not wait behind a flood of local pane output.
+    core.link_tx = Some(ctl_tx_links);
+    if let Err(e) = core.reload_remotes() {
+        eprintln!("tend: no remotes: {e}");
     }
     core.parks = loaded.parks;
     core.flags = loaded.flags;

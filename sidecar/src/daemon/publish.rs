@@ -46,6 +46,60 @@ pub struct PaneRow {
     pub exit_code: Option<i32>,
 }
 
+/// One remote pane's facts for the global rollups (remote panes have no
+/// local pane, window or session to carry options).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteRow {
+    /// `build-box:%3`.
+    pub id: String,
+    /// The remote's name.
+    pub host: String,
+    /// `build-box:work`: the remote's session, named apart from local ones.
+    pub session_name: String,
+    /// Band (`None` while unreachable: no demand on old evidence).
+    pub band: Option<Band>,
+    /// Reason.
+    pub reason: Option<tend_detector::Reason>,
+    /// Unix seconds the state was entered.
+    pub since: f64,
+}
+
+/// Everything about remotes that reaches the global options.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RemoteFacts {
+    /// Their panes.
+    pub rows: Vec<RemoteRow>,
+    /// Remotes whose link is down.
+    pub down: Vec<String>,
+}
+
+/// The summary with remotes: `3 agents need you · 1 on build-box`, and
+/// `build-box unreachable` for a link that is down.
+pub fn summary_with_remotes(demands: usize, quiet: usize, remote: &RemoteFacts) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let needs = attention::summary(demands, 0);
+    if !needs.is_empty() {
+        parts.push(needs);
+    }
+    let mut per_host: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in &remote.rows {
+        if r.band.is_some_and(|b| b.is_demand()) {
+            *per_host.entry(r.host.as_str()).or_default() += 1;
+        }
+    }
+    for (host, n) in per_host {
+        parts.push(format!("{n} on {host}"));
+    }
+    let quiet = attention::summary(0, quiet);
+    if !quiet.is_empty() {
+        parts.push(quiet);
+    }
+    for host in &remote.down {
+        parts.push(format!("{host} unreachable"));
+    }
+    parts.join(" · ")
+}
+
 /// A glyph per band for compact status lines.
 pub fn glyph(band: Band) -> &'static str {
     match band {
@@ -63,7 +117,7 @@ pub fn glyph(band: Band) -> &'static str {
 }
 
 /// The full option set for the current table. Keys are `(scope, name)`.
-pub fn compute(rows: &[PaneRow]) -> BTreeMap<(Scope, String), String> {
+pub fn compute(rows: &[PaneRow], remote: &RemoteFacts) -> BTreeMap<(Scope, String), String> {
     let mut out = BTreeMap::new();
     let mut put = |scope: Scope, name: &str, value: String| {
         out.insert((scope, name.to_owned()), value);
@@ -124,7 +178,11 @@ pub fn compute(rows: &[PaneRow]) -> BTreeMap<(Scope, String), String> {
             session_needs.get(s).copied().unwrap_or(0).to_string(),
         );
     }
-    let bands: Vec<Band> = rows.iter().filter_map(|r| r.band).collect();
+    let bands: Vec<Band> = rows
+        .iter()
+        .filter_map(|r| r.band)
+        .chain(remote.rows.iter().filter_map(|r| r.band))
+        .collect();
     let demands = bands.iter().filter(|b| b.is_demand()).count();
     let quiet = bands.iter().filter(|b| **b == Band::Quiet).count();
     put(Scope::Global, "@tend_needs", demands.to_string());
@@ -132,7 +190,7 @@ pub fn compute(rows: &[PaneRow]) -> BTreeMap<(Scope, String), String> {
     put(
         Scope::Global,
         "@tend_summary",
-        attention::summary(demands, quiet),
+        summary_with_remotes(demands, quiet, remote),
     );
     put(
         Scope::Global,
@@ -157,6 +215,15 @@ pub fn compute(rows: &[PaneRow]) -> BTreeMap<(Scope, String), String> {
                 since: r.since.unwrap_or(0.0),
             })
         })
+        .chain(remote.rows.iter().filter_map(|r| {
+            Some(Candidate {
+                pane: r.id.as_str(),
+                session: r.session_name.as_str(),
+                band: r.band?,
+                reason: r.reason,
+                since: r.since,
+            })
+        }))
         .collect();
     let order = attention::attention_order(&cands);
     let working = attention::working_order(&cands);
@@ -260,7 +327,7 @@ mod tests {
             row(3, 2, 2, Band::Waiting, Some(Reason::Approval), 20.0),
             row(4, 2, 2, Band::Quiet, None, 1.0),
         ];
-        let set = compute(&rows);
+        let set = compute(&rows, &RemoteFacts::default());
         let get = |s: Scope, n: &str| set.get(&(s, n.to_owned())).cloned();
         assert_eq!(get(Scope::Global, "@tend_needs").as_deref(), Some("2"));
         assert_eq!(get(Scope::Global, "@tend_quiet").as_deref(), Some("1"));
@@ -297,6 +364,64 @@ mod tests {
         assert_eq!(
             get(Scope::Global, "@tend_server_band").as_deref(),
             Some("waiting")
+        );
+    }
+
+    #[test]
+    fn remotes_join_the_counts_and_jumps() {
+        let rows = vec![row(1, 1, 1, Band::Waiting, Some(Reason::Question), 10.0)];
+        let remote = RemoteFacts {
+            rows: vec![
+                RemoteRow {
+                    id: "build-box:%3".into(),
+                    host: "build-box".into(),
+                    session_name: "build-box:work".into(),
+                    band: Some(Band::Waiting),
+                    reason: Some(Reason::Approval),
+                    since: 20.0,
+                },
+                RemoteRow {
+                    id: "build-box:%4".into(),
+                    host: "build-box".into(),
+                    session_name: "build-box:work".into(),
+                    band: Some(Band::Working),
+                    reason: None,
+                    since: 20.0,
+                },
+            ],
+            down: vec!["vm".into()],
+        };
+        let set = compute(&rows, &remote);
+        let get = |s: Scope, n: &str| set.get(&(s, n.to_owned())).cloned();
+        assert_eq!(get(Scope::Global, "@tend_needs").as_deref(), Some("2"));
+        assert_eq!(
+            get(Scope::Global, "@tend_summary").as_deref(),
+            Some("2 agents need you · 1 on build-box · vm unreachable")
+        );
+        // Approval (remote) before question (local).
+        assert_eq!(
+            get(Scope::Global, "@tend_next").as_deref(),
+            Some("build-box:%3")
+        );
+        assert_eq!(
+            get(Scope::Pane(PaneId(1)), "@tend_next").as_deref(),
+            Some("build-box:%3")
+        );
+        assert_eq!(
+            get(Scope::Global, "@tend_next_working").as_deref(),
+            Some("build-box:%4")
+        );
+        // An unreachable remote alone still says so.
+        let down = RemoteFacts {
+            rows: vec![],
+            down: vec!["vm".into()],
+        };
+        let set = compute(&[], &down);
+        assert_eq!(
+            set.get(&(Scope::Global, "@tend_summary".to_owned()))
+                .cloned()
+                .as_deref(),
+            Some("vm unreachable")
         );
     }
 

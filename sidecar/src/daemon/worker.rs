@@ -39,6 +39,17 @@ pub enum Job {
         /// Where to.
         pane: PaneId,
     },
+    /// Show a remote pane: respawn the local window named `window` with
+    /// `argv` (an `ssh -t … tmux attach`), or open it, then switch a client
+    /// there.
+    RemoteAttach {
+        /// The client (`None`: the most recent).
+        client: Option<String>,
+        /// The local window's name (one per remote session).
+        window: String,
+        /// The command it runs.
+        argv: Vec<String>,
+    },
     /// Remove what a daemon that died left published, install hooks and
     /// key bindings.
     Setup,
@@ -121,13 +132,35 @@ const HOOKS: &[&str] = &[
 /// no target it says so — or, when `@tend_daemon` is gone too (the daemon
 /// died), that tend is not running.
 /// `#{@tend-managed}` expands to nothing and marks the binding as tend's.
-pub fn jump_command(option: &str, none: &str) -> String {
+///
+/// A remote target (`build-box:%3`, the only ids with a `:`) is no tmux
+/// target here: for it the key runs `remote` (`tend key … goto`), which
+/// opens or reuses the local window attached to it. `None` (a path that
+/// cannot sit unquoted in the format) leaves remote targets to `tend jump`.
+pub fn jump_command(option: &str, none: &str, remote: Option<&str>) -> String {
+    let go = match remote {
+        Some(r) => format!(
+            "#{{?#{{m:*:*,#{{{option}}}}},run-shell -b \"{r} pane=#{{{option}}} client=#{{client_name}}\",switch-client -t #{{{option}}}}}"
+        ),
+        None => format!("switch-client -t #{{{option}}}"),
+    };
     format!(
-        "run-shell -C '#{{?{option},switch-client -t #{{{option}}},#{{?{daemon},display-message \"{none}\",display-message \"{down}\"}}}}#{{@{}}}'",
+        "run-shell -C '#{{?{option},{go},#{{?{daemon},display-message \"{none}\",display-message \"{down}\"}}}}#{{@{}}}'",
         tend_tmux::MARKER,
         daemon = guard::DAEMON_OPTION,
         down = NOT_RUNNING_KEY,
     )
+}
+
+/// The `tend key … goto` prefix a jump key runs for a remote target, when
+/// the program and socket paths need no quoting inside a format.
+fn remote_goto(program: &str, socket: &str) -> Option<String> {
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"/._+-".contains(&b))
+    };
+    (plain(program) && plain(socket)).then(|| format!("{program} key --socket {socket} goto"))
 }
 
 /// What a jump key says once the daemon died (its keys stay bound: only a
@@ -165,13 +198,18 @@ fn bindings(server: &Server, opts: &Options) -> Vec<Binding> {
                 }
                 k.to_owned()
             };
+            let remote = remote_goto(&program, &socket);
+            let remote = remote.as_deref();
             let command = match action.id {
-                "next-waiting" => jump_command("@tend_next", "tend: no agent needs you"),
+                "next-waiting" => jump_command("@tend_next", "tend: no agent needs you", remote),
                 "next-waiting-session" => jump_command(
                     "@tend_next_session",
                     "tend: no agent needs you in this session",
+                    remote,
                 ),
-                "next-working" => jump_command("@tend_next_working", "tend: no agent is working"),
+                "next-working" => {
+                    jump_command("@tend_next_working", "tend: no agent is working", remote)
+                }
                 _ => tend_tmux::keys::action_command(
                     &program,
                     &["key", "--socket", &socket],
@@ -186,6 +224,88 @@ fn bindings(server: &Server, opts: &Options) -> Vec<Binding> {
             })
         })
         .collect()
+}
+
+/// [`Job::RemoteAttach`]: one local window per remote session, named for
+/// it; a jump into it again restarts its ssh with the new pane selected.
+fn remote_attach(
+    server: &Server,
+    client: Option<&str>,
+    window: &str,
+    argv: &[String],
+) -> Result<(), String> {
+    let cmd = shell_join(argv);
+    let windows = server
+        .run(["list-windows", "-a", "-F", "#{window_name}\t#{pane_id}"])
+        .map_err(|e| e.to_string())?;
+    let existing = windows.lines().find_map(|l| {
+        let (name, pane) = l.split_once('\t')?;
+        (name == window).then(|| pane.to_owned())
+    });
+    let pane = match existing {
+        Some(pane) => {
+            server
+                .run(["respawn-pane", "-k", "-t", pane.as_str(), cmd.as_str()])
+                .map_err(|e| e.to_string())?;
+            pane
+        }
+        None => {
+            let session = match client {
+                Some(c) => server
+                    .run(["display-message", "-p", "-c", c, "#{session_name}"])
+                    .ok(),
+                None => None,
+            }
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty());
+            let session = match session {
+                Some(s) => s,
+                None => {
+                    // The most recently used client's session, else the
+                    // first session.
+                    let clients = server
+                        .run(["list-clients", "-F", "#{client_activity} #{client_session}"])
+                        .unwrap_or_default();
+                    let by_client = clients
+                        .lines()
+                        .filter_map(|l| l.split_once(' '))
+                        .max_by_key(|(a, _)| a.parse::<u64>().unwrap_or(0))
+                        .map(|(_, s)| s.to_owned());
+                    match by_client {
+                        Some(s) => s,
+                        None => server
+                            .run(["list-sessions", "-F", "#{session_name}"])
+                            .map_err(|e| e.to_string())?
+                            .lines()
+                            .next()
+                            .unwrap_or_default()
+                            .to_owned(),
+                    }
+                }
+            };
+            let target = format!("={session}:");
+            server
+                .run([
+                    "new-window",
+                    "-d",
+                    "-P",
+                    "-F",
+                    "#{pane_id}",
+                    "-n",
+                    window,
+                    "-t",
+                    target.as_str(),
+                    cmd.as_str(),
+                ])
+                .map_err(|e| e.to_string())?
+                .trim()
+                .to_owned()
+        }
+    };
+    if let Ok(id) = pane.parse::<PaneId>() {
+        let _ = server.switch_to(client, id);
+    }
+    Ok(())
 }
 
 /// Removes everything tend installs in tmux: taps, hooks, key bindings,
@@ -380,6 +500,15 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                 }
                 Job::Switch { client, pane } => {
                     let _ = server.switch_to(client.as_deref(), pane);
+                }
+                Job::RemoteAttach {
+                    client,
+                    window,
+                    argv,
+                } => {
+                    if let Err(e) = remote_attach(&server, client.as_deref(), &window, &argv) {
+                        eprintln!("tend: cannot open the window for {window}: {e}");
+                    }
                 }
                 Job::Guard { token } => {
                     let program = opts.tend_bin.to_string_lossy().into_owned();

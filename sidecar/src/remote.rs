@@ -1,0 +1,408 @@
+//! Remotes: other machines whose agents join this status line.
+//!
+//! A remote is a name and an ssh destination in `config.toml`:
+//!
+//! ```toml
+//! [remotes.build-box]
+//! dest = "me@build-box"            # anything `ssh` takes: a Host from ~/.ssh/config too
+//! tend_command = "~/.cargo/bin/tend"   # optional: how the remote shell runs tend
+//! ssh_options = ["-F", "/path/to/ssh_config"]   # optional: put before DEST
+//! ```
+//!
+//! The daemon keeps one `ssh -T DEST tend events --feed` per remote (see
+//! [`crate::daemon::remote`]); ssh, the user's ssh config and agent do
+//! everything about reaching the host and authenticating. tend opens no
+//! port and stores no credential. `docs/decisions/0008-remotes-over-ssh.md`
+//! says why.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tend_detector::config::{dur, format_duration};
+use tend_tmux::escape::shell_join;
+
+use crate::error::CliError;
+
+/// One remote in `[remotes.NAME]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteConfig {
+    /// The ssh destination (`host`, `user@host`, a `Host` alias).
+    pub dest: String,
+    /// How the remote shell runs tend (default `tend`): a shell command
+    /// prefix, e.g. `~/.cargo/bin/tend` or `TEND_TMUX_SOCKET=work tend`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tend_command: Option<String>,
+    /// Options given to ssh before the destination (`["-F", "cfg"]`,
+    /// `["-p", "2222"]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ssh_options: Vec<String>,
+}
+
+/// `[remote_link]`: how links are kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LinkConfig {
+    /// ssh's `ServerAliveInterval`: a silent link is declared dead after
+    /// three of these. Default 10s.
+    #[serde(with = "dur")]
+    pub keepalive: Duration,
+    /// The longest wait between reconnection attempts (the wait doubles
+    /// from one second up to this). Default 30s.
+    #[serde(with = "dur")]
+    pub reconnect_max: Duration,
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        LinkConfig {
+            keepalive: Duration::from_secs(10),
+            reconnect_max: Duration::from_secs(30),
+        }
+    }
+}
+
+impl LinkConfig {
+    /// Checks values; names the key and the problem.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.keepalive < Duration::from_secs(1) {
+            return Err(format!(
+                "keepalive = {}: ssh counts it in whole seconds; use at least 1s",
+                format_duration(self.keepalive)
+            ));
+        }
+        if self.reconnect_max < Duration::from_millis(100) {
+            return Err(format!(
+                "reconnect_max = {}: use at least 100ms",
+                format_duration(self.reconnect_max)
+            ));
+        }
+        Ok(())
+    }
+
+    /// The first wait after a failed link.
+    pub fn first_backoff(&self) -> Duration {
+        Duration::from_secs(1).min(self.reconnect_max)
+    }
+}
+
+impl RemoteConfig {
+    /// Checks the destination and options.
+    pub fn validate(&self) -> Result<(), String> {
+        check_dest(&self.dest)?;
+        if let Some(c) = &self.tend_command {
+            if c.trim().is_empty() {
+                return Err("tend_command is empty; leave it out to run `tend`".into());
+            }
+        }
+        Ok(())
+    }
+
+    /// The remote shell's tend command.
+    pub fn tend(&self) -> &str {
+        self.tend_command.as_deref().unwrap_or("tend")
+    }
+}
+
+/// A remote's name: it prefixes its pane ids (`build-box:%3`), so no `:`,
+/// `%` or space; a letter or digit first.
+pub fn check_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 32
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{name}` is not a usable remote name: use up to 32 letters, digits, `-`, `_` or `.`, \
+             starting with a letter or digit (it prefixes pane ids, as in {}:%3)",
+            if name.is_empty() { "NAME" } else { "build-box" }
+        ))
+    }
+}
+
+fn check_dest(dest: &str) -> Result<(), String> {
+    if dest.is_empty() {
+        return Err("dest is empty: give an ssh destination such as me@build-box".into());
+    }
+    if dest.starts_with('-') {
+        return Err(format!(
+            "dest `{dest}` starts with `-`, which ssh would read as an option; put options in \
+             ssh_options (--ssh-option)"
+        ));
+    }
+    if dest.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!(
+            "dest `{dest}` contains a space or control character; give one ssh destination"
+        ));
+    }
+    Ok(())
+}
+
+/// Splits a remote pane id, `build-box:%3`, into the remote's name and its
+/// pane id there. Local ids (`%3`) give `None`.
+pub fn split_id(id: &str) -> Option<(&str, &str)> {
+    let (host, pane) = id.split_once(':')?;
+    (check_name(host).is_ok() && pane.starts_with('%')).then_some((host, pane))
+}
+
+/// The ssh program: `$TEND_SSH` (a program, as `GIT_SSH`), else `ssh`.
+pub fn ssh_program() -> String {
+    std::env::var("TEND_SSH")
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| "ssh".into())
+}
+
+/// The feed link: `ssh -T -o BatchMode=yes … DEST '<tend> events --feed'`.
+/// BatchMode: a link in the background can never ask for a password; a
+/// host that needs one fails, and `tend doctor` shows ssh's words.
+pub fn feed_argv(r: &RemoteConfig, link: &LinkConfig) -> Vec<String> {
+    let mut v = vec![
+        ssh_program(),
+        "-T".into(),
+        "-o".into(),
+        "BatchMode=yes".into(),
+        "-o".into(),
+        format!("ServerAliveInterval={}", link.keepalive.as_secs().max(1)),
+        "-o".into(),
+        "ServerAliveCountMax=3".into(),
+        "-o".into(),
+        format!("ConnectTimeout={}", link.keepalive.as_secs().max(1) * 3),
+    ];
+    v.extend(r.ssh_options.iter().cloned());
+    v.push(r.dest.clone());
+    // The remote shell reads this line: the tend command is the user's
+    // own shell text, the rest is fixed.
+    v.push(format!("{} events --feed", r.tend()));
+    v
+}
+
+/// The command a local window runs to show a remote pane: a tmux client on
+/// the remote server, attached to the pane's session, its window and pane
+/// selected.
+pub fn attach_argv(
+    r: &RemoteConfig,
+    tmux_socket: Option<&str>,
+    window: &str,
+    pane: &str,
+) -> Vec<String> {
+    let mut v = vec![ssh_program(), "-t".into()];
+    v.extend(r.ssh_options.iter().cloned());
+    v.push(r.dest.clone());
+    let mut tmux: Vec<String> = vec!["tmux".into()];
+    if let Some(s) = tmux_socket {
+        tmux.push("-S".into());
+        tmux.push(s.into());
+    }
+    for w in [
+        "attach-session",
+        "-t",
+        pane,
+        ";",
+        "select-window",
+        "-t",
+        window,
+        ";",
+        "select-pane",
+        "-t",
+        pane,
+    ] {
+        tmux.push(w.into());
+    }
+    v.push(shell_join(&tmux));
+    v
+}
+
+/// The name of the local window that shows a remote session (one per
+/// remote session, reused by every jump into it).
+pub fn window_name(host: &str, session: &str) -> String {
+    format!("{host}:{session}")
+}
+
+// ---- editing config.toml ---------------------------------------------------
+
+fn read_doc(path: &Path) -> Result<toml_edit::DocumentMut, CliError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => {
+            return Err(CliError::new(
+                "bad_config",
+                format!("cannot read {}: {e}", path.display()),
+            ))
+        }
+    };
+    // The whole file must be a valid configuration before it is changed.
+    crate::config::parse(&path.display().to_string(), &text)?;
+    text.parse::<toml_edit::DocumentMut>()
+        .map_err(|e| CliError::new("bad_config", format!("{}: {e}", path.display())))
+}
+
+fn write_doc(path: &Path, doc: &toml_edit::DocumentMut) -> Result<(), CliError> {
+    let text = doc.to_string();
+    crate::config::parse(&path.display().to_string(), &text)?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            CliError::new(
+                "bad_config",
+                format!("cannot create {}: {e}", dir.display()),
+            )
+        })?;
+    }
+    crate::daemon::store::write_atomic(path, &text)
+        .map_err(|e| CliError::new("bad_config", e.to_string()))
+}
+
+/// Adds `[remotes.NAME]` to the file at `path`, keeping everything else
+/// (comments included) as it was.
+pub fn add(path: &Path, name: &str, r: &RemoteConfig) -> Result<(), CliError> {
+    check_name(name).map_err(|e| CliError::new("bad_remote", e))?;
+    r.validate()
+        .map_err(|e| CliError::new("bad_remote", format!("remote {name}: {e}")))?;
+    let mut doc = read_doc(path)?;
+    let remotes = doc
+        .entry("remotes")
+        .or_insert_with(|| {
+            let mut t = toml_edit::Table::new();
+            t.set_implicit(true);
+            toml_edit::Item::Table(t)
+        })
+        .as_table_mut()
+        .ok_or_else(|| {
+            CliError::new(
+                "bad_config",
+                format!("{}: `remotes` is not a table", path.display()),
+            )
+        })?;
+    if remotes.contains_key(name) {
+        return Err(CliError::new(
+            "duplicate_remote",
+            format!(
+                "a remote named {name} exists already (see `tend remote list`); remove it first \
+                 with `tend remote remove {name}`"
+            ),
+        ));
+    }
+    let mut t = toml_edit::Table::new();
+    t.insert("dest", toml_edit::value(r.dest.as_str()));
+    if let Some(c) = &r.tend_command {
+        t.insert("tend_command", toml_edit::value(c.as_str()));
+    }
+    if !r.ssh_options.is_empty() {
+        let mut a = toml_edit::Array::new();
+        for o in &r.ssh_options {
+            a.push(o.as_str());
+        }
+        t.insert("ssh_options", toml_edit::value(a));
+    }
+    remotes.insert(name, toml_edit::Item::Table(t));
+    write_doc(path, &doc)
+}
+
+/// Removes `[remotes.NAME]`.
+pub fn remove(path: &Path, name: &str) -> Result<(), CliError> {
+    let mut doc = read_doc(path)?;
+    let unknown = || {
+        CliError::new(
+            "unknown_remote",
+            format!("no remote named {name} (see `tend remote list`)"),
+        )
+    };
+    let remotes = doc
+        .get_mut("remotes")
+        .and_then(|i| i.as_table_mut())
+        .ok_or_else(unknown)?;
+    remotes.remove(name).ok_or_else(unknown)?;
+    if remotes.is_empty() {
+        doc.remove("remotes");
+    }
+    write_doc(path, &doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn remote(dest: &str) -> RemoteConfig {
+        RemoteConfig {
+            dest: dest.into(),
+            tend_command: None,
+            ssh_options: vec![],
+        }
+    }
+
+    #[test]
+    fn names_and_ids() {
+        for ok in ["build-box", "vm1", "a.b_c"] {
+            assert_eq!(check_name(ok), Ok(()));
+        }
+        for bad in ["", "-x", "a:b", "a b", "%3", &"x".repeat(33)] {
+            assert!(check_name(bad).is_err(), "{bad}");
+        }
+        assert_eq!(split_id("build-box:%3"), Some(("build-box", "%3")));
+        assert_eq!(split_id("%3"), None);
+        assert_eq!(split_id("main:1"), None);
+        assert!(remote("-oProxyCommand=x").validate().is_err());
+        assert!(remote("a b").validate().is_err());
+    }
+
+    #[test]
+    fn add_and_remove_keep_the_rest_of_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let before =
+            "# my settings\n[notifications]\n# quiet at night\nquiet_hours = \"22:00-07:00\"\n";
+        std::fs::write(&path, before).unwrap();
+        let r = RemoteConfig {
+            dest: "me@build".into(),
+            tend_command: Some("~/bin/tend".into()),
+            ssh_options: vec!["-p".into(), "2222".into()],
+        };
+        add(&path, "build-box", &r).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            text,
+            format!(
+                "{before}\n[remotes.build-box]\ndest = \"me@build\"\ntend_command = \"~/bin/tend\"\nssh_options = [\"-p\", \"2222\"]\n"
+            )
+        );
+        let cfg = crate::config::parse("c", &text).unwrap();
+        assert_eq!(cfg.remotes.get("build-box"), Some(&r));
+        let e = add(&path, "build-box", &remote("other")).unwrap_err();
+        assert_eq!(e.code, "duplicate_remote");
+        let e = add(&path, "bad:name", &remote("other")).unwrap_err();
+        assert_eq!(e.code, "bad_remote");
+        let e = remove(&path, "nope").unwrap_err();
+        assert_eq!(e.code, "unknown_remote");
+        remove(&path, "build-box").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+    }
+
+    #[test]
+    fn commands() {
+        let r = RemoteConfig {
+            dest: "box".into(),
+            tend_command: Some("TEND_TMUX_SOCKET=w tend".into()),
+            ssh_options: vec!["-F".into(), "/c".into()],
+        };
+        let link = LinkConfig::default();
+        let feed = feed_argv(&r, &link);
+        assert_eq!(feed[1], "-T");
+        assert_eq!(&feed[feed.len() - 4..feed.len() - 2], ["-F", "/c"]);
+        assert_eq!(feed[feed.len() - 2], "box");
+        assert_eq!(
+            feed[feed.len() - 1],
+            "TEND_TMUX_SOCKET=w tend events --feed"
+        );
+        let a = attach_argv(&r, Some("/tmp/tmux-0/x y"), "@2", "%3");
+        assert_eq!(
+            a[a.len() - 1],
+            "tmux -S '/tmp/tmux-0/x y' attach-session -t %3 ';' select-window -t @2 ';' select-pane -t %3"
+        );
+    }
+}
