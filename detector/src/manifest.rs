@@ -24,6 +24,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("gemini.toml", include_str!("../agents/gemini.toml")),
     ("aider.toml", include_str!("../agents/aider.toml")),
     ("opencode.toml", include_str!("../agents/opencode.toml")),
+    ("kilo.toml", include_str!("../agents/kilo.toml")),
     ("copilot.toml", include_str!("../agents/copilot.toml")),
     ("cursor.toml", include_str!("../agents/cursor.toml")),
     ("amp.toml", include_str!("../agents/amp.toml")),
@@ -868,6 +869,8 @@ match = { contains = "esc to interrupt" }
             ("claude", "2.1.332"),
             ("gemini", "0.61.0"),
             ("aider", "0.86.2"),
+            ("opencode", "1.18.33"),
+            ("kilo", "7.7.7"),
         ] {
             assert_eq!(
                 reg.get(id).unwrap().verified_versions,
@@ -890,8 +893,8 @@ match = { contains = "esc to interrupt" }
         let (reg, errors) = Registry::load(&[]);
         assert!(errors.is_empty(), "{errors:?}");
         for id in [
-            "claude", "codex", "gemini", "aider", "opencode", "copilot", "cursor", "amp", "goose",
-            "crush", "qwen", "kimi", "droid", "kiro", "cline",
+            "claude", "codex", "gemini", "aider", "opencode", "kilo", "copilot", "cursor", "amp",
+            "goose", "crush", "qwen", "kimi", "droid", "kiro", "cline",
         ] {
             assert!(reg.get(id).is_some(), "missing bundled manifest {id}");
         }
