@@ -8,8 +8,9 @@
 //! python entry point, a symlinked native binary, a shell launcher).
 //!
 //! `TEND_TEST_REAL_AGENTS=1` adds a tier that runs the real CLIs installed
-//! under `$AGENTS_DIR` (default `/opt/agents`, see the agentlab's
-//! `setup.sh`); it is skipped otherwise.
+//! under the folders of `$TEND_AGENT_DIRS` (`:`-separated), else
+//! `$AGENTS_DIR` (default `/opt/agents`, see the agentlab's `setup.sh`);
+//! it is skipped otherwise.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -596,20 +597,31 @@ fn real_agents_are_identified() {
         println!("identity_tmux: real agents skipped (set TEND_TEST_REAL_AGENTS=1)");
         return;
     }
-    let dir = PathBuf::from(std::env::var("AGENTS_DIR").unwrap_or_else(|_| "/opt/agents".into()));
+    // The agentlab installs the CLIs into more than one folder (the first
+    // four in /opt/agents, OpenCode in /opt/agent2, Kilo Code in
+    // /opt/agent3): `TEND_AGENT_DIRS` lists them (`:`-separated), else
+    // `AGENTS_DIR` names one; each agent is taken from the first folder
+    // that has it.
+    let dirs: Vec<PathBuf> = match std::env::var("TEND_AGENT_DIRS") {
+        Ok(list) => std::env::split_paths(&list).collect(),
+        Err(_) => vec![PathBuf::from(
+            std::env::var("AGENTS_DIR").unwrap_or_else(|_| "/opt/agents".into()),
+        )],
+    };
     let agents = [
         ("claude", "node_modules/.bin/claude"),
         ("codex", "node_modules/.bin/codex"),
         ("gemini", "node_modules/.bin/gemini"),
         ("aider", "venv/bin/aider"),
+        ("opencode", "node_modules/.bin/opencode"),
+        ("kilo", "node_modules/.bin/kilo"),
     ];
     let mut ran = 0;
     for (agent, rel) in agents {
-        let exe = dir.join(rel);
-        if !exe.exists() {
-            println!("identity_tmux: {} not installed; skipped", exe.display());
+        let Some(exe) = dirs.iter().map(|d| d.join(rel)).find(|p| p.exists()) else {
+            println!("identity_tmux: {agent} ({rel}) is in none of {dirs:?}; skipped");
             continue;
-        }
+        };
         // Offline: every model endpoint points at a closed local port;
         // dummy keys; no telemetry or update checks.
         let dead = "http://127.0.0.1:9".to_owned();
@@ -630,6 +642,11 @@ fn real_agents_are_identified() {
             ("AIDER_ANALYTICS_DISABLE", "1".to_owned()),
             ("AIDER_CHECK_UPDATE", "false".to_owned()),
             ("HF_HUB_OFFLINE", "1".to_owned()),
+            ("OPENCODE_DISABLE_AUTOUPDATE", "1".to_owned()),
+            ("OPENCODE_DISABLE_MODELS_FETCH", "1".to_owned()),
+            ("KILO_DISABLE_AUTOUPDATE", "1".to_owned()),
+            ("KILO_DISABLE_MODELS_FETCH", "1".to_owned()),
+            ("KILO_TELEMETRY_LEVEL", "off".to_owned()),
         ];
         let Some(mut h) = Harness::with_env(&format!("real-{agent}"), &env) else {
             return;
@@ -644,4 +661,9 @@ fn real_agents_are_identified() {
         ran += 1;
     }
     println!("identity_tmux: {ran} real agents identified");
+    assert!(
+        ran > 0,
+        "TEND_TEST_REAL_AGENTS=1 but no agent CLI was found in {dirs:?}: install them with \
+         tools/agentlab/setup.sh, or point TEND_AGENT_DIRS / AGENTS_DIR at their folders"
+    );
 }
