@@ -25,6 +25,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("aider.toml", include_str!("../agents/aider.toml")),
     ("opencode.toml", include_str!("../agents/opencode.toml")),
     ("pi.toml", include_str!("../agents/pi.toml")),
+    ("kilo.toml", include_str!("../agents/kilo.toml")),
     ("copilot.toml", include_str!("../agents/copilot.toml")),
     ("cursor.toml", include_str!("../agents/cursor.toml")),
     ("amp.toml", include_str!("../agents/amp.toml")),
@@ -870,6 +871,8 @@ match = { contains = "esc to interrupt" }
             ("gemini", "0.61.0"),
             ("aider", "0.86.2"),
             ("qwen", "0.15.10"),
+            ("opencode", "1.18.33"),
+            ("kilo", "7.7.7"),
         ] {
             assert_eq!(
                 reg.get(id).unwrap().verified_versions,
@@ -892,8 +895,8 @@ match = { contains = "esc to interrupt" }
         let (reg, errors) = Registry::load(&[]);
         assert!(errors.is_empty(), "{errors:?}");
         for id in [
-            "claude", "codex", "gemini", "aider", "opencode", "pi", "copilot", "cursor", "amp",
-            "goose", "crush", "qwen", "kimi", "droid", "kiro", "cline",
+            "claude", "codex", "gemini", "aider", "opencode", "pi", "kilo", "copilot", "cursor",
+            "amp", "goose", "crush", "qwen", "kimi", "droid", "kiro", "cline",
         ] {
             assert!(reg.get(id).is_some(), "missing bundled manifest {id}");
         }

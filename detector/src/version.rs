@@ -171,6 +171,22 @@ mod tests {
                 "/opt/agents/node_modules/@openai/codex/package.json".into()
             )]
         );
+        // Kilo Code: the native binary its postinstall links into the CLI's
+        // own package (`bin/.kilo`), and the launcher script beside it: the
+        // package's package.json first (a `bin/` folder also offers a
+        // Python `lib` beside it, read only when nothing came before).
+        for path in [
+            "/opt/agent3/node_modules/@kilocode/cli/bin/.kilo",
+            "/opt/agent3/node_modules/@kilocode/cli/bin/kilo",
+        ] {
+            assert_eq!(
+                metadata_sources(path, &keys(&["@kilocode/cli"])).first(),
+                Some(&MetadataSource::PackageJson(
+                    "/opt/agent3/node_modules/@kilocode/cli/package.json".into()
+                )),
+                "{path}"
+            );
+        }
         // Nested node_modules: the nearest first.
         assert_eq!(
             metadata_sources(

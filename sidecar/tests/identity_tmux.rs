@@ -8,8 +8,9 @@
 //! python entry point, a symlinked native binary, a shell launcher).
 //!
 //! `TEND_TEST_REAL_AGENTS=1` adds a tier that runs the real CLIs installed
-//! under `$AGENTS_DIR` (default `/opt/agents`, see the agentlab's
-//! `setup.sh`); it is skipped otherwise.
+//! under the folders of `$TEND_AGENT_DIRS` (`:`-separated), else
+//! `$AGENTS_DIR` (default `/opt/agents`, see the agentlab's `setup.sh`);
+//! it is skipped otherwise.
 
 mod support;
 
@@ -599,10 +600,11 @@ fn real_agents_are_identified() {
         return;
     }
     // Where the CLIs are installed: `TEND_AGENT_DIRS` (colon-separated),
-    // else `AGENTS_DIR`, else both folders tools/agentlab/setup.sh fills.
+    // else `AGENTS_DIR`, else the three folders tools/agentlab/setup.sh fills (the first four
+    // agents, then Pi, Qwen Code and OpenCode, then Kilo Code).
     let dirs: Vec<PathBuf> = std::env::var("TEND_AGENT_DIRS")
         .or_else(|_| std::env::var("AGENTS_DIR"))
-        .unwrap_or_else(|_| "/opt/agents:/opt/agent2".into())
+        .unwrap_or_else(|_| "/opt/agents:/opt/agent2:/opt/agent3".into())
         .split(':')
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
@@ -623,6 +625,8 @@ fn real_agents_are_identified() {
             Some("node_modules/@mariozechner/pi-coding-agent/package.json"),
         ),
         ("qwen", "node_modules/.bin/qwen", None),
+        ("opencode", "node_modules/.bin/opencode", None),
+        ("kilo", "node_modules/.bin/kilo", None),
     ];
     let mut ran = 0;
     for (agent, rel, package) in agents {
@@ -662,6 +666,11 @@ fn real_agents_are_identified() {
             ("PI_OFFLINE", "1".to_owned()),
             ("PI_SKIP_VERSION_CHECK", "1".to_owned()),
             ("QWEN_CODE_DISABLE_PRECONNECT", "1".to_owned()),
+            ("OPENCODE_DISABLE_AUTOUPDATE", "1".to_owned()),
+            ("OPENCODE_DISABLE_MODELS_FETCH", "1".to_owned()),
+            ("KILO_DISABLE_AUTOUPDATE", "1".to_owned()),
+            ("KILO_DISABLE_MODELS_FETCH", "1".to_owned()),
+            ("KILO_TELEMETRY_LEVEL", "off".to_owned()),
         ];
         let Some(mut h) = Harness::with_env(&format!("real-{agent}"), &env) else {
             return;
@@ -701,4 +710,9 @@ fn real_agents_are_identified() {
         ran += 1;
     }
     println!("identity_tmux: {ran} real agents identified");
+    assert!(
+        ran > 0,
+        "TEND_TEST_REAL_AGENTS=1 but no agent CLI was found in {dirs:?}: install them with \
+         tools/agentlab/setup.sh, or point TEND_AGENT_DIRS / AGENTS_DIR at their folders"
+    );
 }

@@ -80,7 +80,7 @@ UNSUPPORTED = {
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 CORPUS = os.environ.get("ACC_CORPUS", os.path.join(REPO, "tests", "corpus"))
 CORPUS_FILES = ("labels.json", "meta.json", "pane.cast", "procs.jsonl")
-AGENTS = ["claude", "aider", "codex", "gemini", "opencode", "qwen", "pi"]
+AGENTS = ["claude", "aider", "codex", "gemini", "opencode", "kilo", "qwen", "pi"]
 
 FAKE_ANTHROPIC_KEY = "sk-ant-api03-" + "fakefakefake" * 7 + "AAAAAAAA-0123456789abcdefghijAA"
 
@@ -302,6 +302,43 @@ def setup_opencode(home, work, port, scenario):
     return env, "opencode"
 
 
+def setup_kilo(home, work, port, scenario):
+    """Kilo Code (@kilocode/cli, an OpenCode fork): the same custom
+    OpenAI-compatible provider as OpenCode's, in ~/.config/kilo/kilo.json;
+    only that provider is enabled (the built-in Kilo Gateway is not), every
+    tool asks (permission "ask")."""
+    d = os.path.join(home, ".config", "kilo")
+    os.makedirs(d, exist_ok=True)
+    perm = "allow" if scenario in TOOL_PREAPPROVED else "ask"
+    cfg = {
+        "$schema": "https://app.kilo.ai/config.json",
+        "autoupdate": False, "share": "disabled",
+        "model": "fakellm/fake-model", "small_model": "fakellm/fake-model",
+        "provider": {"fakellm": {
+            "npm": "@ai-sdk/openai-compatible", "name": "fakellm",
+            "options": {"baseURL": "http://127.0.0.1:%d/v1" % port, "apiKey": "sk-fake-kilo"},
+            "models": {"fake-model": {"name": "Fake Model", "tool_call": True,
+                                      "limit": {"context": 128000, "output": 4096}}}}},
+        "enabled_providers": ["fakellm"], "disabled_providers": ["kilo"],
+        "permission": {"bash": perm, "edit": perm, "webfetch": perm},
+        "lsp": False, "formatter": False,
+        # under load the first prompt's snapshot (a shadow git repo) takes so
+        # long that Kilo asks "Do you want to disable Snapshots for this
+        # repository?" before it starts the turn
+        "snapshot": False,
+    }
+    with open(os.path.join(d, "kilo.json"), "w") as f:
+        json.dump(cfg, f, indent=1)
+    env = {"KILO_DISABLE_AUTOUPDATE": "1", "KILO_DISABLE_MODELS_FETCH": "1",
+           "KILO_DISABLE_LSP_DOWNLOAD": "1", "KILO_DISABLE_DEFAULT_PLUGINS": "1",
+           "KILO_DISABLE_SHARE": "1", "KILO_ENABLE_QUESTION_TOOL": "1",
+           "KILO_DISABLE_CODEBASE_INDEXING": "1", "KILO_DISABLE_SESSION_INGEST": "1",
+           "KILO_DISABLE_PRESENCE": "1", "KILO_DISABLE_EXTERNAL_SKILLS": "1",
+           "KILO_DISABLE_CLAUDE_CODE": "1", "KILO_TELEMETRY_LEVEL": "off",
+           "DO_NOT_TRACK": "1", "NO_UPDATE_NOTIFIER": "1"}
+    return env, "kilo"
+
+
 def setup_qwen(home, work, port, scenario):
     """Qwen Code: OpenAI auth against fakellm (env + ~/.qwen/settings.json)."""
     d = os.path.join(home, ".qwen")
@@ -466,6 +503,31 @@ PROFILES.update({
         fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
         error_quiet=30, error_max=200,
     ),
+    # Kilo Code: an OpenCode fork with the same opentui TUI (see NOTES.md)
+    "kilo": dict(
+        setup=setup_kilo,
+        ready=r"ctrl\+p commands",
+        ready_timeout=180,  # 35-80 s to its home screen on the loaded machine
+        approval_screen=r"Permission required",
+        question_screen=r"esc dismiss",
+        approve_keys=[("Enter", False)],
+        answer_keys=[("Enter", False)],
+        exit_keys=[("/exit", True), ("Enter", False)],
+        submit_delay=0.6,
+        sent_screen=r"esc interrupt",
+        ready_settle=1.0,
+        dialog_screen=r"Permission required",
+        dialog_approve_keys=[("Enter", False)],
+        deny_keys=[("Right", False), ("Right", False), ("Enter", False)],
+        # Reject opens a second stage: "△ Reject permission" / "Tell Kilo what
+        # to do differently" / "enter confirm  esc cancel"; Enter confirms it
+        deny_confirm_screen=r"Tell Kilo what to do differently",
+        deny_confirm_keys=[("Enter", False)],
+        interrupted_screen=r"(?i)interrupted|aborted",
+        conn_error_screen=r"(?i)error|unable to connect|ECONNREFUSED",
+        fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
+        error_quiet=30, error_max=200,
+    ),
     "qwen": dict(
         setup=setup_qwen,
         # the input box comes first with the footer "⠋ Initializing..." for up to
@@ -523,7 +585,7 @@ def agent_version(agent):
                                  capture_output=True, text=True, timeout=60).stdout.strip()
         else:
             pkg = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex",
-                   "gemini": "@google/gemini-cli", "opencode": "opencode-ai",
+                   "gemini": "@google/gemini-cli", "opencode": "opencode-ai", "kilo": "@kilocode/cli",
                    "qwen": "@qwen-code/qwen-code", "pi": "@mariozechner/pi-coding-agent"}[agent]
             with open(os.path.join(AGENTS_DIR, "node_modules", pkg, "package.json")) as f:
                 out = json.load(f)["version"]
@@ -986,7 +1048,7 @@ class Case:
         self.wait_screen(r"acc\$", 10, "shell_prompt")
         time.sleep(0.5)
         self.keys([(self.launch, True), ("Enter", False)], "launch")
-        t = self.wait_screen(self.prof["ready"], 90, "ready", label="idle")
+        t = self.wait_screen(self.prof["ready"], self.prof.get("ready_timeout", 90), "ready", label="idle")
         if t and self.prof.get("ready_settle"):
             # codex draws its composer before it takes keys (its daemon is still
             # starting): keys sent in the first seconds are dropped
@@ -1206,7 +1268,16 @@ class Case:
             self.notes.append("dialog not seen on screen")
         time.sleep(hold)
         if not approve:
-            t = self.keys(self.deny_keys(), "deny")
+            if p.get("deny_confirm_screen"):
+                # a second stage asks what to do instead (Kilo: "Tell Kilo what to
+                # do differently"); the dialog is still up, so the key that
+                # confirms it (with no text) is the deny
+                self.keys(self.deny_keys(), "reject_stage")
+                if self.wait_screen(p["deny_confirm_screen"], 10, "reject_stage") is not None:
+                    time.sleep(2.0)
+                t = self.keys(p["deny_confirm_keys"], "deny")
+            else:
+                t = self.keys(self.deny_keys(), "deny")
             return self.after_interrupt(t, "deny")
         t = self.keys(p.get("dialog_approve_keys", p["approve_keys"]), "approve")
         self.label("working", ts=t, src="key:approve")
@@ -1487,24 +1558,35 @@ def replay(src, outdir, socket):
     return "ok"
 
 
+def tmp_placeholder(prefix):
+    """The same-length stand-in for the scratch prefix "$ACC_TMP/": "/home/me/"
+    for the default /tmp/acc, else "/home/me/<tail>/" with the tail of the
+    prefix's last folder name (/tmp/acc-kilo/ -> /home/me/kilo/), so that
+    every scrubbed recording reads as under /home/me."""
+    base = "/home/me/"
+    extra = len(prefix) - len(base)
+    if extra == 0:
+        return base
+    name = os.path.basename(prefix.rstrip("/"))
+    if extra < 2 or len(name) < extra - 1:
+        sys.exit("ACC_TMP=%s: the scrubbed recordings need a stand-in of the same length; use /tmp/acc "
+                 "or a folder whose path is at least 2 characters longer (e.g. /tmp/acc-NAME)" % prefix)
+    return base + name[len(name) - (extra - 1):] + "/"
+
+
 def scrub(case_dir):
     """Replace this machine's install/scratch prefixes in a recording by
     placeholders of the SAME length (so cursor positions in pane.cast stay
     right): the real $AGENTS_DIR -> "$AGENTS_DIR" and "$ACC_TMP/" -> "/home/me/"
-    (both exact for the defaults /opt/agents and /tmp/acc; a longer ACC_TMP
-    keeps its tail: /tmp/acc-qwen -> /home/me-qwen).  Used by `record`
+    (both exact for the defaults /opt/agents and /tmp/acc; another ACC_TMP gets
+    "/home/me/<tail>/", see tmp_placeholder).  Used by `record`
     (ACC_SCRUB=0 turns it off), the same convention as the stored recordings."""
     pairs = []
     if AGENTS_DIR and AGENTS_DIR != "/":
         pairs.append((AGENTS_DIR.rstrip("/"), "$AGENTS_DIR"))
     if ACC_TMP and ACC_TMP != "/":
-        tmp = ACC_TMP.rstrip("/")
-        # "/home/me" for the default /tmp/acc; a longer scratch dir keeps its
-        # tail ("/tmp/acc-qwen" -> "/home/me-qwen") so the length, and with it
-        # the boxes an agent draws around a path, stays the same
-        home = "/home/me" + tmp[len("/home/me"):] if len(tmp) >= len("/home/me") else "/home/me"
-        pairs.append((tmp + "/", home + "/"))
-        if len(tmp) == len(home):
+        pairs.append((ACC_TMP.rstrip("/") + "/", tmp_placeholder(ACC_TMP.rstrip("/") + "/")))
+        if len(ACC_TMP.rstrip("/")) == len("/home/me"):
             # an agent may cut a long path right after the prefix (gemini's footer
             # after a resize)
             pairs.append((tmp, home))

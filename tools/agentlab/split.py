@@ -10,9 +10,10 @@ number, is divisible by 3. Detection rules are written against the other
 recordings only; detector/tests/corpus.rs reports both parts and checks that
 no manifest cites a held-out recording.
 
-Every recording at 100x30 or 160x45 is held out as well, for every agent: a
-second batch recorded after the rules were frozen, at sizes no earlier
-recording has.
+Every recording at 100x30 or 160x45 is held out as well, whatever the agent:
+a batch recorded after the agent's rules were frozen, at sizes no earlier
+recording of it has (for agents added later, e.g. Kilo Code, the only
+held-out recordings).
 
 BURNED lists held-out recordings that were looked at to mend a rule after all
 (each with why): from then on they count as in-sample, and the held-out
@@ -38,9 +39,9 @@ HEADER = """# The corpus split. Detection rules are written against every record
 # name, read as a number, is divisible by 3 (aider, Claude Code, Codex,
 # Gemini CLI and Qwen Code; recordings of the other agents added later were
 # read whole to write their rules and are in-sample). Every recording at
-# 100x30 or 160x45, of any agent, is held out too: a second batch, recorded
-# after the rules were
-# frozen, at sizes no earlier recording has. `burned` lists held-out
+# 100x30 or 160x45 is held out too, whatever the agent: a batch recorded
+# after the agent's rules were frozen, at sizes no earlier recording of it
+# has. `burned` lists held-out
 # recordings that were looked at to mend a rule after all: they count as
 # in-sample from then on. Regenerate with `python3 tools/agentlab/split.py`.
 """
@@ -70,8 +71,8 @@ SPLIT_AGENTS = ("aider", "claude", "codex", "gemini", "qwen")
 
 
 def held_out(name):
-    # every agent's fresh-size batch is held out (Pi's was recorded after its
-    # manifest was committed, see NOTES.md)
+    # the fresh sizes are held out for every agent: an agent added later has
+    # its rules written on its other recordings, then a batch at these sizes
     if name.endswith(FRESH_SIZES):
         return True
     if not name.startswith(tuple(a + "/" for a in SPLIT_AGENTS)):
