@@ -21,6 +21,8 @@
 //!    server's CPU; then the same panes watched instead by a `capture-pane`
 //!    poller at 500 ms (what polling plugins do), side by side.
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -43,28 +45,11 @@ impl Server {
         }
         let tend = tend_binary();
         let s = Server { name, dir, tend };
-        s.tmux(&[
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-s",
-            "main",
-            "-x",
-            "200",
-            "-y",
-            "50",
-        ]);
+        common::start_server(&s.name);
         s
     }
     fn tmux(&self, args: &[&str]) -> String {
-        let o = Command::new("tmux")
-            .arg("-L")
-            .arg(&self.name)
-            .args(args)
-            .output()
-            .expect("tmux");
-        String::from_utf8_lossy(&o.stdout).trim_end().to_owned()
+        common::tmux(&self.name, args)
     }
     fn tend(&self, args: &[&str]) -> String {
         let d = self.dir.path();

@@ -19,6 +19,8 @@
 //! dialog's bytes reaching the remote pane to `@tend_needs` on the local
 //! server counting it: p50, p90, max.
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -39,28 +41,11 @@ impl Server {
             std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
         }
         let s = Server { name, dir };
-        s.tmux(&[
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-s",
-            "main",
-            "-x",
-            "200",
-            "-y",
-            "50",
-        ]);
+        common::start_server(&s.name);
         s
     }
     fn tmux(&self, args: &[&str]) -> String {
-        let o = Command::new("tmux")
-            .arg("-L")
-            .arg(&self.name)
-            .args(args)
-            .output()
-            .expect("tmux");
-        String::from_utf8_lossy(&o.stdout).trim_end().to_owned()
+        common::tmux(&self.name, args)
     }
     fn env_words(&self) -> String {
         let d = self.dir.path();
