@@ -1,0 +1,413 @@
+//! Agent manifests: what tend knows about each agent, as reviewed data.
+//!
+//! One TOML file per agent holds its identity keys (how its processes look)
+//! and its prioritised screen rules (what its live UI shows in each state).
+//! The bundled manifests live in `detector/agents/` and are compiled into the
+//! binary; a user file with the same `id` replaces a bundled one, a new `id`
+//! adds an agent. Loading is pure: the caller reads the files.
+//!
+//! Validation is strict and every error names the file, the rule and the
+//! problem, because a manifest that half-loads would silently mis-detect.
+//!
+//! This file holds the compiled model (rules, regions, matchers, identity
+//! keys, actions); `parse.rs` turns a file into it and `registry.rs` holds
+//! the bundled list and the set of loaded manifests. Their public names
+//! are re-exported here.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+use crate::state::Reason;
+
+mod parse;
+mod registry;
+
+#[cfg(test)]
+mod testutil;
+
+pub use registry::{Registry, BUNDLED};
+
+/// A manifest failed to load. Names the file, the rule (when one is at
+/// fault) and the problem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestError {
+    /// File name or path as given by the caller.
+    pub file: String,
+    /// Rule id, when the problem is in one rule.
+    pub rule: Option<String>,
+    /// What is wrong and, where it helps, what is expected.
+    pub problem: String,
+}
+
+impl fmt::Display for ManifestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.rule {
+            Some(rule) => write!(f, "{}: rule `{}`: {}", self.file, rule, self.problem),
+            None => write!(f, "{}: {}", self.file, self.problem),
+        }
+    }
+}
+
+impl std::error::Error for ManifestError {}
+
+/// What a matching rule says about the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleState {
+    /// The agent is busy.
+    Working,
+    /// The agent waits on the user (a reason is required).
+    Waiting,
+    /// The agent's normal input prompt is up and no turn is running: `idle`
+    /// before the first turn, `completed` after one.
+    Ready,
+    /// The agent has quit (its goodbye text is on screen).
+    Exited,
+}
+
+/// Where on the screen a rule looks. Only regions where an agent draws its
+/// live UI exist: there is deliberately no "scrollback" region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Region {
+    /// The bottom N rows of the visible screen, blank rows included.
+    BottomLines(u16),
+    /// The bottom N non-blank rows of the visible screen.
+    BottomNonEmpty(u16),
+    /// Rows between the two lowest horizontal rules (the input box).
+    PromptBox,
+    /// The N non-blank rows above the input box's top rule.
+    AbovePromptBox(u16),
+    /// Rows below the lowest horizontal rule (footer).
+    AfterLastRule,
+    /// The OSC 0/2 window title.
+    Title,
+    /// The OSC 9;4 progress state word (`hidden`, `normal`, `error`,
+    /// `indeterminate`, `paused`, or empty when never sent).
+    Progress,
+    /// The whole visible screen.
+    Visible,
+    /// The row the cursor is on.
+    CursorLine,
+    /// The N non-blank rows above the cursor's row.
+    AboveCursor(u16),
+}
+
+impl fmt::Display for Region {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Region::BottomLines(n) => write!(f, "bottom_lines:{n}"),
+            Region::BottomNonEmpty(n) => write!(f, "bottom_nonempty:{n}"),
+            Region::PromptBox => f.write_str("prompt_box"),
+            Region::AbovePromptBox(n) => write!(f, "above_prompt_box:{n}"),
+            Region::AfterLastRule => f.write_str("after_last_rule"),
+            Region::Title => f.write_str("title"),
+            Region::Progress => f.write_str("progress"),
+            Region::Visible => f.write_str("visible"),
+            Region::CursorLine => f.write_str("cursor_line"),
+            Region::AboveCursor(n) => write!(f, "above_cursor:{n}"),
+        }
+    }
+}
+
+const REGION_HELP: &str = "expected one of bottom_lines:N, bottom_nonempty:N, prompt_box, \
+                           above_prompt_box:N, after_last_rule, cursor_line, above_cursor:N, title, progress, visible";
+
+impl Region {
+    fn parse(s: &str) -> Result<Self, String> {
+        let (name, arg) = match s.split_once(':') {
+            Some((n, a)) => (n.trim(), Some(a.trim())),
+            None => (s.trim(), None),
+        };
+        let count = |arg: Option<&str>| -> Result<u16, String> {
+            let a =
+                arg.ok_or_else(|| format!("region `{name}` needs a line count, e.g. `{name}:12`"))?;
+            match a.parse::<u16>() {
+                Ok(n) if (1..=500).contains(&n) => Ok(n),
+                _ => Err(format!(
+                    "region `{s}`: line count must be a whole number from 1 to 500"
+                )),
+            }
+        };
+        let none = |r: Region| -> Result<Region, String> {
+            match arg {
+                None => Ok(r),
+                Some(_) => Err(format!("region `{name}` takes no line count")),
+            }
+        };
+        match name {
+            "bottom_lines" => Ok(Region::BottomLines(count(arg)?)),
+            "bottom_nonempty" => Ok(Region::BottomNonEmpty(count(arg)?)),
+            "above_prompt_box" => Ok(Region::AbovePromptBox(count(arg)?)),
+            "prompt_box" => none(Region::PromptBox),
+            "after_last_rule" => none(Region::AfterLastRule),
+            "title" => none(Region::Title),
+            "progress" => none(Region::Progress),
+            "visible" => none(Region::Visible),
+            "cursor_line" => none(Region::CursorLine),
+            "above_cursor" => Ok(Region::AboveCursor(count(arg)?)),
+            _ => Err(format!("unknown region `{s}` ({REGION_HELP})")),
+        }
+    }
+}
+
+/// A compiled matcher over the text of a region.
+#[derive(Debug, Clone)]
+pub enum Matcher {
+    /// The region's text contains this string.
+    Contains(String),
+    /// The region's text (rows joined by `\n`) matches this regex.
+    Regex(Regex),
+    /// At least one row of the region matches this regex on its own.
+    LineRegex(Regex),
+    /// Every inner matcher matches.
+    All(Vec<Matcher>),
+    /// At least one inner matcher matches.
+    Any(Vec<Matcher>),
+    /// The inner matcher does not match.
+    Not(Box<Matcher>),
+    /// The inner matcher, applied to another region of the screen.
+    In(Region, Box<Matcher>),
+}
+
+/// Gives the rows of a region (so a matcher can look elsewhere).
+pub trait RegionSource {
+    /// The rows of `region`.
+    fn rows_of(&self, region: Region) -> Vec<&str>;
+}
+
+impl Matcher {
+    /// Whether the matcher accepts the region's rows. `src` serves
+    /// matchers that look at another region.
+    pub fn matches(&self, src: &dyn RegionSource, rows: &[&str], joined: &str) -> bool {
+        match self {
+            Matcher::Contains(s) => joined.contains(s.as_str()),
+            Matcher::Regex(r) => r.is_match(joined),
+            Matcher::LineRegex(r) => rows.iter().any(|l| r.is_match(l)),
+            Matcher::All(ms) => ms.iter().all(|m| m.matches(src, rows, joined)),
+            Matcher::Any(ms) => ms.iter().any(|m| m.matches(src, rows, joined)),
+            Matcher::Not(m) => !m.matches(src, rows, joined),
+            Matcher::In(region, m) => {
+                let rows = src.rows_of(*region);
+                let joined = rows.join("\n");
+                m.matches(src, &rows, &joined)
+            }
+        }
+    }
+}
+
+/// One screen rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// `<agent>/<rule>`, unique over all manifests.
+    pub id: String,
+    /// What a match means.
+    pub state: RuleState,
+    /// Why the agent waits (only for `waiting`).
+    pub reason: Option<Reason>,
+    /// Higher wins; ties keep file order.
+    pub priority: i32,
+    /// How sure a match is, 0–1; ≥ 0.85 is a strong transition.
+    pub confidence: f32,
+    /// Where the rule looks.
+    pub region: Region,
+    /// When set, the rule applies only on (true) or off (false) the
+    /// alternate screen.
+    pub alt_screen: Option<bool>,
+    /// What it looks for.
+    pub matcher: Matcher,
+    /// The recording or source that motivates the rule.
+    pub cite: String,
+    /// An excerpt of the screen that this rule must match (checked by tests).
+    pub example: Option<String>,
+}
+
+/// How an agent's processes are recognised.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct IdentityKeys {
+    /// Executable basenames (`/proc/<pid>/exe`, argv[0] or an unwrapped
+    /// script path), e.g. `claude`, `codex`.
+    #[serde(default)]
+    pub executables: Vec<String>,
+    /// Package path fragments found in an executable or script path, e.g.
+    /// `@anthropic-ai/claude-code`.
+    #[serde(default)]
+    pub packages: Vec<String>,
+    /// `comm` values (15 bytes at most; titles lie, so these are weak).
+    #[serde(default)]
+    pub comm: Vec<String>,
+    /// Other names people launch it by.
+    #[serde(default)]
+    pub aliases: Vec<String>,
+}
+
+/// Screen layout hints shared by an agent's rules.
+#[derive(Debug, Clone)]
+pub struct ScreenHints {
+    /// Recognises a horizontal rule line (input-box borders).
+    pub horizontal_rule: Regex,
+    /// True when the input box is a single marker line (matched by
+    /// `horizontal_rule`) rather than rows between two rules.
+    pub single_line_box: bool,
+}
+
+/// A loaded, validated agent manifest.
+#[derive(Debug, Clone)]
+pub struct Manifest {
+    /// Stable id, e.g. `claude`.
+    pub id: String,
+    /// Display name, e.g. `Claude Code`.
+    pub name: String,
+    /// Name used in sentences, e.g. `Claude`.
+    pub short_name: String,
+    /// Whether the rules were verified on recordings of the real agent.
+    pub verified: bool,
+    /// The agent versions the rules were verified on (`["0.171.0"]`).
+    pub verified_versions: Vec<String>,
+    /// The file it came from (`bundled:claude.toml` or a path).
+    pub source: String,
+    /// Process identity keys.
+    pub identity: IdentityKeys,
+    /// Layout hints.
+    pub screen: ScreenHints,
+    /// Rules, highest priority first.
+    pub rules: Vec<Rule>,
+    /// How to answer the agent's approval dialog from outside its pane
+    /// (`tend approve`, `tend deny`, the picker), when known.
+    pub actions: Option<Actions>,
+}
+
+impl Manifest {
+    /// The reason a match of `rule` gives. A manifest whose rules were not
+    /// verified on recordings of the real agent may be wrong about what a
+    /// dialog is: its approval, question and error rules give `prompt`, so
+    /// the pane still says it needs the user, without claiming to know
+    /// what for (the rule id still names the dialog it took it for).
+    pub fn reason_of(&self, rule: &Rule) -> Option<Reason> {
+        match rule.reason {
+            Some(Reason::Approval | Reason::Question | Reason::Error) if !self.verified => {
+                Some(Reason::Prompt)
+            }
+            other => other,
+        }
+    }
+
+    /// The rules were verified on another version than `running`: says so
+    /// in a sentence naming the pane (`None` when it is one of them, or
+    /// nothing is known to compare).
+    pub fn version_warning(&self, running: &str, pane: &str) -> Option<String> {
+        if !self.verified
+            || self.verified_versions.is_empty()
+            || self.verified_versions.iter().any(|v| v == running)
+        {
+            return None;
+        }
+        Some(format!(
+            "{} {running} runs in {pane}; tend's rules were verified on {}",
+            self.name,
+            self.verified_versions.join(", ")
+        ))
+    }
+}
+
+/// The keys that answer an agent's approval dialog: the manifest's
+/// `[actions]` table.
+///
+/// ```toml
+/// [actions]
+/// answers = ["approval"]                              # rule ids of this manifest
+/// approve = { keys = ["1"] }                          # tmux key names, sent in order
+/// deny = { option = '^\s*(?:❯\s*)?(\d+)\.\s+No\b' }  # the key the dialog shows
+/// cite = "corpus/claude/approval: the recorder approved with 1"
+/// ```
+#[derive(Debug, Clone)]
+pub struct Actions {
+    /// Full ids (`claude/approval`) of the rules whose dialog these keys
+    /// answer: approve and deny are sent only while one of them wins.
+    pub answers: Vec<String>,
+    /// What approves.
+    pub approve: ActionKeys,
+    /// What denies.
+    pub deny: ActionKeys,
+    /// The recording or source the keys come from.
+    pub cite: String,
+}
+
+/// One answer's keys.
+#[derive(Debug, Clone)]
+pub enum ActionKeys {
+    /// Fixed tmux key names (`send-keys` arguments), sent in order.
+    Keys(Vec<String>),
+    /// A line regex over the dialog's rows whose first capture group is the
+    /// key (the number the dialog shows beside an option), then `then`.
+    Option {
+        /// The line regex, with one capture group.
+        pattern: Regex,
+        /// Keys sent after the captured one (e.g. `Enter`).
+        then: Vec<String>,
+    },
+}
+
+impl ActionKeys {
+    /// The keys to send for a dialog showing `rows`, or `None` when an
+    /// `option` is not on them.
+    pub fn resolve(&self, rows: &[&str]) -> Option<Vec<String>> {
+        match self {
+            ActionKeys::Keys(k) => Some(k.clone()),
+            ActionKeys::Option { pattern, then } => {
+                let key = rows
+                    .iter()
+                    .find_map(|r| pattern.captures(r).and_then(|c| c.get(1)))?
+                    .as_str()
+                    .to_owned();
+                let mut keys = vec![key];
+                keys.extend(then.iter().cloned());
+                Some(keys)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::testutil::*;
+
+    #[test]
+    fn verified_versions_and_the_warning() {
+        let reg = Registry::bundled();
+        let codex = reg.get("codex").unwrap();
+        assert_eq!(codex.verified_versions, vec!["0.171.0".to_owned()]);
+        assert_eq!(codex.version_warning("0.171.0", "%3"), None);
+        assert_eq!(
+            codex.version_warning("0.172.0", "%3").as_deref(),
+            Some("Codex 0.172.0 runs in %3; tend's rules were verified on 0.171.0")
+        );
+        for (id, v) in [
+            ("claude", "2.1.332"),
+            ("gemini", "0.61.0"),
+            ("aider", "0.86.2"),
+            ("qwen", "0.15.10"),
+            ("opencode", "1.18.33"),
+            ("kilo", "7.7.7"),
+        ] {
+            assert_eq!(
+                reg.get(id).unwrap().verified_versions,
+                vec![v.to_owned()],
+                "{id}"
+            );
+        }
+        // An unverified manifest was verified on no version: nothing to compare.
+        let kimi = reg.get("kimi").unwrap();
+        assert!(!kimi.verified && kimi.verified_versions.is_empty());
+        assert_eq!(kimi.version_warning("1.0.0", "%1"), None);
+        assert_eq!(
+            parse_err("id = \"x\"\nname = \"X\"\nverified_versions = [\"1\"]\n"),
+            "demo.toml: verified_versions names the versions the rules were verified on: set `verified = true` too, or remove it"
+        );
+    }
+}
