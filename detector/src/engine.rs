@@ -1,9 +1,9 @@
 //! [`PaneDetector`]: one pane's screen, rules, timers and state machine,
 //! driven entirely by its inputs (sans-IO, in the manner of `quinn-proto`).
 //!
-//! Inputs: [`feed`](PaneDetector::feed) (output bytes), [`input`]
-//! (PaneDetector::input) (the user's keystrokes), [`resize`]
-//! (PaneDetector::resize), [`observe_process`](PaneDetector::observe_process)
+//! Inputs: [`feed`](PaneDetector::feed) (output bytes),
+//! [`input`](PaneDetector::input) (the user's keystrokes),
+//! [`resize`](PaneDetector::resize), [`observe_process`](PaneDetector::observe_process)
 //! and [`tick`](PaneDetector::tick). Each carries the time; the detector never
 //! reads a clock. [`poll_timeout`](PaneDetector::poll_timeout) says when it
 //! next needs a tick; [`poll_transition`](PaneDetector::poll_transition)

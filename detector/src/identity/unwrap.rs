@@ -451,7 +451,7 @@ impl Unwrapper {
 
 /// The programs a process really runs, most specific first: the unwrapped
 /// program words (argv after wrappers, `sh -c` strings, `python -m`
-/// modules, package options), the resolved script target, argv[0] and the
+/// modules, package options), the resolved script target, `argv[0]` and the
 /// executable image. `comm` is not included: it is a title, matched last
 /// and only against `comm` keys.
 pub fn candidates_with_source(p: &ProcessInfo) -> Vec<Candidate> {

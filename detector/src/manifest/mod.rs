@@ -229,7 +229,7 @@ pub struct Rule {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct IdentityKeys {
-    /// Executable basenames (`/proc/<pid>/exe`, argv[0] or an unwrapped
+    /// Executable basenames (`/proc/<pid>/exe`, `argv[0]` or an unwrapped
     /// script path), e.g. `claude`, `codex`.
     #[serde(default)]
     pub executables: Vec<String>,
