@@ -36,6 +36,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("droid.toml", include_str!("../agents/droid.toml")),
     ("kiro.toml", include_str!("../agents/kiro.toml")),
     ("cline.toml", include_str!("../agents/cline.toml")),
+    ("grok.toml", include_str!("../agents/grok.toml")),
 ];
 
 /// A manifest failed to load. Names the file, the rule (when one is at
@@ -873,6 +874,7 @@ match = { contains = "esc to interrupt" }
             ("qwen", "0.15.10"),
             ("opencode", "1.18.33"),
             ("kilo", "7.7.7"),
+            ("grok", "0.0.34"),
         ] {
             assert_eq!(
                 reg.get(id).unwrap().verified_versions,
@@ -896,7 +898,7 @@ match = { contains = "esc to interrupt" }
         assert!(errors.is_empty(), "{errors:?}");
         for id in [
             "claude", "codex", "gemini", "aider", "opencode", "pi", "kilo", "copilot", "cursor",
-            "amp", "goose", "crush", "qwen", "kimi", "droid", "kiro", "cline",
+            "amp", "goose", "crush", "qwen", "kimi", "droid", "kiro", "cline", "grok",
         ] {
             assert!(reg.get(id).is_some(), "missing bundled manifest {id}");
         }
