@@ -187,6 +187,17 @@ mod tests {
                 "{path}"
             );
         }
+        // Grok CLI: `.bin/grok` resolves to the package's `dist/index.js`
+        // (its `grok --version` prints a constant, not the package's).
+        assert_eq!(
+            metadata_sources(
+                "/opt/agent4/node_modules/@vibe-kit/grok-cli/dist/index.js",
+                &keys(&["@vibe-kit/grok-cli"])
+            ),
+            vec![MetadataSource::PackageJson(
+                "/opt/agent4/node_modules/@vibe-kit/grok-cli/package.json".into()
+            )]
+        );
         // Nested node_modules: the nearest first.
         assert_eq!(
             metadata_sources(

@@ -116,6 +116,7 @@ fn actions_answer_their_rules_examples() {
             "claude/approval",
             "codex/approval",
             "gemini/approval",
+            "grok/approval",
             "qwen/approval"
         ]
     );

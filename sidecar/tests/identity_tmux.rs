@@ -600,11 +600,11 @@ fn real_agents_are_identified() {
         return;
     }
     // Where the CLIs are installed: `TEND_AGENT_DIRS` (colon-separated),
-    // else `AGENTS_DIR`, else the three folders tools/agentlab/setup.sh fills (the first four
-    // agents, then Pi, Qwen Code and OpenCode, then Kilo Code).
+    // else `AGENTS_DIR`, else the four folders tools/agentlab/setup.sh fills (the first four
+    // agents, then Pi, Qwen Code and OpenCode, then Kilo Code, then Grok CLI).
     let dirs: Vec<PathBuf> = std::env::var("TEND_AGENT_DIRS")
         .or_else(|_| std::env::var("AGENTS_DIR"))
-        .unwrap_or_else(|_| "/opt/agents:/opt/agent2:/opt/agent3".into())
+        .unwrap_or_else(|_| "/opt/agents:/opt/agent2:/opt/agent3:/opt/agent4".into())
         .split(':')
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
@@ -627,6 +627,11 @@ fn real_agents_are_identified() {
         ("qwen", "node_modules/.bin/qwen", None),
         ("opencode", "node_modules/.bin/opencode", None),
         ("kilo", "node_modules/.bin/kilo", None),
+        (
+            "grok",
+            "node_modules/.bin/grok",
+            Some("node_modules/@vibe-kit/grok-cli/package.json"),
+        ),
     ];
     let mut ran = 0;
     for (agent, rel, package) in agents {
@@ -671,6 +676,9 @@ fn real_agents_are_identified() {
             ("KILO_DISABLE_AUTOUPDATE", "1".to_owned()),
             ("KILO_DISABLE_MODELS_FETCH", "1".to_owned()),
             ("KILO_TELEMETRY_LEVEL", "off".to_owned()),
+            // Grok CLI: without a key it asks for one; its model endpoint
+            ("GROK_API_KEY", "tend-test-dummy".to_owned()),
+            ("GROK_BASE_URL", format!("{dead}/v1")),
         ];
         let Some(mut h) = Harness::with_env(&format!("real-{agent}"), &env) else {
             return;

@@ -76,11 +76,14 @@ UNSUPPORTED = {
            for k in ("approval", "deny", "approval_edit", "approval_fetch")} | {
         "question": "Pi has no question tool (only through an extension)",
         "plan": "Pi has no plan mode (README: 'No plan mode')"},
+    "grok": {"question": "Grok CLI 0.0.34 has no question tool",
+             "plan": "Grok CLI 0.0.34 has no plan mode",
+             "approval_fetch": "Grok CLI 0.0.34 has no web-fetch tool"},
 }
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 CORPUS = os.environ.get("ACC_CORPUS", os.path.join(REPO, "tests", "corpus"))
 CORPUS_FILES = ("labels.json", "meta.json", "pane.cast", "procs.jsonl")
-AGENTS = ["claude", "aider", "codex", "gemini", "opencode", "kilo", "qwen", "pi"]
+AGENTS = ["claude", "aider", "codex", "gemini", "opencode", "kilo", "qwen", "pi", "grok"]
 
 FAKE_ANTHROPIC_KEY = "sk-ant-api03-" + "fakefakefake" * 7 + "AAAAAAAA-0123456789abcdefghijAA"
 
@@ -390,6 +393,22 @@ def setup_pi(home, work, port, scenario):
     return env, "pi --provider fakellm --model fake-model"
 
 
+def setup_grok(home, work, port, scenario):
+    """Grok CLI (@vibe-kit/grok-cli): the OpenAI SDK against fakellm, base URL
+    and key in ~/.grok/user-settings.json (and env).  The model is not named
+    grok-*, so no xAI search parameters are sent.  Shell commands and file
+    writes ask (no auto-edit)."""
+    d = os.path.join(home, ".grok")
+    os.makedirs(d, exist_ok=True)
+    settings = {"apiKey": "sk-fake-grok", "baseURL": "http://127.0.0.1:%d/v1" % port,
+                "defaultModel": "fake-model", "models": ["fake-model"], "settingsVersion": 2}
+    with open(os.path.join(d, "user-settings.json"), "w") as f:
+        json.dump(settings, f, indent=1)
+    env = {"GROK_API_KEY": "sk-fake-grok", "GROK_BASE_URL": "http://127.0.0.1:%d/v1" % port,
+           "GROK_MODEL": "fake-model", "NO_UPDATE_NOTIFIER": "1", "DO_NOT_TRACK": "1"}
+    return env, "grok"
+
+
 PROFILES = {
     "claude": dict(
         setup=setup_claude,
@@ -569,6 +588,29 @@ PROFILES.update({
         fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
         error_quiet=30, error_max=200,
     ),
+    "grok": dict(
+        setup=setup_grok,
+        # Ink UI inline on the main screen; the footer under the input box
+        # reads "⏸ auto-edit: off (shift + tab)  ≋ fake-model"
+        ready=r"auto-edit: (off|on)",
+        approval_screen=r"Do you want to proceed with this operation\?",
+        question_screen=r"(?!)",  # no question tool
+        approve_keys=[("Enter", False)],
+        answer_keys=[("Enter", False)],
+        # "/exit" opens the command list and its Enter only picks the entry;
+        # the bare word "exit" quits at once (its start-up hint)
+        exit_keys=[("exit", True), ("Enter", False)],
+        submit_delay=0.6,
+        sent_screen=r"esc to interrupt",
+        dialog_screen=r"Do you want to proceed with this operation\?",
+        dialog_approve_keys=[("Enter", False)],
+        # options: Yes / Yes, and don't ask again this session / No / No, with feedback
+        deny_keys=[("Down", False), ("Down", False), ("Enter", False)],
+        interrupted_screen=r"(?i)interrupted|cancelled|aborted",
+        conn_error_screen=r"(?i)error",
+        fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
+        error_quiet=30, error_max=200,
+    ),
 })
 
 _VERSIONS = {}
@@ -586,7 +628,8 @@ def agent_version(agent):
         else:
             pkg = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex",
                    "gemini": "@google/gemini-cli", "opencode": "opencode-ai", "kilo": "@kilocode/cli",
-                   "qwen": "@qwen-code/qwen-code", "pi": "@mariozechner/pi-coding-agent"}[agent]
+                   "qwen": "@qwen-code/qwen-code", "pi": "@mariozechner/pi-coding-agent",
+                   "grok": "@vibe-kit/grok-cli"}[agent]
             with open(os.path.join(AGENTS_DIR, "node_modules", pkg, "package.json")) as f:
                 out = json.load(f)["version"]
         v = out or None

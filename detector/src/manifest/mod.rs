@@ -394,6 +394,7 @@ mod tests {
             ("qwen", "0.15.10"),
             ("opencode", "1.18.33"),
             ("kilo", "7.7.7"),
+            ("grok", "0.0.34"),
         ] {
             assert_eq!(
                 reg.get(id).unwrap().verified_versions,

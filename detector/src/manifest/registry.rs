@@ -26,6 +26,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("droid.toml", include_str!("../../agents/droid.toml")),
     ("kiro.toml", include_str!("../../agents/kiro.toml")),
     ("cline.toml", include_str!("../../agents/cline.toml")),
+    ("grok.toml", include_str!("../../agents/grok.toml")),
 ];
 
 /// All known agents: bundled manifests, then user files over them.
@@ -94,7 +95,7 @@ mod tests {
         assert!(errors.is_empty(), "{errors:?}");
         for id in [
             "claude", "codex", "gemini", "aider", "opencode", "pi", "kilo", "copilot", "cursor",
-            "amp", "goose", "crush", "qwen", "kimi", "droid", "kiro", "cline",
+            "amp", "goose", "crush", "qwen", "kimi", "droid", "kiro", "cline", "grok",
         ] {
             assert!(reg.get(id).is_some(), "missing bundled manifest {id}");
         }
