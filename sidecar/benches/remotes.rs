@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use tend_detector::cast::{Cast, EventKind};
+use tend_detector::cast::Cast;
 
 struct Server {
     name: String,
@@ -86,22 +86,6 @@ impl Drop for Server {
             .output();
         self.tmux(&["kill-server"]);
     }
-}
-
-fn frame_at(cast: &Cast, t: f64) -> Vec<u8> {
-    let nz = |v: u16| std::num::NonZeroU16::new(v).unwrap_or(std::num::NonZeroU16::MIN);
-    let mut p = vt100::Parser::new(nz(cast.header.height), nz(cast.header.width), 0);
-    for ev in &cast.events {
-        if ev.at.as_secs_f64() > t {
-            break;
-        }
-        if let EventKind::Output(b) = &ev.kind {
-            p.process(b);
-        }
-    }
-    let mut out = b"\x1b[H\x1b[2J".to_vec();
-    out.extend_from_slice(p.screen().contents_formatted().as_bytes());
-    out
 }
 
 fn stat_ticks(pid: u32) -> u64 {
@@ -169,8 +153,8 @@ fn main() {
     let cast_path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/claude/approval/pane.cast");
     let cast = Cast::parse(&std::fs::read_to_string(cast_path).expect("cast")).expect("parse");
-    let working = frame_at(&cast, 7.0);
-    let dialog = frame_at(&cast, 15.0);
+    let working = common::frame_at(&cast, 7.0);
+    let dialog = common::frame_at(&cast, 15.0);
 
     let mut servers = Vec::new();
     let mut config = String::from("[remote_link]\nreconnect_max = \"1s\"\n\n");
