@@ -34,7 +34,8 @@ use crate::escape::{run_shell_command, Word};
 use crate::server::Server;
 use crate::MARKER;
 
-/// Hooks that announce panes appearing and disappearing (spec §2).
+/// Hooks that announce panes appearing and disappearing, so a new pane is
+/// tapped at once instead of at the next listing.
 pub const PANE_HOOKS: &[&str] = &[
     "after-new-window",
     "after-split-window",
