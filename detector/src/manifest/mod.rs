@@ -322,6 +322,7 @@ impl Manifest {
 /// answers = ["approval"]                              # rule ids of this manifest
 /// approve = { keys = ["1"] }                          # tmux key names, sent in order
 /// deny = { option = '^\s*(?:❯\s*)?(\d+)\.\s+No\b' }  # the key the dialog shows
+/// settle_ms = 800                                     # the dialog's age before keys go
 /// cite = "corpus/claude/approval: the recorder approved with 1"
 /// ```
 #[derive(Debug, Clone)]
@@ -333,6 +334,11 @@ pub struct Actions {
     pub approve: ActionKeys,
     /// What denies.
     pub deny: ActionKeys,
+    /// How long the dialog must have been on the screen before keys are
+    /// sent (`settle_ms`, at most 5 s): some agents ignore or only half take
+    /// keys that arrive right after a dialog appears, so that a key typed
+    /// ahead for the prompt cannot answer a dialog the user has not seen.
+    pub settle: std::time::Duration,
     /// The recording or source the keys come from.
     pub cite: String,
 }

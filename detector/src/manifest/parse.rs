@@ -13,6 +13,8 @@ struct RawActions {
     answers: Vec<String>,
     approve: RawActionKeys,
     deny: RawActionKeys,
+    #[serde(default)]
+    settle_ms: u64,
     cite: Option<String>,
 }
 
@@ -364,6 +366,7 @@ impl Manifest {
                     approve: compile_action_keys(&a.approve, "approve")
                         .map_err(|p| err(None, p))?,
                     deny: compile_action_keys(&a.deny, "deny").map_err(|p| err(None, p))?,
+                    settle: std::time::Duration::from_millis(a.settle_ms.min(5_000)),
                     cite,
                 })
             }
@@ -478,6 +481,21 @@ match = { contains = "Proceed?" }
         assert_eq!(a.approve.resolve(&rows).unwrap(), ["y", "Enter"]);
         assert_eq!(a.deny.resolve(&rows).unwrap(), ["3", "Enter"]);
         assert_eq!(a.deny.resolve(&["Proceed?", " 1. Yes"]), None);
+        assert_eq!(
+            a.settle,
+            std::time::Duration::ZERO,
+            "no settle_ms: keys go at once"
+        );
+        let settled = Manifest::parse("demo.toml", &format!("{text}settle_ms = 800\n")).unwrap();
+        assert_eq!(
+            settled.actions.unwrap().settle,
+            std::time::Duration::from_millis(800)
+        );
+        let capped = Manifest::parse("demo.toml", &format!("{text}settle_ms = 60000\n")).unwrap();
+        assert_eq!(
+            capped.actions.unwrap().settle,
+            std::time::Duration::from_secs(5)
+        );
         assert!(Manifest::parse("demo.toml", GOOD)
             .unwrap()
             .actions

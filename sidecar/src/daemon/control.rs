@@ -95,6 +95,26 @@ impl Core {
     /// What an `answer` request needs: the pane's agent manifest (with
     /// `[actions]`), the action, and whether to send (`dry_run` only
     /// reports the dialog and keys, for the picker).
+    /// How much longer the pane's current state must last before keys may
+    /// go to its dialog: the agent's `settle_ms` less the time the state has
+    /// already held (tend sees a dialog a little after the agent draws it, so
+    /// counting from the state's start is on the safe side).
+    fn dialog_settle(
+        &self,
+        pane: PaneId,
+        manifest: &tend_detector::Manifest,
+    ) -> std::time::Duration {
+        let Some(settle) = manifest.actions.as_ref().map(|a| a.settle) else {
+            return std::time::Duration::ZERO;
+        };
+        let Some(p) = self.panes.get(&pane) else {
+            return std::time::Duration::ZERO;
+        };
+        let now = self.unix_at(self.at(std::time::Instant::now()));
+        let held = std::time::Duration::from_secs_f64((now - p.eff_since).clamp(0.0, 3600.0));
+        settle.saturating_sub(held)
+    }
+
     fn answer_job(
         &self,
         pane: PaneId,
@@ -161,12 +181,18 @@ impl Core {
                 if let (Ok(pane), "answer") = (self.pane_param(&req.params), req.method.as_str()) {
                     match self.answer_job(pane, &req.params) {
                         Ok((manifest, action, send)) => {
+                            let wait = if send {
+                                self.dialog_settle(pane, &manifest)
+                            } else {
+                                std::time::Duration::ZERO
+                            };
                             self.job(Job::Answer {
                                 id,
                                 pane,
                                 manifest,
                                 action,
                                 send,
+                                wait,
                                 reply,
                             });
                             return;

@@ -338,7 +338,7 @@ impl Core {
         self.start_wall + d.as_secs_f64()
     }
 
-    fn at(&self, i: Instant) -> Duration {
+    pub(crate) fn at(&self, i: Instant) -> Duration {
         i.saturating_duration_since(self.start)
     }
 

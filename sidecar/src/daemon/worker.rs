@@ -99,6 +99,9 @@ pub enum Job {
         action: tend_detector::answer::Action,
         /// False: only report the dialog and the keys (the picker).
         send: bool,
+        /// How long to wait before the check and the keys: the dialog is
+        /// younger than the agent's `settle_ms`.
+        wait: std::time::Duration,
         /// Where the answer goes.
         reply: tokio::sync::oneshot::Sender<crate::protocol::Response>,
     },
@@ -668,9 +671,21 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                     manifest,
                     action,
                     send,
+                    wait,
                     reply,
                 } => {
-                    let _ = reply.send(answer(&server, id, pane, &manifest, action, send));
+                    if wait.is_zero() {
+                        let _ = reply.send(answer(&server, id, pane, &manifest, action, send));
+                    } else {
+                        // The wait must not hold up every other tmux command:
+                        // the check and the keys run on their own thread
+                        // once the dialog is old enough.
+                        let server = server.clone();
+                        std::thread::spawn(move || {
+                            std::thread::sleep(wait);
+                            let _ = reply.send(answer(&server, id, pane, &manifest, action, send));
+                        });
+                    }
                 }
                 Job::Persist { path, text } => {
                     match crate::daemon::store::write_atomic(&path, &text) {
