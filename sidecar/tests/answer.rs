@@ -245,7 +245,10 @@ fn real_claude_approval_answered() {
     );
     let claude = agents.join("node_modules/.bin/claude");
     if !claude.exists() {
-        println!("answer: {} not installed; skipped", claude.display());
+        support::skip(
+            "real_claude_approval_answered",
+            &format!("{} is not installed (AGENTS_DIR)", claude.display()),
+        );
         return;
     }
     let env = Env::new("answer-real");
