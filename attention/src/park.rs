@@ -24,7 +24,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::state::State;
+use tend_detector::state::State;
 
 /// The version written by [`ParkStore::to_text`].
 pub const STORE_VERSION: u32 = 1;
@@ -164,7 +164,7 @@ pub struct ParkReleased {
 }
 
 /// What park and snooze say about one pane, for the band
-/// ([`crate::attention::PaneFacts`]) and for display.
+/// ([`crate::PaneFacts`]) and for display.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct PaneMarks {
     /// Parked.
