@@ -14,6 +14,10 @@
 //! ([`SampleScheduler`]), hysteresis ([`IdentityTracker`]) and what the
 //! detector needs ([`ProcessTracker`]).
 //!
+//! [`SampleScheduler`]: tend_detector::identity::SampleScheduler
+//! [`IdentityTracker`]: tend_detector::identity::IdentityTracker
+//! [`ProcessTracker`]: tend_detector::identity::ProcessTracker
+//!
 //! The files: this one holds the [`Sampler`], its results and its small
 //! reads; `stat.rs` parsing `/proc/<pid>/stat`; `tree.rs` the walk below a
 //! shell (probe and sample); `process.rs` what one process runs, cached;
