@@ -15,29 +15,29 @@
 //! * [`machine`] — the narrow state machine with strong-evidence locks
 //! * [`engine`] — [`PaneDetector`], tying the above to time
 //! * [`identity`] — which agent a process tree runs
-//! * [`notify`] — when to notify, grouped, and in what words
+//! * [`version`] — which package metadata names an agent's version
+//! * [`answer`] — the keys that approve or deny an agent's dialog
 //! * [`cast`], [`replay`] — asciicast v2 recordings through the detector
+//!
+//! What the daemon makes of a state for the user — bands, self-reports,
+//! park and snooze, stop flags, notifications — is policy, not detection,
+//! and lives in `tend-attention`, which builds on this crate.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod answer;
-pub mod attention;
 pub mod cast;
 pub mod config;
 pub mod engine;
 pub mod identity;
 pub mod machine;
 pub mod manifest;
-pub mod notify;
-pub mod park;
 pub mod replay;
-pub mod report;
 pub mod rules;
 pub mod screen;
 pub mod signals;
 pub mod state;
-pub mod stopflag;
 pub mod version;
 
 pub use config::DetectorConfig;

@@ -125,7 +125,7 @@ fn warm_panic_machinery() {
 const HISTORY_LINE_MAX: usize = 1_024;
 /// Most signals a `Screen` buffers between drains (`screen.rs`).
 const SCREEN_SIGNALS_MAX: usize = 256;
-/// Most signals a `PaneDetector` buffers between drains (`engine.rs`).
+/// Most signals a `PaneDetector` buffers between drains (`engine/mod.rs`, `feed`).
 const DETECTOR_SIGNALS_MAX: usize = 64;
 /// Bytes of a `vt100` cell.
 const CELL: usize = 32;

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use tend_attention::notify::{Policy, QuietHours, Switches};
 use tend_detector::config::{dur, format_duration};
-use tend_detector::notify::{Policy, QuietHours, Switches};
 use tend_detector::DetectorConfig;
 
 use crate::error::CliError;
@@ -205,7 +205,7 @@ impl Default for NotificationsConfig {
             osc: true,
             osc_format: OscFormat::Auto,
             display_time: Duration::from_secs(4),
-            group_window: tend_detector::notify::DEFAULT_GROUP_WINDOW,
+            group_window: tend_attention::notify::DEFAULT_GROUP_WINDOW,
             quiet_hours: None,
             approval: sw.approval,
             question: sw.question,
@@ -265,7 +265,7 @@ impl NotificationsConfig {
         }
     }
 
-    /// The policy for [`tend_detector::notify::Notifier`].
+    /// The policy for [`tend_attention::notify::Notifier`].
     pub fn policy(&self) -> Policy {
         Policy {
             enabled: self.enabled,

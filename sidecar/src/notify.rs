@@ -1,5 +1,5 @@
 //! Notifications: the adapters around the pure [`Notifier`] of
-//! `tend_detector::notify`.
+//! `tend_attention::notify`.
 //!
 //! [`run`] reads the daemon's event bus, feeds the notifier, and delivers
 //! what it decides:
@@ -32,8 +32,8 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::time::Duration;
 
 use serde_json::Value;
-use tend_detector::attention::Band;
-use tend_detector::notify::{Happening, Notification, Notifier, StatusChange, TimeOfDay, Urgency};
+use tend_attention::notify::{Happening, Notification, Notifier, StatusChange, TimeOfDay, Urgency};
+use tend_attention::Band;
 use tend_detector::{Reason, State};
 use tend_tmux::Server;
 use tokio::sync::{broadcast, mpsc};

@@ -6,9 +6,9 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tend_detector::attention::{self, Band};
-use tend_detector::park::SnoozeFor;
-use tend_detector::report::Report;
+use tend_attention::park::SnoozeFor;
+use tend_attention::report::Report;
+use tend_attention::{self as attention, Band};
 use tend_detector::{Reason, State};
 use tend_tmux::PaneId;
 use tokio::sync::oneshot::Sender;

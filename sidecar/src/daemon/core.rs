@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
-use tend_detector::attention::Band;
+use tend_attention::park::ParkStore;
+use tend_attention::report::{Alive, PaneLife, ReportBook, ReportConfig};
+use tend_attention::stopflag::StopFlags;
+use tend_attention::Band;
 use tend_detector::engine::PaneDetector;
-use tend_detector::park::ParkStore;
-use tend_detector::report::{Alive, PaneLife, ReportBook, ReportConfig};
-use tend_detector::stopflag::StopFlags;
 use tend_detector::{DetectorConfig, Registry, State};
 use tend_tmux::{Capture, Client, Pane, PaneId, Scope};
 
@@ -626,7 +626,7 @@ impl Core {
         self.changed = true;
     }
 
-    pub(crate) fn park_released(&mut self, r: tend_detector::park::ParkReleased) {
+    pub(crate) fn park_released(&mut self, r: tend_attention::park::ParkReleased) {
         let _ = self.bus.send(json!({
             "event": "park.released",
             "pane": r.pane,

@@ -148,7 +148,7 @@ pub fn install_command(
 mod tests {
     use super::*;
     use crate::daemon::publish::{compute, PaneRow};
-    use tend_detector::attention::Band;
+    use tend_attention::Band;
     use tend_tmux::{PaneId, Scope, SessionId, WindowId};
 
     /// Every option the daemon publishes is one the cleanup removes: a new

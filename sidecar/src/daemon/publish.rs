@@ -15,7 +15,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use tend_detector::attention::{self, Band, Candidate};
+use tend_attention::{self as attention, Band, Candidate};
 use tend_tmux::{OptionUpdate, Scope};
 
 /// One pane's published facts (input to the rollups).

@@ -3,10 +3,10 @@
 //! snooze, and the band that folds them together.
 
 use serde::Serialize;
-use tend_detector::attention::{self, Band, PaneFacts};
+use tend_attention::park::PaneMarks;
+use tend_attention::report::{Authority, Effective, ScreenStatus};
+use tend_attention::{self as attention, Band, PaneFacts};
 use tend_detector::engine::Status;
-use tend_detector::park::PaneMarks;
-use tend_detector::report::{Authority, Effective, ScreenStatus};
 use tend_detector::{Reason, State, Trigger};
 
 /// Everything published and listed about one pane.

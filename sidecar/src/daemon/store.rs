@@ -8,9 +8,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
-use tend_detector::park::ParkStore;
-use tend_detector::report::ReportBook;
-use tend_detector::stopflag::StopFlags;
+use tend_attention::park::ParkStore;
+use tend_attention::report::ReportBook;
+use tend_attention::stopflag::StopFlags;
 
 /// Version of the file format.
 pub const VERSION: u64 = 1;

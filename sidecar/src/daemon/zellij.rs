@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
-use tend_detector::attention::{self, Band, PaneFacts};
+use tend_attention::{self as attention, Band, PaneFacts};
 use tend_detector::engine::PaneDetector;
 use tend_detector::identity::SamplePolicy;
 use tend_detector::{DetectorConfig, Registry, State};

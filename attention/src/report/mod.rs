@@ -71,8 +71,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::dur;
-use crate::state::{Reason, State};
+use tend_detector::config::dur;
+use tend_detector::state::{Reason, State};
 
 mod authority;
 mod book;

@@ -10,7 +10,7 @@ pub(super) fn ms(n: u64) -> Duration {
 }
 
 pub(super) fn change(pane: &str, name: &str, state: State, reason: Option<Reason>) -> StatusChange {
-    let band = attention::band(&attention::PaneFacts {
+    let band = bands::band(&bands::PaneFacts {
         state: Some(state),
         reason,
         quiet: false,

@@ -67,10 +67,10 @@ pub(super) struct Entry {
 impl Entry {
     pub(super) fn sentence(&self) -> String {
         match &self.subject {
-            Subject::Demand(state, reason) => attention::sentence(&self.name, *state, *reason),
-            Subject::Quiet => attention::sentence(&self.name, State::Working, None),
-            Subject::Park { note, .. } => attention::park_released_sentence(&self.pane, note),
-            Subject::Gone => attention::gone_sentence(&self.name),
+            Subject::Demand(state, reason) => bands::sentence(&self.name, *state, *reason),
+            Subject::Quiet => bands::sentence(&self.name, State::Working, None),
+            Subject::Park { note, .. } => bands::park_released_sentence(&self.pane, note),
+            Subject::Gone => bands::gone_sentence(&self.name),
         }
     }
 
@@ -145,7 +145,7 @@ fn group_title(entries: &[Entry]) -> String {
         })
         .collect();
     if let Some(members) = demands {
-        if let Some(s) = attention::group_sentence(&members) {
+        if let Some(s) = bands::group_sentence(&members) {
             return s;
         }
     }
@@ -155,7 +155,7 @@ fn group_title(entries: &[Entry]) -> String {
     } else if all(|s| *s == Subject::Gone) {
         format!("{n} agents are gone")
     } else if all(|s| *s == Subject::Quiet) {
-        attention::quiet_sentence(n).unwrap_or_default()
+        bands::quiet_sentence(n).unwrap_or_default()
     } else {
         format!("{n} agents want your attention")
     }

@@ -8,7 +8,7 @@ use std::cmp::Ordering;
 
 use serde::{Deserialize, Serialize};
 
-use crate::state::{Reason, State};
+use tend_detector::state::{Reason, State};
 
 /// A pane's band, in rank order (most urgent first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -281,7 +281,7 @@ pub(super) mod opt_dur {
 
     use serde::{Deserialize, Deserializer, Serializer};
 
-    use crate::config::{format_duration, parse_duration};
+    use tend_detector::config::{format_duration, parse_duration};
 
     pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
         match d {

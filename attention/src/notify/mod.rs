@@ -22,17 +22,17 @@
 //!   out.
 //! * Quiet hours ([`QuietHours`]) drop what happens inside them; nothing is
 //!   saved up for the morning (the status line still shows it).
-//! * The wording is [`attention::sentence`] for one pane; a group names a
+//! * The wording is [`bands::sentence`] for one pane; a group names a
 //!   reason only when every member shares it.
 //!
 //! Like the detector, it takes time as an input: call
 //! [`Notifier::poll_timeout`] for when it next wants to run and
+//! [`Notifier::handle_timeout`] then.
 //!
 //! This file holds what goes in and comes out ([`Happening`],
 //! [`StatusChange`], [`Notification`]); `policy.rs` the settings,
 //! `notifier.rs` the state machine and `compose.rs` the wording. Their
 //! public names are re-exported here.
-//! [`Notifier::handle_timeout`] then.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -41,8 +41,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::attention::{self, Band};
-use crate::state::{Reason, State};
+use crate::bands::{self, Band};
+use tend_detector::state::{Reason, State};
 
 mod compose;
 mod notifier;

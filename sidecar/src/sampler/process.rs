@@ -1,0 +1,137 @@
+//! What one process runs — its image, argv, `TEND_AGENT` and the script an
+//! interpreter runs — read once per process image and cached, so a steady
+//! pane costs one `stat` per process.
+
+use std::path::Path;
+
+use tend_detector::identity::{self, ProcessInfo, Source, ENV_HINT};
+
+use super::stat::Stat;
+use super::{SampleStats, Sampler, CACHE_MAX, CMDLINE_MAX, ENVIRON_MAX};
+
+/// What a process runs: read once per (pid, start time, comm).
+#[derive(Debug, Clone)]
+pub(super) struct Identity {
+    pub(super) start: u64,
+    pub(super) comm: String,
+    pub(super) exe: String,
+    pub(super) argv: Vec<String>,
+    pub(super) env_agent: Option<String>,
+    pub(super) script_target: Option<String>,
+    /// The sweep generation that last used it.
+    pub(super) used: u64,
+}
+
+impl Sampler {
+    /// What `pid` runs, from the cache when it is the same process image.
+    pub(super) fn identity(&mut self, pid: u32, st: &Stat, stats: &mut SampleStats) -> Identity {
+        if self.use_cache {
+            if let Some(e) = self.cache.get_mut(&pid) {
+                // Same start time: the same process; same comm: no exec
+                // since (an exec renames comm to the new program).
+                if e.start == st.start && e.comm == st.comm {
+                    e.used = self.generation;
+                    stats.cache_hits += 1;
+                    return e.clone();
+                }
+            }
+        }
+        let exe = self.read_link(&self.path(pid, "exe")).unwrap_or_default();
+        let argv = self.read_cmdline(pid);
+        let env_agent = self.read_env_hint(pid);
+        let mut id = Identity {
+            start: st.start,
+            comm: st.comm.clone(),
+            exe,
+            argv,
+            env_agent,
+            script_target: None,
+            used: self.generation,
+        };
+        id.script_target = self.resolve_script(pid, &id, &st.comm);
+        if self.use_cache {
+            if self.cache.len() >= CACHE_MAX {
+                self.sweep();
+            }
+            self.cache.insert(pid, id.clone());
+        }
+        id
+    }
+
+    fn read_cmdline(&mut self, pid: u32) -> Vec<String> {
+        let path = self.path(pid, "cmdline");
+        if self.read_into_buf(&path, CMDLINE_MAX).is_err() {
+            return Vec::new();
+        }
+        let buf = self.buf.strip_suffix(b"\0").unwrap_or(&self.buf);
+        if buf.is_empty() {
+            return Vec::new();
+        }
+        buf.split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect()
+    }
+
+    /// `TEND_AGENT` from the process environment (readable for the user's
+    /// own processes only; others simply have no hint).
+    fn read_env_hint(&mut self, pid: u32) -> Option<String> {
+        let path = self.path(pid, "environ");
+        self.read_into_buf(&path, ENVIRON_MAX).ok()?;
+        let prefix = format!("{ENV_HINT}=");
+        self.buf
+            .split(|b| *b == 0)
+            .find_map(|kv| kv.strip_prefix(prefix.as_bytes()))
+            .map(|v| String::from_utf8_lossy(v).trim().to_owned())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// The program the shell ran to start `pid`: `_` in its environment
+    /// (bash sets it to the command's full path), symlinks resolved; `None`
+    /// when it is not an absolute path that exists. The version lookup's
+    /// last resort, for an agent that renames itself: Pi sets its process
+    /// title to `pi` at start, after which argv is just `pi` and the image is
+    /// `node`, so nothing else names its package. Only metadata of the
+    /// agent's own package is read from it (see `version::metadata_sources`),
+    /// so a `_` inherited from elsewhere finds nothing.
+    pub fn launched_program(&mut self, pid: u32) -> Option<String> {
+        let path = self.path(pid, "environ");
+        self.read_into_buf(&path, ENVIRON_MAX).ok()?;
+        let value = self
+            .buf
+            .split(|b| *b == 0)
+            .find_map(|kv| kv.strip_prefix(b"_="))
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+            .filter(|v| v.starts_with('/'))?;
+        self.files_read += 1;
+        let target = std::fs::canonicalize(&value).ok()?;
+        Some(target.to_string_lossy().into_owned())
+    }
+
+    /// Resolves the unwrapped script's symlinks (`…/.bin/gemini` →
+    /// `…/@google/gemini-cli/bundle/gemini.js`). A relative path is taken
+    /// from the process's working directory; a bare word in a command
+    /// string is a `PATH` lookup, not a file here, and is left alone.
+    fn resolve_script(&mut self, pid: u32, id: &Identity, comm: &str) -> Option<String> {
+        let probe = ProcessInfo {
+            pid,
+            exe: id.exe.clone(),
+            comm: comm.to_owned(),
+            argv: id.argv.clone(),
+            ..ProcessInfo::default()
+        };
+        let script = identity::script_path(&probe)?;
+        let path = Path::new(&script.value);
+        let full = if path.is_absolute() {
+            path.to_path_buf()
+        } else if script.source != Source::Command || script.value.contains('/') {
+            let cwd = self.read_link(&self.path(pid, "cwd"))?;
+            Path::new(&cwd).join(path)
+        } else {
+            return None;
+        };
+        self.files_read += 1;
+        let target = std::fs::canonicalize(&full).ok()?;
+        let target = target.to_string_lossy().into_owned();
+        (target != script.value).then_some(target)
+    }
+}

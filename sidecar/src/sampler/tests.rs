@@ -1,0 +1,258 @@
+//! The sampler on fake procfs trees: stat parsing, both ways of finding
+//! children, limits, the cache, versions from package metadata.
+
+use std::path::Path;
+
+use tend_detector::identity;
+use tend_detector::Registry;
+
+use super::*;
+
+#[test]
+fn stat_parsing() {
+    let line = "4242 (my (weird) prog) S 1 4242 4242 34816 4300 4194560 1 2 3 4 \
+                150 50 7 3 20 0 1 0 987654 1000 100 18446744073709551615";
+    let st = parse_stat(line).expect("stat");
+    assert_eq!(st.comm, "my (weird) prog");
+    assert_eq!(
+        (st.state, st.ppid, st.pgrp, st.tpgid),
+        ('S', 1, 4242, Some(4300))
+    );
+    assert_eq!(st.ticks, 210);
+    assert_eq!(st.start, 987654);
+    let no_tty = line.replace(" 34816 4300 ", " 0 -1 ");
+    assert_eq!(parse_stat(&no_tty).expect("stat").tpgid, None);
+    assert!(parse_stat("garbage").is_none());
+    assert!(parse_stat("1 (x) S").is_none());
+}
+
+/// One fake process: `(pid, ppid, pgrp, comm, argv, exe)`.
+type FakeProc<'a> = (u32, u32, u32, &'a str, &'a [&'a str], &'a str);
+
+/// A fake procfs.
+fn fake_proc(root: &Path, procs: &[FakeProc<'_>], children_files: bool) {
+    for (pid, ppid, pgrp, comm, argv, exe) in procs {
+        let dir = root.join(pid.to_string());
+        std::fs::create_dir_all(dir.join("task").join(pid.to_string())).expect("mkdir");
+        std::fs::write(
+            dir.join("stat"),
+            format!("{pid} ({comm}) S {ppid} {pgrp} {pgrp} 34816 200 0 0 0 0 0 10 5 0 0 20 0 1 0 {pid}00 0 0"),
+        )
+        .expect("stat");
+        let mut cmdline = argv.join("\0");
+        cmdline.push('\0');
+        std::fs::write(dir.join("cmdline"), cmdline).expect("cmdline");
+        std::fs::write(dir.join("environ"), "A=1\0TEND_AGENT=\0").expect("environ");
+        std::os::unix::fs::symlink(exe, dir.join("exe")).expect("exe");
+        if children_files {
+            let kids: Vec<String> = procs
+                .iter()
+                .filter(|p| p.1 == *pid)
+                .map(|p| p.0.to_string())
+                .collect();
+            std::fs::write(
+                dir.join("task").join(pid.to_string()).join("children"),
+                kids.join(" "),
+            )
+            .expect("children");
+        }
+    }
+}
+
+const TREE: &[FakeProc<'static>] = &[
+    (100, 1, 100, "bash", &["-bash"], "/usr/bin/bash"),
+    (
+        200,
+        100,
+        200,
+        "node",
+        &["node", "/x/node_modules/.bin/codex"],
+        "/usr/bin/node",
+    ),
+    (
+        201,
+        200,
+        200,
+        "codex",
+        &["/x/vendor/codex"],
+        "/x/vendor/codex",
+    ),
+    (300, 1, 300, "other", &["other"], "/usr/bin/other"),
+];
+
+#[test]
+fn walks_children_files_and_caches() {
+    let dir = tempfile::tempdir().expect("tmp");
+    fake_proc(dir.path(), TREE, true);
+    let mut s = Sampler::with_root(dir.path());
+    let snap = s.sample(100).expect("sample");
+    let pids: Vec<u32> = snap.procs.iter().map(|p| p.pid).collect();
+    assert_eq!(pids, vec![100, 200, 201]);
+    assert_eq!(
+        snap.procs[1].argv,
+        vec!["node", "/x/node_modules/.bin/codex"]
+    );
+    assert_eq!(snap.procs[1].tpgid, Some(200));
+    assert_eq!(snap.procs[1].depth, 1);
+    assert_eq!(snap.procs[2].depth, 2);
+    assert_eq!(snap.procs[1].env_agent, None); // empty hint ignored
+    assert_eq!(snap.procs[0].cpu_ticks, 15);
+    let reg = Registry::bundled();
+    let r = identity::resolve_pane(&reg, &snap.procs, &s.limits());
+    assert_eq!(
+        r.agent.map(|m| (m.agent, m.pid)),
+        Some(("codex".into(), 200))
+    );
+    // Warm: identity fields come from the cache.
+    let warm = s.sample(100).expect("sample");
+    assert_eq!(warm.stats.cache_hits, 3);
+    assert!(
+        warm.stats.files_read < snap.stats.files_read,
+        "{warm:?} vs {snap:?}"
+    );
+    assert_eq!(warm.procs, snap.procs);
+    // The probe is one read.
+    let before = s.files_read();
+    let p = s.probe(100).expect("probe");
+    assert_eq!(s.files_read() - before, 1);
+    assert_eq!(
+        p,
+        Probe {
+            shell_pgid: 100,
+            tpgid: Some(200)
+        }
+    );
+    assert!(!p.shell_foreground());
+    assert!(matches!(s.sample(999), Err(SampleError::Gone(999))));
+}
+
+#[test]
+fn scans_without_children_files() {
+    let dir = tempfile::tempdir().expect("tmp");
+    fake_proc(dir.path(), TREE, false);
+    let mut s = Sampler::with_root(dir.path());
+    let snap = s.sample(100).expect("sample");
+    let pids: Vec<u32> = snap.procs.iter().map(|p| p.pid).collect();
+    assert_eq!(pids, vec![100, 200, 201]);
+    assert_eq!(s.mode, ChildrenMode::Scan);
+}
+
+#[test]
+fn walk_limits_hold() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut tree: Vec<FakeProc<'_>> = vec![(100, 1, 100, "bash", &["bash"], "/usr/bin/bash")];
+    for i in 0..30 {
+        tree.push((1000 + i, 100, 1000, "make", &["make"], "/usr/bin/make"));
+    }
+    fake_proc(dir.path(), &tree, true);
+    let mut s = Sampler::with_root(dir.path()).with_limits(WalkLimits {
+        max_depth: 4,
+        max_procs: 10,
+    });
+    let snap = s.sample(100).expect("sample");
+    assert_eq!(snap.procs.len(), 10);
+    assert!(snap.truncated);
+}
+
+#[test]
+fn cache_sweeps_forget_old_processes() {
+    let dir = tempfile::tempdir().expect("tmp");
+    fake_proc(dir.path(), TREE, true);
+    let mut s = Sampler::with_root(dir.path());
+    s.sample(100).expect("sample");
+    assert_eq!(s.cache.len(), 3);
+    for _ in 0..=CACHE_KEEP_SWEEPS {
+        s.sweep();
+    }
+    assert!(s.cache.is_empty());
+}
+
+#[test]
+fn agent_versions_from_package_metadata() {
+    let dir = std::env::temp_dir().join(format!("tend-versions-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let nm = dir.join("node_modules");
+    let write = |rel: &str, text: &str| {
+        let f = dir.join(rel);
+        std::fs::create_dir_all(f.parent().expect("parent")).expect("mkdir");
+        std::fs::write(f, text).expect("write");
+    };
+    write(
+        "node_modules/@openai/codex/package.json",
+        r#"{"name": "@openai/codex", "version": "0.172.0"}"#,
+    );
+    write("node_modules/@openai/codex-linux-x64/vendor/bin/codex", "");
+    write(
+        "venv/lib/python3.11/site-packages/aider_chat-0.86.2.dist-info/METADATA",
+        "Metadata-Version: 2.4\nName: aider-chat\nVersion: 0.86.2\n\nbody\n",
+    );
+    write("venv/bin/aider", "");
+    let reg = Registry::bundled();
+    let mut s = Sampler::new();
+    let exe = nm.join("@openai/codex-linux-x64/vendor/bin/codex");
+    let exe = exe.to_string_lossy();
+    let codex = reg.get("codex").expect("codex");
+    assert_eq!(s.agent_version(codex, &[&exe]).as_deref(), Some("0.172.0"));
+    // Cached: the second look reads nothing.
+    let before = s.files_read();
+    assert_eq!(s.agent_version(codex, &[&exe]).as_deref(), Some("0.172.0"));
+    assert_eq!(s.files_read(), before);
+    let aider = reg.get("aider").expect("aider");
+    let script = dir.join("venv/bin/aider");
+    assert_eq!(
+        s.agent_version(aider, &["/usr/bin/python3.11", &script.to_string_lossy()])
+            .as_deref(),
+        Some("0.86.2")
+    );
+    // Not an agent's package: nothing.
+    let claude = reg.get("claude").expect("claude");
+    assert_eq!(s.agent_version(claude, &[&exe]), None);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_renamed_agent_is_found_by_the_program_the_shell_ran() {
+    // Pi: argv `pi`, image node; only `_` (set by bash) names the
+    // `.bin/pi` link into the package.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("proc");
+    fake_proc(&root, &[(40, 1, 40, "pi", &["pi"], "/usr/bin/node")], true);
+    let pkg = dir
+        .path()
+        .join("node_modules/@mariozechner/pi-coding-agent");
+    std::fs::create_dir_all(pkg.join("dist")).expect("mkdir");
+    std::fs::write(pkg.join("dist/cli.js"), "").expect("cli");
+    std::fs::write(
+        pkg.join("package.json"),
+        r#"{"name": "@mariozechner/pi-coding-agent", "version": "0.73.1"}"#,
+    )
+    .expect("package.json");
+    let bin = dir.path().join("node_modules/.bin");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    std::os::unix::fs::symlink(
+        "../@mariozechner/pi-coding-agent/dist/cli.js",
+        bin.join("pi"),
+    )
+    .expect("link");
+    std::fs::write(
+        root.join("40/environ"),
+        format!("A=1\0_={}\0", bin.join("pi").display()),
+    )
+    .expect("environ");
+    let reg = Registry::bundled();
+    let pi = reg.get("pi").expect("pi");
+    let mut s = Sampler::with_root(&root);
+    assert_eq!(s.agent_version(pi, &["pi", "/usr/bin/node"]), None);
+    let launched = s.launched_program(40).expect("the program the shell ran");
+    assert!(
+        launched.ends_with("/node_modules/@mariozechner/pi-coding-agent/dist/cli.js"),
+        "{launched}"
+    );
+    assert_eq!(s.agent_version(pi, &[&launched]).as_deref(), Some("0.73.1"));
+    // Another agent's package is not read from it.
+    let claude = reg.get("claude").expect("claude");
+    assert_eq!(s.agent_version(claude, &[&launched]), None);
+    // No `_`, or a relative one: nothing.
+    std::fs::write(root.join("40/environ"), "A=1\0_=pi\0").expect("environ");
+    assert_eq!(s.launched_program(40), None);
+}

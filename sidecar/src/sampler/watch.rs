@@ -1,0 +1,231 @@
+//! [`PaneWatch`]: everything the daemon keeps about one pane's processes —
+//! when to probe and sample, identity hysteresis, the detector's process
+//! view and the agent's version.
+
+use std::time::Duration;
+
+use tend_detector::engine::ProcessObservation;
+use tend_detector::identity::{
+    self, IdentityChange, IdentityEvidence, IdentityTracker, ProcSample, ProcessInfo,
+    ProcessTracker, Resolution, SamplePolicy, SampleScheduler,
+};
+use tend_detector::Registry;
+
+use super::{SampleStats, Sampler};
+
+/// What one [`PaneWatch::poll`] did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WatchUpdate {
+    /// A probe was taken (one `stat` read).
+    pub probed: bool,
+    /// A full sample was taken.
+    pub sampled: bool,
+    /// Its resolution.
+    pub resolution: Option<Resolution>,
+    /// The committed identity changed.
+    pub change: Option<IdentityChange>,
+    /// For the detector (`PaneDetector::observe_process`).
+    pub observation: Option<ProcessObservation>,
+    /// The shell is gone.
+    pub gone: bool,
+    /// The processes of a full sample (what `tend capture` saves as
+    /// `procs.jsonl`).
+    pub procs: Option<Vec<ProcessInfo>>,
+    /// Cost of the sample.
+    pub stats: SampleStats,
+}
+
+/// Everything the daemon keeps about one pane's processes: scheduling,
+/// identity hysteresis and the detector's process view.
+#[derive(Debug)]
+pub struct PaneWatch {
+    shell_pid: u32,
+    sched: SampleScheduler,
+    identity: IdentityTracker,
+    procs: ProcessTracker,
+    /// The agent whose processes are followed (kept one sample past a
+    /// drop, so the detector hears that it ended).
+    followed: Option<String>,
+    /// (agent, foreground pgid or `None` for the shell) of the last sample.
+    last_key: Option<(Option<String>, Option<u32>)>,
+    hz: f64,
+    /// The committed agent's version, where its package metadata says.
+    version: Option<String>,
+    /// The agent and process the version was looked up for.
+    version_of: Option<(String, u32)>,
+}
+
+impl PaneWatch {
+    /// Watches the pane whose shell is `shell_pid`, first sample due `now`.
+    pub fn new(shell_pid: u32, now: Duration, policy: SamplePolicy) -> Self {
+        let hz = Sampler::ticks_per_sec();
+        PaneWatch {
+            shell_pid,
+            sched: SampleScheduler::new(policy, now),
+            identity: IdentityTracker::new(),
+            procs: ProcessTracker::with_ticks_per_sec(hz),
+            followed: None,
+            last_key: None,
+            hz,
+            version: None,
+            version_of: None,
+        }
+    }
+
+    /// The pane's shell pid.
+    pub fn shell_pid(&self) -> u32 {
+        self.shell_pid
+    }
+
+    /// The committed agent.
+    pub fn agent(&self) -> Option<&str> {
+        self.identity.agent()
+    }
+
+    /// The committed agent's version, where its package metadata says.
+    pub fn version(&self) -> Option<&str> {
+        self.version.as_deref()
+    }
+
+    /// Evidence for `tend explain`.
+    pub fn evidence(&self) -> IdentityEvidence {
+        self.identity.evidence()
+    }
+
+    /// The pane printed something.
+    pub fn on_output(&mut self, at: Duration) {
+        self.sched.on_output(at);
+    }
+
+    /// When [`PaneWatch::poll`] has something to do next.
+    pub fn next_wakeup(&self) -> Duration {
+        self.sched.next_wakeup()
+    }
+
+    /// Probes and samples as the schedule says. `prompt_visible`: the
+    /// screen shows the shell's prompt.
+    pub fn poll(
+        &mut self,
+        sampler: &mut Sampler,
+        registry: &Registry,
+        at: Duration,
+        prompt_visible: bool,
+    ) -> WatchUpdate {
+        let mut up = WatchUpdate::default();
+        if !self.sched.sample_due(at) && self.sched.probe_due(at) {
+            up.probed = true;
+            match sampler.probe(self.shell_pid) {
+                Ok(p) => {
+                    self.sched.probed(at, p.tpgid);
+                }
+                Err(_) => {
+                    up.gone = true;
+                    return up;
+                }
+            }
+        }
+        if self.sched.sample_due(at) {
+            return self.sample_now(sampler, registry, at, prompt_visible);
+        }
+        up
+    }
+
+    /// Samples now, whatever the schedule.
+    pub fn sample_now(
+        &mut self,
+        sampler: &mut Sampler,
+        registry: &Registry,
+        at: Duration,
+        prompt_visible: bool,
+    ) -> WatchUpdate {
+        let mut up = WatchUpdate {
+            sampled: true,
+            ..WatchUpdate::default()
+        };
+        let snap = match sampler.sample(self.shell_pid) {
+            Ok(s) => s,
+            Err(_) => {
+                up.gone = true;
+                return up;
+            }
+        };
+        up.stats = snap.stats;
+        let res = identity::resolve_pane(registry, &snap.procs, &sampler.limits());
+        let tpgid = snap.procs.first().and_then(|p| p.tpgid);
+        // Tools coming and going in the foreground group do not count as a
+        // change; another agent or another group does.
+        let group = match res.foreground {
+            identity::Foreground::Group { pgid, .. } => Some(pgid),
+            _ => None,
+        };
+        let key = (res.agent.as_ref().map(|m| m.agent.clone()), group);
+        let changed = self.last_key.as_ref().is_some_and(|k| *k != key);
+        self.last_key = Some(key);
+        up.change = self.identity.observe(at, &res, prompt_visible);
+        self.sched.watch_launch(self.identity.agent().is_none());
+        // A pending identity also wants its confirming sample soon.
+        let pending = self.identity.evidence().pending.is_some();
+        self.sched
+            .sampled(at, tpgid, changed || up.change.is_some() || pending);
+        if let Some(agent) = self.identity.agent() {
+            if self.followed.as_deref() != Some(agent) {
+                self.followed = Some(agent.to_owned());
+                self.procs = ProcessTracker::with_ticks_per_sec(self.hz);
+            }
+        }
+        self.update_version(sampler, registry, &res, &snap.procs);
+        up.procs = Some(snap.procs.clone());
+        if let Some(agent) = self.followed.clone() {
+            let sample = ProcSample {
+                at,
+                procs: snap.procs,
+            };
+            up.observation = self.procs.observe(registry, &agent, &sample);
+            if self.identity.agent().is_none()
+                && up.observation.as_ref().is_some_and(|o| !o.agent_alive)
+            {
+                self.followed = None;
+            }
+        }
+        up.resolution = Some(res);
+        up
+    }
+
+    /// Looks the committed agent's version up once per agent process.
+    fn update_version(
+        &mut self,
+        sampler: &mut Sampler,
+        registry: &Registry,
+        res: &Resolution,
+        procs: &[ProcessInfo],
+    ) {
+        let Some(agent) = self.identity.agent() else {
+            self.version = None;
+            self.version_of = None;
+            return;
+        };
+        let Some(m) = res.agent.as_ref().filter(|m| m.agent == agent) else {
+            return;
+        };
+        let key = (agent.to_owned(), m.pid);
+        if self.version_of.as_ref() == Some(&key) {
+            return;
+        }
+        let Some(manifest) = registry.get(agent) else {
+            return;
+        };
+        let proc = procs.iter().find(|p| p.pid == m.pid);
+        let mut paths: Vec<&str> = vec![m.value.as_str()];
+        if let Some(p) = proc {
+            paths.extend(p.script_target.as_deref());
+            paths.push(p.exe.as_str());
+        }
+        self.version = sampler.agent_version(manifest, &paths);
+        if self.version.is_none() {
+            if let Some(launched) = sampler.launched_program(m.pid) {
+                self.version = sampler.agent_version(manifest, &[launched.as_str()]);
+            }
+        }
+        self.version_of = Some(key);
+    }
+}
