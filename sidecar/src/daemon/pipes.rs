@@ -17,7 +17,7 @@
 //!
 //! A quiet server costs nothing: with no pane printing, the thread sleeps
 //! in `poll` on all pipes and the socket. A pane that printed in the last
-//! [`LINGER_TICKS`] ticks is read at each tick without asking `poll`
+//! `LINGER_TICKS` ticks is read at each tick without asking `poll`
 //! (agents print in bursts tens of milliseconds apart).
 
 use std::io::{ErrorKind, IoSliceMut, Read};
