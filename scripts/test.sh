@@ -52,6 +52,11 @@ if rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip1; then
   (cd zellij-plugin && cargo clippy --target wasm32-wasip1 --quiet -- -D warnings)
 fi
 
+say "docs"
+# Every crate's API docs build without a broken link (what CONTRIBUTING
+# points newcomers to read).
+RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --quiet
+
 say "tests"
 # The zellij plugin's own logic (host target).
 (cd zellij-plugin && cargo test --quiet)
