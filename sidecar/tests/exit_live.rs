@@ -441,6 +441,11 @@ fn start(p: &Pane, cli: &Cli, prev: Option<&str>) -> Duration {
         named,
         p.context()
     );
+    let text = p.env.tend_ok(&["explain", &p.id]);
+    assert!(
+        text.contains(&format!("identity  {} (pid ", cli.agent)),
+        "{text}"
+    );
     assert_eq!(
         wrong, None,
         "{}: before it was named the pane stopped reading {prev:?} exited",
@@ -539,7 +544,8 @@ fn exit(p: &Pane, cli: &Cli, named: Duration) -> Exit {
     );
     let text = p.env.tend_ok(&["explain", &p.id]);
     assert!(
-        text.contains(&format!("state     exited (exit code {code})")),
+        text.contains(&format!("state     exited (exit code {code})"))
+            && text.contains("identity  none: the agent's process has ended"),
         "{text}"
     );
     // A command that is not an agent (and fails) leaves the agent's exit
