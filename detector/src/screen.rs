@@ -438,6 +438,23 @@ mod tests {
     }
 
     #[test]
+    fn csi_s_and_u_save_and_restore_the_cursor() {
+        // OpenCode's start-up (1.18): save, probe at the top-left, restore,
+        // save, enter the alternate screen; its exit leaves it. The shell's
+        // next prompt goes on the line after the command, as in tmux.
+        let mut s = Screen::new(4, 20);
+        s.process(b"$ one\r\n$ two\r\n$ opencode\r\n");
+        s.process(b"\x1b[s\x1b[H\x1b[6n\x1b[u\x1b[s\x1b[?1049h\x1b[H\x1b[2Jtui");
+        s.process(b"\x1b[?1049l$ ");
+        assert_eq!(s.cursor(), (3, 2));
+        assert_eq!(s.rows(), ["$ one", "$ two", "$ opencode", "$"]);
+        // The kitty keyboard protocol's `CSI ? u` (query) and `CSI < u`
+        // (pop) are not a restore.
+        s.process(b"\x1b[s\x1b[1;1H\x1b[?u\x1b[<u");
+        assert_eq!(s.cursor(), (0, 0));
+    }
+
+    #[test]
     fn synchronized_output_mode() {
         let mut s = Screen::new(2, 10);
         s.process(b"\x1b[?2026h");

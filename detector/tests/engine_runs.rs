@@ -92,6 +92,27 @@ fn the_shells_command_finished_mark_gives_the_exit_code() {
 }
 
 #[test]
+fn commands_after_the_exit_do_not_change_its_code() {
+    let mut d = detector_with("aider");
+    d.feed(ms(100), b"> ");
+    d.tick(ms(500));
+    d.feed(ms(900), b"\x1b]133;D;0\x07\r\n$ ");
+    d.observe_process(ms(1000), gone(None));
+    d.set_agent(ms(1500), None);
+    assert_eq!(d.status().exit_code, Some(0));
+    // `ls /missing` at the prompt: the shell reports 2 for it.
+    d.feed(
+        ms(3000),
+        b"ls /missing\r\nls: cannot access\r\n\x1b]133;D;2\x07$ ",
+    );
+    d.tick(ms(4000));
+    let st = d.status();
+    assert_eq!(st.state, Some(State::Exited));
+    assert_eq!(st.agent.as_deref(), Some("aider"));
+    assert_eq!(st.exit_code, Some(0));
+}
+
+#[test]
 fn a_new_agent_run_replaces_the_ended_one() {
     let mut d = detector_with("aider");
     d.feed(ms(100), b"> ");

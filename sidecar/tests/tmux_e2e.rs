@@ -450,6 +450,12 @@ fn exited_stays_until_the_next_agent_starts() {
     assert_eq!(env.pane_option(&pane, "@tend_agent"), "aider");
     assert_eq!(env.pane_option(&pane, "@tend_exit_code"), "3");
     assert_eq!(env.global_option("@tend_needs"), "0");
+    let text = env.tend_ok(&["explain", &pane]);
+    assert!(text.contains("state     exited (exit code 3)"), "{text}");
+    assert!(
+        text.contains("identity  none: the agent's process has ended"),
+        "{text}"
+    );
     // The next agent starts a new run in the pane.
     let claude = corpus("claude/idle").join("pane.cast");
     let line = format!(
@@ -467,4 +473,9 @@ fn exited_stays_until_the_next_agent_starts() {
     assert!(next, "the next agent did not replace the exited run: {r}");
     assert!(r["exit_code"].is_null(), "{r}");
     assert_eq!(env.pane_option(&pane, "@tend_exit_code"), "");
+    let text = env.tend_ok(&["explain", &pane]);
+    assert!(
+        text.contains("identity  claude (pid ") && text.contains("env `TEND_AGENT=claude`"),
+        "{text}"
+    );
 }

@@ -104,9 +104,12 @@ pub struct PaneDetector {
     ended: Option<String>,
     /// The run's exit code, once known.
     exit_code: Option<i32>,
-    /// The code of the last OSC 133;D ("command finished") mark seen in
-    /// this run: the shell saying how the agent's command ended.
+    /// The code of the run's first OSC 133;D ("command finished") mark:
+    /// the shell saying how the agent's command ended.
     finish_code: Option<i32>,
+    /// The shell has reported how the agent's command ended (its first
+    /// OSC 133;D mark of the run): later marks are other commands'.
+    finish_seen: bool,
     recent: std::collections::VecDeque<Transition>,
     out: std::collections::VecDeque<Transition>,
 }
@@ -152,6 +155,7 @@ impl PaneDetector {
             ended: None,
             exit_code: None,
             finish_code: None,
+            finish_seen: false,
             recent: Default::default(),
             out: Default::default(),
         }
@@ -212,6 +216,7 @@ impl PaneDetector {
         self.cpu_hold_since = None;
         self.exit_code = None;
         self.finish_code = None;
+        self.finish_seen = false;
     }
 
     /// The manifest in use.
@@ -244,10 +249,14 @@ impl PaneDetector {
                 self.progress = Some(*p);
             }
             if let Signal::Prompt(PromptMark::CommandFinished(code)) = &s {
-                // The shell reports how the foreground command ended; with
-                // an agent run in the pane, that command was the agent.
-                if self.manifest.is_some() || self.ended.is_some() {
-                    self.finish_code = code.or(self.finish_code);
+                // The shell reports how the foreground command ended; the
+                // first report since the agent started is the agent's own
+                // (the shell prints none while the agent holds the
+                // terminal). Later ones are the commands run at the prompt
+                // after it (`ls`, `false`): not the agent's exit code.
+                if (self.manifest.is_some() || self.ended.is_some()) && !self.finish_seen {
+                    self.finish_seen = true;
+                    self.finish_code = *code;
                 }
             }
             if self.signals.len() < 64 {

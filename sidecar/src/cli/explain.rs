@@ -112,16 +112,23 @@ fn live(
         other => other.to_owned(),
     };
     writeln!(out, "output    {tap_words}").map_err(io)?;
+    // The sampler's evidence: the committed agent, and the process and
+    // key of its latest match.
     let id = &v["identity"];
-    match id["committed"].as_object() {
-        Some(m) => writeln!(
+    let m = &id["matched"];
+    match id["agent"].as_str() {
+        Some(agent) => writeln!(
             out,
-            "identity  {} (pid {}, {} `{}`, {} agreeing samples)",
-            m.get("agent").and_then(Value::as_str).unwrap_or("-"),
-            m.get("pid").map(|x| x.to_string()).unwrap_or_default(),
-            m.get("via").and_then(Value::as_str).unwrap_or("-"),
-            m.get("key").and_then(Value::as_str).unwrap_or("-"),
+            "identity  {agent} (pid {}, {} `{}`, {} agreeing samples)",
+            m["pid"].as_u64().map(|x| x.to_string()).unwrap_or_else(|| "-".into()),
+            s(&m["via"]),
+            s(&m["key"]),
             id["agreeing"].as_u64().unwrap_or(0)
+        )
+        .map_err(io)?,
+        None if p["state"] == "exited" => writeln!(
+            out,
+            "identity  none: the agent's process has ended (the pane reads exited until the next agent starts); screen rules are not applied"
         )
         .map_err(io)?,
         None => writeln!(out, "identity  none: no agent process found in the pane's foreground group; screen rules are not applied").map_err(io)?,

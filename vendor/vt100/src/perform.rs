@@ -99,6 +99,14 @@ impl<CB: crate::Callbacks> vte::Perform for crate::screen::WrappedScreen<CB> {
                 'b' => self.rep(canonicalize_params_1(params, 1)),
                 'd' => self.vpa(canonicalize_params_1(params, 1)),
                 'm' => self.sgr(params, unhandled),
+                // tend fork: `CSI s` / `CSI u` (SCOSC / SCORC) save and
+                // restore the cursor as `ESC 7` / `ESC 8` do, as tmux and
+                // xterm do. OpenCode and Kilo Code save the cursor this way,
+                // move it to probe the terminal, restore it and only then
+                // enter the alternate screen: without these the shell's
+                // prompt came back at the top row after they exited.
+                's' => self.decsc(),
+                'u' => self.decrc(),
                 'r' => self.decstbm(canonicalize_params_decstbm(
                     params,
                     self.screen.grid().size(),

@@ -1,0 +1,745 @@
+//! After an agent exits, its pane reads `exited` until the next agent
+//! starts there — live, with the real agent CLIs, the real daemon and a
+//! private tmux server.
+//!
+//! Opt-in (`TEND_TEST_REAL_AGENTS=1`): it runs the CLIs installed under the
+//! folders of `$TEND_AGENT_DIRS` (`:`-separated), else `$AGENTS_DIR`, else
+//! the four folders `tools/agentlab/setup.sh` fills. Every CLI runs offline:
+//! its model endpoint is a closed local port, and nothing here needs a
+//! model answer.
+//!
+//! One pane runs the agents one after another, as a user would: start one,
+//! wait until tend names it and it is at its prompt, leave it with its own
+//! exit command, check that the pane reads `exited` and keeps reading it
+//! (also after a command that is not an agent), then start the next agent,
+//! which replaces the exited run. The last agent is started a second time,
+//! so that both a different agent and the same one are seen replacing an
+//! exited run.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use support::{wait_until, Env};
+
+/// A closed local port: every model endpoint points here.
+const DEAD: &str = "http://127.0.0.1:9";
+
+/// Claude Code accepts an API key from the environment once the key's last
+/// 20 characters are listed as approved in `~/.claude.json`.
+fn claude_key() -> String {
+    format!(
+        "sk-ant-api03-{}AAAAAAAA-0123456789abcdefghijAA",
+        "tendtesttend".repeat(7)
+    )
+}
+
+/// One agent CLI: how a user starts it and leaves it.
+struct Cli {
+    agent: &'static str,
+    /// The program under an agents folder.
+    rel: &'static str,
+    /// The command line typed at the shell (the program found on `PATH`).
+    line: &'static str,
+    /// Text the agent shows once it takes keys at its prompt.
+    ready: &'static str,
+    /// The keys that make it exit, typed literally, then Enter (as
+    /// `tools/agentlab/harness.py` does).
+    exit: &'static str,
+}
+
+const CLIS: [Cli; 9] = [
+    Cli {
+        agent: "claude",
+        rel: "node_modules/.bin/claude",
+        line: "claude",
+        ready: "? for shortcuts",
+        exit: "/exit",
+    },
+    Cli {
+        agent: "codex",
+        rel: "node_modules/.bin/codex",
+        line: "codex",
+        // The bare composer comes first, while Codex connects to its
+        // background service, and loses keys typed then.
+        ready: "← for agents",
+        exit: "/quit",
+    },
+    Cli {
+        agent: "gemini",
+        rel: "node_modules/.bin/gemini",
+        line: "gemini",
+        ready: "Type your message",
+        exit: "/quit",
+    },
+    Cli {
+        agent: "aider",
+        rel: "venv/bin/aider",
+        // Outside a git repository aider first asks whether to create
+        // one; the work folder is not one.
+        line: "aider --no-git",
+        ready: "\n>",
+        exit: "/exit",
+    },
+    Cli {
+        agent: "opencode",
+        rel: "node_modules/.bin/opencode",
+        line: "opencode",
+        ready: "ctrl+p commands",
+        exit: "/exit",
+    },
+    Cli {
+        agent: "qwen",
+        rel: "node_modules/.bin/qwen",
+        line: "qwen",
+        ready: "? for shortcuts",
+        exit: "/quit",
+    },
+    Cli {
+        agent: "pi",
+        rel: "node_modules/.bin/pi",
+        line: "pi --provider fakellm --model fake-model",
+        ready: "%/128k",
+        exit: "/quit",
+    },
+    Cli {
+        agent: "kilo",
+        rel: "node_modules/.bin/kilo",
+        line: "kilo",
+        ready: "ctrl+p commands",
+        exit: "/exit",
+    },
+    // `/exit` opens Grok CLI's command list and its Enter only picks the
+    // entry; the bare word `exit` quits (its start-up hint says so).
+    Cli {
+        agent: "grok",
+        rel: "node_modules/.bin/grok",
+        line: "grok",
+        ready: "auto-edit: ",
+        exit: "exit",
+    },
+];
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+}
+
+/// Each CLI's first-run questions answered in advance and its model
+/// provider pointed at the dead port, as `tools/agentlab/harness.py` does
+/// (with its stand-in model server's port).
+fn configure(home: &Path, work: &Path, dirs: &[PathBuf]) {
+    let key = claude_key();
+    let claude = json!({
+        "hasCompletedOnboarding": true, "lastOnboardingVersion": "2.1.332",
+        "lastReleaseNotesSeen": "2.1.332", "theme": "dark", "numStartups": 3, "autoUpdates": false,
+        "customApiKeyResponses": {"approved": [&key[key.len() - 20..]], "rejected": []},
+        "projects": {work.display().to_string(): {"hasTrustDialogAccepted": true,
+            "hasCompletedProjectOnboarding": true, "allowedTools": []}},
+        "hasSeenAutoDefaultNotice": true, "hasSeenAutoDefaultNudge": true,
+        "hasResetAutoModeOptInForDefaultOffer": true, "opusProMigrationComplete": true,
+        "officialMarketplaceAutoInstallAttempted": true, "officialMarketplaceAutoInstalled": false,
+        "officialMarketplaceAutoInstallNextRetryTime": 4102444800000u64,
+        "lastClawdEntranceVersion": "2.1.332", "migrationVersion": 15,
+    });
+    write(&home.join(".claude.json"), &claude.to_string());
+    write(
+        &home.join(".claude/settings.json"),
+        r#"{"theme": "dark", "permissions": {"defaultMode": "default"}}"#,
+    );
+    write(
+        &home.join(".codex/config.toml"),
+        &format!(
+            r#"model = "gpt-5.1-codex"
+model_provider = "dead"
+approval_policy = "on-request"
+sandbox_mode = "workspace-write"
+check_for_update_on_startup = false
+
+[model_providers.dead]
+name = "dead"
+base_url = "{DEAD}/v1"
+env_key = "DEAD_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[projects."{}"]
+trust_level = "trusted"
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+"#,
+            work.display()
+        ),
+    );
+    write(
+        &home.join(".gemini/settings.json"),
+        &json!({
+            "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
+            "general": {"disableAutoUpdate": true, "disableUpdateNag": true, "enableAutoUpdate": false,
+                        "enableAutoUpdateNotification": false},
+            "privacy": {"usageStatisticsEnabled": false}, "telemetry": {"enabled": false},
+            "ui": {"theme": "Default"},
+        })
+        .to_string(),
+    );
+    write(
+        &home.join(".aider.conf.yml"),
+        "model: openai/gpt-4o\ncheck-update: false\nshow-release-notes: false\n\
+         analytics-disable: true\ngitignore: false\nauto-commits: false\nshow-model-warnings: false\n",
+    );
+    // aider fetches litellm's model price table at start: the copy bundled
+    // with litellm, as its cache, keeps it off the network.
+    for d in dirs {
+        let Ok(libs) = std::fs::read_dir(d.join("venv/lib")) else {
+            continue;
+        };
+        for lib in libs.flatten() {
+            let table = lib
+                .path()
+                .join("site-packages/litellm/model_prices_and_context_window_backup.json");
+            if table.exists() {
+                let cache = home.join(".aider/caches/model_prices_and_context_window.json");
+                std::fs::create_dir_all(cache.parent().expect("parent")).expect("mkdir");
+                std::fs::copy(&table, &cache).expect("copy litellm's price table");
+            }
+        }
+    }
+    let provider = |name: &str| {
+        json!({
+            "autoupdate": false, "share": "disabled",
+            "model": "dead/fake-model", "small_model": "dead/fake-model",
+            "provider": {"dead": {
+                "npm": "@ai-sdk/openai-compatible", "name": "dead",
+                "options": {"baseURL": format!("{DEAD}/v1"), "apiKey": format!("sk-{name}-dummy")},
+                "models": {"fake-model": {"name": "Fake Model", "tool_call": true,
+                                          "limit": {"context": 128000, "output": 4096}}}}},
+            "enabled_providers": ["dead"],
+            "permission": {"bash": "ask", "edit": "ask", "webfetch": "ask"},
+            "lsp": false, "formatter": false, "snapshot": false,
+        })
+    };
+    write(
+        &home.join(".config/opencode/opencode.json"),
+        &provider("opencode").to_string(),
+    );
+    let mut kilo = provider("kilo");
+    kilo["disabled_providers"] = json!(["kilo"]);
+    write(&home.join(".config/kilo/kilo.json"), &kilo.to_string());
+    write(
+        &home.join(".qwen/settings.json"),
+        &json!({
+            "security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": false}},
+            "general": {"disableAutoUpdate": true, "disableUpdateNag": true, "enableAutoUpdate": false},
+            "privacy": {"usageStatisticsEnabled": false}, "telemetry": {"enabled": false},
+            "model": {"name": "fake-model"},
+            "memory": {"enableManagedAutoMemory": false, "enableManagedAutoDream": false},
+            "modelProviders": {"openai": [{"id": "fake-model", "name": "fake-model",
+                "baseUrl": format!("{DEAD}/v1"), "envKey": "OPENAI_API_KEY"}]},
+            "ui": {"theme": "Default"},
+        })
+        .to_string(),
+    );
+    write(
+        &home.join(".pi/agent/models.json"),
+        &json!({"providers": {"fakellm": {
+            "baseUrl": format!("{DEAD}/v1"), "api": "openai-completions", "apiKey": "sk-pi-dummy",
+            "models": [{"id": "fake-model", "name": "Fake Model", "reasoning": false, "input": ["text"],
+                        "contextWindow": 128000, "maxTokens": 4096,
+                        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}]}}})
+        .to_string(),
+    );
+    write(
+        &home.join(".pi/agent/settings.json"),
+        r#"{"defaultProvider": "fakellm", "defaultModel": "fake-model", "quietStartup": false, "collapseChangelog": true}"#,
+    );
+    write(
+        &home.join(".grok/user-settings.json"),
+        &json!({"apiKey": "sk-grok-dummy", "baseURL": format!("{DEAD}/v1"),
+                "defaultModel": "fake-model", "models": ["fake-model"], "settingsVersion": 2})
+        .to_string(),
+    );
+}
+
+/// The environment of the pane's shell: every CLI's keys, endpoints and
+/// switches (telemetry, update checks off).
+fn agent_env(home: &Path) -> Vec<(&'static str, String)> {
+    let v1 = format!("{DEAD}/v1");
+    vec![
+        ("ANTHROPIC_BASE_URL", DEAD.to_owned()),
+        ("ANTHROPIC_API_KEY", claude_key()),
+        ("DISABLE_TELEMETRY", "1".into()),
+        ("DISABLE_AUTOUPDATER", "1".into()),
+        ("DISABLE_ERROR_REPORTING", "1".into()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+        (
+            "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL",
+            "1".into(),
+        ),
+        ("CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION", "false".into()),
+        ("CODEX_HOME", home.join(".codex").display().to_string()),
+        ("DEAD_API_KEY", "sk-codex-dummy".into()),
+        ("GEMINI_API_KEY", "tend-test-dummy".into()),
+        ("GOOGLE_GEMINI_BASE_URL", DEAD.to_owned()),
+        ("OPENAI_API_BASE", v1.clone()),
+        ("OPENAI_BASE_URL", v1.clone()),
+        ("OPENAI_API_KEY", "sk-tend-test-dummy".into()),
+        ("OPENAI_MODEL", "fake-model".into()),
+        ("LITELLM_LOCAL_MODEL_COST_MAP", "True".into()),
+        ("AIDER_ANALYTICS_DISABLE", "true".into()),
+        ("AIDER_CHECK_UPDATE", "false".into()),
+        ("HF_HUB_OFFLINE", "1".into()),
+        ("TOKENIZERS_PARALLELISM", "false".into()),
+        ("OPENCODE_DISABLE_AUTOUPDATE", "1".into()),
+        ("OPENCODE_DISABLE_MODELS_FETCH", "1".into()),
+        ("OPENCODE_DISABLE_LSP_DOWNLOAD", "1".into()),
+        ("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1".into()),
+        ("OPENCODE_DISABLE_SHARE", "1".into()),
+        ("KILO_DISABLE_AUTOUPDATE", "1".into()),
+        ("KILO_DISABLE_MODELS_FETCH", "1".into()),
+        ("KILO_DISABLE_LSP_DOWNLOAD", "1".into()),
+        ("KILO_DISABLE_DEFAULT_PLUGINS", "1".into()),
+        ("KILO_DISABLE_SHARE", "1".into()),
+        ("KILO_DISABLE_CODEBASE_INDEXING", "1".into()),
+        ("KILO_DISABLE_SESSION_INGEST", "1".into()),
+        ("KILO_DISABLE_PRESENCE", "1".into()),
+        ("KILO_DISABLE_EXTERNAL_SKILLS", "1".into()),
+        ("KILO_DISABLE_CLAUDE_CODE", "1".into()),
+        ("KILO_TELEMETRY_LEVEL", "off".into()),
+        ("QWEN_CODE_DISABLE_PRECONNECT", "1".into()),
+        ("PI_OFFLINE", "1".into()),
+        ("PI_SKIP_VERSION_CHECK", "1".into()),
+        ("GROK_API_KEY", "sk-grok-dummy".into()),
+        ("GROK_BASE_URL", v1),
+        ("GROK_MODEL", "fake-model".into()),
+        ("DO_NOT_TRACK", "1".into()),
+        ("NO_UPDATE_NOTIFIER", "1".into()),
+    ]
+}
+
+/// The pane under test and what its shell reports.
+struct Pane<'a> {
+    env: &'a Env,
+    id: String,
+    /// Every exit status the shell saw, one a line (its `PROMPT_COMMAND`).
+    statuses: PathBuf,
+}
+
+impl Pane<'_> {
+    /// Types `text` and Enter; returns when Enter was sent.
+    fn type_line(&self, text: &str) -> Instant {
+        let out = self.env.tmux(&["send-keys", "-t", &self.id, "-l", text]);
+        assert!(out.status.success(), "send-keys: {out:?}");
+        // An Enter right after a burst of text can be taken as part of a
+        // paste by some TUIs; a pause, as a user's, avoids that.
+        std::thread::sleep(Duration::from_millis(400));
+        let at = Instant::now();
+        let out = self.env.tmux(&["send-keys", "-t", &self.id, "Enter"]);
+        assert!(out.status.success(), "send-keys Enter: {out:?}");
+        at
+    }
+
+    fn screen(&self) -> String {
+        self.env
+            .tmux_out(&["capture-pane", "-p", "-J", "-t", &self.id])
+    }
+
+    fn option(&self, name: &str) -> String {
+        self.env.pane_option(&self.id, name)
+    }
+
+    /// `tend get <pane> --json`.
+    fn get(&self) -> Value {
+        let out = self.env.tend_ok(&["get", &self.id, "--json"]);
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("tend get --json: {e}: {out}"))
+    }
+
+    /// The exit statuses the shell has reported so far.
+    fn statuses(&self) -> Vec<i32> {
+        std::fs::read_to_string(&self.statuses)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect()
+    }
+
+    fn context(&self) -> String {
+        // What tend read, kept for `tend replay` (outside the test's
+        // directory, which goes when the test ends).
+        let keep = std::env::temp_dir().join(format!(
+            "tend-exit-live-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis())
+        ));
+        let captured = self
+            .env
+            .tend(&["capture", &self.id, &keep.display().to_string()]);
+        format!(
+            "tend capture: {} {}\ntend get: {}\ntend explain:\n{}\nscreen:\n{}",
+            keep.display(),
+            String::from_utf8_lossy(&captured.stderr),
+            String::from_utf8_lossy(&self.env.tend(&["get", &self.id, "--json"]).stdout),
+            String::from_utf8_lossy(&self.env.tend(&["explain", &self.id]).stdout),
+            self.screen()
+        )
+    }
+}
+
+/// The folders the CLIs are installed in.
+fn agent_dirs() -> Vec<PathBuf> {
+    std::env::var("TEND_AGENT_DIRS")
+        .or_else(|_| std::env::var("AGENTS_DIR"))
+        .unwrap_or_else(|_| "/opt/agents:/opt/agent2:/opt/agent3:/opt/agent4".into())
+        .split(':')
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .collect()
+}
+
+/// Starts `cli` in the pane and waits until tend names it and it sits at
+/// its prompt; returns how long naming it took.
+///
+/// Until tend names it, the pane keeps reading the previous agent's exit
+/// (`prev`): typing a command at the shell and the command's start do not
+/// clear it.
+fn start(p: &Pane, cli: &Cli, prev: Option<&str>) -> Duration {
+    let t0 = p.type_line(cli.line);
+    let mut named = None;
+    let mut wrong = None;
+    let ok = wait_until(180, || {
+        if named.is_none() {
+            let seen = p.env.tmux_out(&[
+                "display",
+                "-p",
+                "-t",
+                &p.id,
+                "#{@tend_agent} #{@tend_state} #{@tend_exit_code}",
+            ]);
+            let agent = seen.split(' ').next().unwrap_or_default();
+            if agent == cli.agent {
+                named = Some(t0.elapsed());
+            } else if let Some(prev) = prev {
+                if wrong.is_none() && !seen.starts_with(&format!("{prev} exited ")) {
+                    wrong = Some(format!("{seen:?} at {:?}", t0.elapsed()));
+                }
+            }
+        }
+        named.is_some() && p.option("@tend_state") == "idle" && p.screen().contains(cli.ready)
+    });
+    assert!(
+        ok,
+        "{}: never named and at its prompt ({:?} to name it)\n{}",
+        cli.agent,
+        named,
+        p.context()
+    );
+    let text = p.env.tend_ok(&["explain", &p.id]);
+    assert!(
+        text.contains(&format!("identity  {} (pid ", cli.agent)),
+        "{text}"
+    );
+    assert_eq!(
+        wrong, None,
+        "{}: before it was named the pane stopped reading {prev:?} exited",
+        cli.agent
+    );
+    named.expect("named")
+}
+
+/// What one agent's exit measured.
+struct Exit {
+    agent: &'static str,
+    named: Duration,
+    /// From the Enter of the exit command to `exited` on the pane.
+    exited: Duration,
+    /// From that Enter to the shell's prompt (the process ended).
+    shell: Duration,
+    code: i32,
+}
+
+/// Leaves `cli` with its exit command and checks the pane while the shell
+/// prompt sits there.
+fn exit(p: &Pane, cli: &Cli, named: Duration) -> Exit {
+    let seen = p.statuses().len();
+    // A TUI still settling after its first screen can drop an Enter (the
+    // exit command stays in its input box); a user presses it again. The
+    // time to `exited` counts from the Enter that took.
+    std::thread::sleep(Duration::from_secs(1));
+    let mut t0 = p.type_line(cli.exit);
+    let mut enters = 1;
+    while enters < 3
+        && !wait_until(10, || {
+            p.statuses().len() > seen || p.option("@tend_state") == "exited"
+        })
+    {
+        println!(
+            "exit_live: {}: still running 10 s after `{}` and Enter; Enter again",
+            cli.agent, cli.exit
+        );
+        t0 = Instant::now();
+        let out = p.env.tmux(&["send-keys", "-t", &p.id, "Enter"]);
+        assert!(out.status.success(), "send-keys Enter: {out:?}");
+        enters += 1;
+    }
+    // When tend reads `exited`, and when the shell reports the agent's
+    // command done (its prompt is back: the process has ended).
+    let (mut exited, mut shell) = (None, None);
+    wait_until(20, || {
+        if exited.is_none() && p.option("@tend_state") == "exited" {
+            exited = Some(t0.elapsed());
+        }
+        if shell.is_none() && p.statuses().len() > seen {
+            shell = Some(t0.elapsed());
+        }
+        exited.is_some() && shell.is_some()
+    });
+    let Some(shell) = shell else {
+        panic!(
+            "{}: the shell prompt never came back\n{}",
+            cli.agent,
+            p.context()
+        );
+    };
+    let Some(exited) = exited else {
+        panic!("{}: never read exited\n{}", cli.agent, p.context());
+    };
+    let code = *p.statuses().last().expect("a status");
+    // The shell's OSC 133;D reaches tend a moment after the prompt: the
+    // code shows once tend has read it.
+    let with_code = wait_until(10, || p.get()["exit_code"] == code);
+    assert!(
+        with_code,
+        "{}: exit code {code} never shown\n{}",
+        cli.agent,
+        p.context()
+    );
+    for i in 0..5 {
+        if i > 0 {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+        check_exited(p, cli.agent, code, &format!("sample {i} after the exit"));
+    }
+    // The `explain` view names the exit and the agent that ran.
+    let explain: Value = serde_json::from_str(&p.env.tend_ok(&["explain", &p.id, "--json"]))
+        .expect("explain --json");
+    let pane = &explain["pane"];
+    assert_eq!(pane["state"], "exited", "{explain}");
+    assert_eq!(pane["agent"], cli.agent, "{explain}");
+    assert_eq!(pane["exit_code"], code, "{explain}");
+    let rule = pane["rule"].as_str().unwrap_or_default();
+    assert!(
+        rule.starts_with("builtin/process-exit")
+            || rule == "builtin/agent-gone"
+            || rule.starts_with(&format!("{}/", cli.agent)),
+        "{}: exited by rule {rule:?}: {explain}",
+        cli.agent
+    );
+    let text = p.env.tend_ok(&["explain", &p.id]);
+    assert!(
+        text.contains(&format!("state     exited (exit code {code})"))
+            && text.contains("identity  none: the agent's process has ended"),
+        "{text}"
+    );
+    // A command that is not an agent (and fails) leaves the agent's exit
+    // on the pane, with the agent's code, not the command's.
+    let seen = p.statuses().len();
+    p.type_line("ls /nonexistent-tend-test-dir");
+    assert!(
+        wait_until(20, || p.statuses().len() > seen),
+        "ls never returned\n{}",
+        p.context()
+    );
+    assert_eq!(p.statuses().last(), Some(&2), "ls's status");
+    for i in 0..3 {
+        std::thread::sleep(Duration::from_secs(1));
+        check_exited(p, cli.agent, code, &format!("sample {i} after ls"));
+    }
+    Exit {
+        agent: cli.agent,
+        named,
+        exited,
+        shell,
+        code,
+    }
+}
+
+/// The pane reads `exited`, naming `agent`, with `code`, and makes no
+/// demand.
+fn check_exited(p: &Pane, agent: &str, code: i32, when: &str) {
+    let row = p.get();
+    let ctx = || format!("{agent} ({when}): {row}\n{}", p.screen());
+    assert_eq!(row["state"], "exited", "{}", ctx());
+    assert_eq!(row["agent"], agent, "{}", ctx());
+    assert_eq!(row["exit_code"], code, "{}", ctx());
+    assert_eq!(row["band"], "exited", "{}", ctx());
+    assert!(row["reason"].is_null(), "{}", ctx());
+    assert_eq!(p.option("@tend_state"), "exited", "{}", ctx());
+    assert_eq!(p.option("@tend_agent"), agent, "{}", ctx());
+    assert_eq!(p.option("@tend_exit_code"), code.to_string(), "{}", ctx());
+    assert_eq!(p.option("@tend_reason"), "", "{}", ctx());
+    assert_eq!(p.env.global_option("@tend_needs"), "0", "{}", ctx());
+    assert_eq!(p.env.global_option("@tend_summary"), "", "{}", ctx());
+    assert_eq!(p.env.global_option("@tend_next"), "", "{}", ctx());
+}
+
+/// The next agent's run replaced the exited one: named, not exited, no
+/// exit code.
+fn check_replaced(p: &Pane, before: &str, cli: &Cli, ended_run: u64) {
+    let row = p.get();
+    assert!(
+        row["run"].as_u64().is_some_and(|r| r > ended_run),
+        "{before} → {}: still run {ended_run}: {row}",
+        cli.agent
+    );
+    assert_eq!(row["agent"], cli.agent, "{before} → {}: {row}", cli.agent);
+    assert_ne!(row["state"], "exited", "{before} → {}: {row}", cli.agent);
+    assert!(
+        row["exit_code"].is_null(),
+        "{before} → {}: {row}",
+        cli.agent
+    );
+    assert_eq!(p.option("@tend_exit_code"), "");
+}
+
+#[test]
+fn real_agents_stay_exited_until_the_next_starts() {
+    if std::env::var("TEND_TEST_REAL_AGENTS").as_deref() != Ok("1") {
+        println!("exit_live: real agents skipped (set TEND_TEST_REAL_AGENTS=1)");
+        return;
+    }
+    let dirs = agent_dirs();
+    let mut clis: Vec<&Cli> = Vec::new();
+    // `TEND_EXIT_LIVE_AGENTS=qwen,pi` runs only those (to reproduce one).
+    let only: Option<Vec<String>> = std::env::var("TEND_EXIT_LIVE_AGENTS")
+        .ok()
+        .map(|v| v.split(',').map(str::to_owned).collect());
+    for cli in &CLIS {
+        if only
+            .as_ref()
+            .is_some_and(|o| !o.iter().any(|a| a == cli.agent))
+        {
+            continue;
+        }
+        if dirs.iter().any(|d| d.join(cli.rel).exists()) {
+            clis.push(cli);
+        } else {
+            support::skip(
+                "exit_live",
+                &format!(
+                    "{} ({}) is not installed in {}",
+                    cli.agent,
+                    cli.rel,
+                    std::env::join_paths(&dirs)
+                        .map(|p| p.to_string_lossy().into_owned())
+                        .unwrap_or_default()
+                ),
+            );
+        }
+    }
+    assert!(
+        !clis.is_empty(),
+        "TEND_TEST_REAL_AGENTS=1 but no agent CLI was found in {dirs:?}: install them with \
+         tools/agentlab/setup.sh, or point TEND_AGENT_DIRS / AGENTS_DIR at their folders"
+    );
+
+    let env = Env::new("exit-live");
+    let home = env.path().join("home");
+    let work = env.path().join("work");
+    std::fs::create_dir_all(&work).expect("mkdir work");
+    configure(&home, &work, &dirs);
+    let statuses = env.path().join("statuses");
+    let mut search: Vec<String> = Vec::new();
+    for d in &dirs {
+        search.push(d.join("node_modules/.bin").display().to_string());
+        search.push(d.join("venv/bin").display().to_string());
+    }
+    search.push(std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into()));
+    let mut vars = agent_env(&home);
+    vars.extend([
+        ("HOME", home.display().to_string()),
+        ("PATH", search.join(":")),
+        ("HISTFILE", "/dev/null".into()),
+        ("PS1", "tend$ ".into()),
+        // The shell reports each command's status as OSC 133;D (as shells
+        // with prompt integration do) and in a file, for the test.
+        (
+            "PROMPT_COMMAND",
+            format!(
+                "s=$?; echo $s >> '{}'; printf '\\033]133;D;%s\\007' $s",
+                statuses.display()
+            ),
+        ),
+    ]);
+    let assignments: Vec<String> = vars
+        .iter()
+        .map(|(k, v)| format!("{k}='{}'", v.replace('\'', r"'\''")))
+        .collect();
+    let cmd = format!(
+        "cd '{}' && exec env {} bash --norc --noprofile -i",
+        work.display(),
+        assignments.join(" ")
+    );
+    env.tend_ok(&["start"]);
+    let id = env.window("main", &cmd);
+    let p = Pane {
+        env: &env,
+        id,
+        statuses,
+    };
+    assert!(
+        wait_until(10, || !p.statuses().is_empty()),
+        "the shell never showed its prompt\n{}",
+        p.context()
+    );
+
+    let mut results: Vec<Exit> = Vec::new();
+    let mut named = start(&p, clis[0], None);
+    for (i, cli) in clis.iter().enumerate() {
+        let r = exit(&p, cli, named);
+        println!(
+            "exit_live: {}: named {:.1} s after its command; after `{}`: shell prompt back at {:.2} s, \
+             `exited` at {:.2} s, exit code {}; stayed exited (8 samples over 8 s, `ls` between)",
+            r.agent,
+            r.named.as_secs_f64(),
+            cli.exit,
+            r.shell.as_secs_f64(),
+            r.exited.as_secs_f64(),
+            r.code
+        );
+        results.push(r);
+        // The next agent: the following CLI, and after the last one the
+        // same CLI again.
+        let next = clis.get(i + 1).copied().unwrap_or(cli);
+        let ended_run = p.get()["run"].as_u64().expect("run");
+        named = start(&p, next, Some(cli.agent));
+        check_replaced(&p, cli.agent, next, ended_run);
+        println!(
+            "exit_live: {} → {}: the new run replaced the exited one",
+            cli.agent, next.agent
+        );
+    }
+    // The last run, started again, also ends in `exited`.
+    let last = clis[clis.len() - 1];
+    let r = exit(&p, last, named);
+    println!(
+        "exit_live: {} (second run): after `{}`: shell prompt back at {:.2} s, `exited` at {:.2} s, \
+         exit code {}",
+        r.agent,
+        last.exit,
+        r.shell.as_secs_f64(),
+        r.exited.as_secs_f64(),
+        r.code
+    );
+    println!(
+        "exit_live: {} agents exited and stayed exited until the next run",
+        results.len()
+    );
+}
