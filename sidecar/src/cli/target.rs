@@ -42,6 +42,13 @@ impl ServerArgs {
     }
 }
 
+/// The pane this command runs in: `$TMUX_PANE` (`%3`), else zellij's
+/// `$ZELLIJ_PANE_ID` as zellij names the pane (`terminal_3`).
+pub fn this_pane() -> Option<String> {
+    let set = |v: &str| std::env::var(v).ok().filter(|x| !x.is_empty());
+    set("TMUX_PANE").or_else(|| set("ZELLIJ_PANE_ID").map(|n| format!("terminal_{n}")))
+}
+
 /// The tmux server, its socket path (asked of tmux), and the daemon's
 /// control socket for it.
 pub struct Target {
