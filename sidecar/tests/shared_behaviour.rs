@@ -2,11 +2,14 @@
 //! (`tend report`), stop flags, park and snooze, and `tend events` behave
 //! the same in both, because one daemon core serves both multiplexers.
 //!
-//! Each multiplexer runs one pane with a declared agent that draws nothing
-//! (`env TEND_AGENT=claude sleep 600`), so that everything the scenario
-//! sees comes from what it asks tend to do. The scenario is written once
-//! ([`scenario`]); a harness per multiplexer starts it, names its pane
-//! (`%N` in tmux, `terminal_N` in zellij) and runs `tend` against it.
+//! Each multiplexer runs two panes: a declared agent that draws nothing
+//! (`env TEND_AGENT=codex sleep 600`), so that everything [`scenario`]
+//! sees comes from what it asks tend to do; and Claude Code's approval
+//! recording replayed by `tend play`, which logs every byte typed into it,
+//! for [`answering`]: `send-keys`, `approve`/`deny` and `prompt` against a
+//! real dialog. The scenarios are written once; a harness per multiplexer
+//! starts them, names its panes (`%N` in tmux, `terminal_N` in zellij) and
+//! runs `tend` against it.
 //!
 //! zellij runs headless inside a private tmux server, with its own HOME,
 //! config, cache and socket directories (as in the zellij crate's
@@ -33,6 +36,60 @@ trait Multiplexer {
     fn command(&self, args: &[&str]) -> Command;
     /// How this multiplexer spells a pane: the prefix of its pane ids.
     fn pane_prefix(&self) -> &'static str;
+    /// The input log of the pane replaying Claude Code's approval.
+    fn typed_log(&self) -> PathBuf;
+}
+
+/// When the replayed recording waits for a key at its idle prompt, then
+/// at its dialog (as `tests/answer.rs` replays it).
+const PLAYER_ARGS: &[&str] = &[
+    "--wait-input-at",
+    "3.5",
+    "--wait-input-at",
+    "15.0",
+    "--hold",
+    "600",
+];
+
+fn claude_approval() -> PathBuf {
+    support::corpus("claude/approval/pane.cast")
+}
+
+/// The input log without the terminal's answers to the recording's
+/// queries (`ESC [ … R`, `ESC ] … BEL`/ST): the keys typed into the pane.
+fn typed(log: &Path) -> Vec<u8> {
+    let bytes = std::fs::read(log).unwrap_or_default();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match (bytes[i], bytes.get(i + 1)) {
+            (0x1b, Some(b'[')) => {
+                i = bytes[i + 2..]
+                    .iter()
+                    .position(|b| (0x40..=0x7e).contains(b))
+                    .map_or(bytes.len(), |p| i + 2 + p + 1);
+            }
+            (0x1b, Some(b']')) | (0x1b, Some(b'P')) => {
+                let mut j = i + 2;
+                while j < bytes.len()
+                    && bytes[j] != 0x07
+                    && !(bytes[j] == 0x1b && bytes.get(j + 1) == Some(&b'\\'))
+                {
+                    j += 1;
+                }
+                i = if j < bytes.len() && bytes[j] == 0x1b {
+                    j + 2
+                } else {
+                    j + 1
+                };
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 fn tend(m: &dyn Multiplexer, args: &[&str]) -> Output {
@@ -110,14 +167,14 @@ impl Drop for Events {
     }
 }
 
-/// The agent pane, once tend lists it with its declared agent.
-fn agent_pane(m: &dyn Multiplexer) -> String {
+/// The pane running `agent`, once tend lists it.
+fn agent_pane(m: &dyn Multiplexer, agent: &str) -> String {
     let mut found = None;
     let listed = wait_until(30, || {
         let out = tend(m, &["list", "--json"]);
         let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
         found = v.as_array().into_iter().flatten().find_map(|p| {
-            (p["agent"] == "claude")
+            (p["agent"] == agent)
                 .then(|| p["pane"].as_str().map(str::to_owned))
                 .flatten()
         });
@@ -125,7 +182,7 @@ fn agent_pane(m: &dyn Multiplexer) -> String {
     });
     assert!(
         listed,
-        "{}: tend never listed the claude pane: {}",
+        "{}: tend never listed the {agent} pane: {}",
         m.label(),
         tend_ok(m, &["list", "--json"])
     );
@@ -134,7 +191,7 @@ fn agent_pane(m: &dyn Multiplexer) -> String {
 
 /// The scenario both multiplexers must pass the same way.
 fn scenario(m: &dyn Multiplexer) {
-    let pane = agent_pane(m);
+    let pane = agent_pane(m, "codex");
     assert!(
         pane.starts_with(m.pane_prefix()),
         "{}: pane {pane} is not named as the multiplexer names it",
@@ -276,6 +333,77 @@ fn scenario(m: &dyn Multiplexer) {
     assert!(err.contains(&missing), "{err}");
 }
 
+/// A real dialog answered the same way: refused while none shows, the
+/// manifest's keys once it does, prompts refused while it blocks.
+fn answering(m: &dyn Multiplexer) {
+    let pane = agent_pane(m, "claude");
+    let state = |m: &dyn Multiplexer| {
+        let g = json_of(m, &["get", &pane, "--json"]);
+        format!(
+            "{}/{}",
+            g["state"].as_str().unwrap_or_default(),
+            g["reason"].as_str().unwrap_or_default()
+        )
+    };
+    assert!(
+        wait_until(30, || state(m) == "idle/"),
+        "{}: claude never idle: {}",
+        m.label(),
+        state(m)
+    );
+    let before = typed(&m.typed_log());
+    let out = tend(m, &["approve", &pane, "--json"]);
+    assert!(!out.status.success(), "approve with no dialog succeeded");
+    let err: Value = serde_json::from_slice(&out.stdout).expect("json error");
+    assert_eq!(err["error"]["code"], "no_dialog", "{err}");
+    assert_eq!(
+        typed(&m.typed_log()),
+        before,
+        "keys reached a pane with no dialog"
+    );
+
+    // On to the dialog: the player waits for a key.
+    tend_ok(m, &["send-keys", &pane, "Enter"]);
+    assert!(
+        wait_until(60, || state(m) == "waiting/approval"),
+        "{}: claude never showed its dialog: {}",
+        m.label(),
+        state(m)
+    );
+    let dry = json_of(m, &["approve", &pane, "--dry-run", "--json"]);
+    assert_eq!(
+        (&dry["pane"], &dry["rule"], &dry["keys"], &dry["sent"]),
+        (
+            &Value::from(pane.as_str()),
+            &Value::from("claude/approval"),
+            &serde_json::json!(["1"]),
+            &Value::from(false)
+        ),
+        "{dry}"
+    );
+    // The terminal keeps ICRNL: the Enter sent above arrived as a newline.
+    let base = typed(&m.typed_log());
+    assert_eq!(
+        base.last(),
+        Some(&b'\n'),
+        "{:?}",
+        String::from_utf8_lossy(&base)
+    );
+    let out = tend(m, &["prompt", &pane, "more work", "--json"]);
+    assert!(!out.status.success());
+    let err: Value = serde_json::from_slice(&out.stdout).expect("json error");
+    assert_eq!(err["error"]["code"], "agent_blocked", "{err}");
+    let denied = json_of(m, &["deny", &pane, "--json"]);
+    assert_eq!(denied["sent"], true, "{denied}");
+    let want: Vec<u8> = base.iter().chain(b"4").copied().collect();
+    assert!(
+        wait_until(10, || typed(&m.typed_log()) == want),
+        "{}: deny typed {:?}",
+        m.label(),
+        String::from_utf8_lossy(&typed(&m.typed_log()))
+    );
+}
+
 // ---- tmux ----
 
 struct Tmux {
@@ -292,14 +420,30 @@ impl Multiplexer for Tmux {
     fn pane_prefix(&self) -> &'static str {
         "%"
     }
+    fn typed_log(&self) -> PathBuf {
+        self.env.path().join("typed.log")
+    }
 }
 
 #[test]
-fn tmux_reports_stop_flags_parks_snoozes_and_events() {
+fn tmux_reports_stop_flags_parks_snoozes_events_and_answers() {
     let env = Env::new("shared");
     env.tend_ok(&["start"]);
-    env.window("main", "env TEND_AGENT=claude sleep 600");
-    scenario(&Tmux { env });
+    env.window("main", "env TEND_AGENT=codex sleep 600");
+    let mut player = format!(
+        "env TEND_AGENT=claude '{}' play '{}' --input-log '{}'",
+        tend_bin(),
+        claude_approval().display(),
+        env.path().join("typed.log").display()
+    );
+    for a in PLAYER_ARGS {
+        player.push(' ');
+        player.push_str(a);
+    }
+    env.window("main", &player);
+    let m = Tmux { env };
+    scenario(&m);
+    answering(&m);
 }
 
 // ---- zellij ----
@@ -308,12 +452,19 @@ static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 const LAYOUT: &str = r#"
 layout {
-    tab name="agents" focus=true {
+    // The recording at the full width it was made for, in the tab a
+    // client looks at (followed by the subscription).
+    tab name="claude" focus=true {
+        pane command="env" name="claude" {
+            args "TEND_AGENT=claude" "@TEND@" "play" "@CAST@" "--input-log" "@LOG@" @PLAYER@
+        }
+    }
+    // A background tab (read with dump-screen).
+    tab name="others" {
         pane split_direction="vertical" {
-            pane command="env" name="claude" {
-                args "TEND_AGENT=claude" "sleep" "600"
+            pane command="env" name="codex" {
+                args "TEND_AGENT=codex" "sleep" "600"
             }
-            // Something on screen: the harness waits for zellij to draw.
             pane command="sh" name="shell" {
                 args "-c" "echo ready; exec sleep 600"
             }
@@ -407,7 +558,13 @@ impl Zellij {
             "show_startup_tips false\nshow_release_notes false\nsession_serialization false\n",
         )
         .expect("config");
-        std::fs::write(root.join("layout.kdl"), LAYOUT).expect("layout");
+        let player: Vec<String> = PLAYER_ARGS.iter().map(|a| format!("\"{a}\"")).collect();
+        let layout = LAYOUT
+            .replace("@TEND@", tend_bin())
+            .replace("@CAST@", &claude_approval().to_string_lossy())
+            .replace("@LOG@", &root.join("typed.log").to_string_lossy())
+            .replace("@PLAYER@", &player.join(" "));
+        std::fs::write(root.join("layout.kdl"), layout).expect("layout");
         let name = format!("tsb-{pid}-{n}");
         let mut shell =
             String::from("exec env -u ZELLIJ -u ZELLIJ_SESSION_NAME -u ZELLIJ_PANE_ID -u TMUX");
@@ -445,7 +602,8 @@ impl Zellij {
         assert!(drawn, "zellij drew nothing within 30 s");
         let listed = wait_until(30, || {
             let out = z.zellij(&["--session", &z.name, "action", "list-panes", "--json"]);
-            String::from_utf8_lossy(&out.stdout).contains("claude")
+            let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+            listed.contains("codex") && listed.contains("claude")
         });
         assert!(listed, "zellij did not list the layout's pane within 30 s");
         let out = z.command(&["start"]).output().expect("tend start");
@@ -483,6 +641,9 @@ impl Multiplexer for Zellij {
     fn pane_prefix(&self) -> &'static str {
         "terminal_"
     }
+    fn typed_log(&self) -> PathBuf {
+        self.root().join("typed.log")
+    }
 }
 
 impl Drop for Zellij {
@@ -497,10 +658,14 @@ impl Drop for Zellij {
 }
 
 #[test]
-fn zellij_reports_stop_flags_parks_snoozes_and_events() {
+fn zellij_reports_stop_flags_parks_snoozes_events_and_answers() {
     if let Some(why) = zellij_missing() {
-        return support::skip("zellij_reports_stop_flags_parks_snoozes_and_events", &why);
+        return support::skip(
+            "zellij_reports_stop_flags_parks_snoozes_events_and_answers",
+            &why,
+        );
     }
     let z = Zellij::start();
     scenario(&z);
+    answering(&z);
 }

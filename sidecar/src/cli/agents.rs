@@ -152,7 +152,8 @@ pub fn events(server: &ServerArgs, a: &EventsArgs, out: &mut dyn Write) -> Resul
             format!("tend is not running for this tmux server ({e}); start it with `tend start`"),
         )
     })?;
-    let req = json!({"id": 1, "method": "events", "params": {"pane": a.pane, "type": a.kind, "state": a.state}});
+    let pane = a.pane.as_deref().map(|p| t.pane_name(p));
+    let req = json!({"id": 1, "method": "events", "params": {"pane": pane, "type": a.kind, "state": a.state}});
     stream
         .write_all(format!("{req}\n").as_bytes())
         .map_err(|e| CliError::new("io", format!("cannot talk to the daemon: {e}")))?;

@@ -46,6 +46,8 @@ pub const POLL_BACKGROUND: Duration = Duration::from_millis(1500);
 pub const HEARTBEAT: Duration = Duration::from_secs(30);
 /// How often the subscription's screens are passed on.
 const PUMP: Duration = Duration::from_millis(50);
+/// How often the thread wakes with no subscription and no job.
+const IDLE_WAKE: Duration = Duration::from_secs(1);
 
 /// What the backend remembers of a pane between listings.
 #[derive(Debug, Default)]
@@ -610,7 +612,10 @@ pub fn spawn(
             events,
         };
         loop {
-            match jobs.recv_timeout(PUMP) {
+            // Screens arrive on the subscription; without one only the
+            // heartbeat is due, and a job wakes the thread anyway.
+            let wait = if b.sub.is_some() { PUMP } else { IDLE_WAKE };
+            match jobs.recv_timeout(wait) {
                 Ok(job) => {
                     if !b.run(job) {
                         break;
