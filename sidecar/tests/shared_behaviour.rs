@@ -311,8 +311,23 @@ fn scenario(m: &dyn Multiplexer) {
     assert_eq!(v["band"], "working", "{v}");
     assert_eq!(get(m)["snoozed"], false);
 
-    // Done stays done; releasing hands the pane back to its screen.
+    // Done stays done; releasing hands the pane back to its screen. A
+    // `tend wait` for it returns (whether it starts before or after).
+    let waiter = m
+        .command(&["wait", &pane, "--until", "completed", "--timeout", "30s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start tend wait");
     tend_ok(m, &["report", "done", "--pane", &pane]);
+    let waited = waiter.wait_with_output().expect("tend wait");
+    assert!(
+        waited.status.success(),
+        "{}: tend wait: {}{}",
+        m.label(),
+        String::from_utf8_lossy(&waited.stdout),
+        String::from_utf8_lossy(&waited.stderr)
+    );
     let v = events.next("pane.agent_status_changed", "the done report");
     assert_eq!(
         (&v["state"], &v["prev_state"]),

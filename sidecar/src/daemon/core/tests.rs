@@ -412,3 +412,42 @@ fn zellij_panes_keep_zellij_names_and_publish_to_the_plugin() {
         "{jobs:?}"
     );
 }
+
+#[test]
+fn zellij_changes_reach_the_notifier_grouped() {
+    use tend_detector::notify::{Notifier, Policy, TimeOfDay};
+    let mut r = Rig::new(Mux::Zellij);
+    let mut n = Notifier::new(Policy::default());
+    let noon = TimeOfDay::hm(12, 0);
+    let mut feed = |r: &mut Rig, n: &mut Notifier, secs: u64| {
+        while let Ok(v) = r.bus.try_recv() {
+            if let Some(h) = crate::notify::happening(&v) {
+                n.handle(Duration::from_secs(secs), noon, h);
+            }
+        }
+    };
+    r.list(&[4, 5], vec![]);
+    r.report("terminal_4", "working", json!({"every": "1h"}));
+    r.report("terminal_5", "working", json!({"every": "1h"}));
+    r.at(1);
+    feed(&mut r, &mut n, 1);
+    r.report(
+        "terminal_4",
+        "waiting",
+        json!({"reason": "approval", "every": "1h"}),
+    );
+    r.report(
+        "terminal_5",
+        "waiting",
+        json!({"reason": "question", "every": "1h"}),
+    );
+    r.at(60);
+    feed(&mut r, &mut n, 60);
+    // Both within one grouping window: one notification for the two, the
+    // approval first.
+    n.handle_timeout(Duration::from_secs(61));
+    let got = n.poll_notification().expect("a notification");
+    assert_eq!(got.panes, ["terminal_4", "terminal_5"]);
+    assert_eq!(got.title, "2 agents need you");
+    assert!(n.poll_notification().is_none());
+}
