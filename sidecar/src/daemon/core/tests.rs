@@ -419,7 +419,7 @@ fn zellij_changes_reach_the_notifier_grouped() {
     let mut r = Rig::new(Mux::Zellij);
     let mut n = Notifier::new(Policy::default());
     let noon = TimeOfDay::hm(12, 0);
-    let mut feed = |r: &mut Rig, n: &mut Notifier, secs: u64| {
+    let feed = |r: &mut Rig, n: &mut Notifier, secs: u64| {
         while let Ok(v) = r.bus.try_recv() {
             if let Some(h) = crate::notify::happening(&v) {
                 n.handle(Duration::from_secs(secs), noon, h);
