@@ -683,4 +683,16 @@ fn zellij_reports_stop_flags_parks_snoozes_events_and_answers() {
     let z = Zellij::start();
     scenario(&z);
     answering(&z);
+    // zellij's own part: the visible tab is followed by the subscription,
+    // the background tab read with dump-screen.
+    let list = json_of(&z, &["list", "--json"]);
+    let tap_of = |agent: &str| {
+        list.as_array()
+            .into_iter()
+            .flatten()
+            .find(|p| p["agent"] == agent)
+            .map(|p| p["tap"].clone())
+    };
+    assert_eq!(tap_of("claude"), Some("subscribe".into()), "{list}");
+    assert_eq!(tap_of("codex"), Some("polling".into()), "{list}");
 }

@@ -36,7 +36,7 @@ impl Core {
             rule: e.and_then(|e| e.state.map(|_| e.rule.clone())),
             quiet: e.is_some_and(|e| e.quiet),
             state_change_seq: p.eff_seq,
-            tap: p.tap.word().to_owned(),
+            tap: self.tap_word(p).to_owned(),
             authority: e.map_or("screen", |e| e.authority).to_owned(),
             lifecycle: e.and_then(|e| e.lifecycle.clone()),
             message: e.and_then(|e| e.message.clone()),
@@ -56,6 +56,17 @@ impl Core {
             version: p.watch.version().map(str::to_owned),
             unrecognised_since: self.unrecognised_since(p),
             host: None,
+        }
+    }
+
+    /// How the pane's output reaches the daemon: tmux's tap state; in
+    /// zellij the subscription for the tabs a client looks at (their
+    /// window is active), `dump-screen` polling for the rest.
+    fn tap_word(&self, p: &PaneEntry) -> &'static str {
+        match self.mux {
+            super::mux::Mux::Tmux => p.tap.word(),
+            super::mux::Mux::Zellij if p.info.window_active => "subscribe",
+            super::mux::Mux::Zellij => "polling",
         }
     }
 
@@ -288,7 +299,7 @@ impl Core {
                     "pane": view,
                     "explain": e.det.explain(),
                     "identity": e.watch.evidence(),
-                    "tap": e.tap.word(),
+                    "tap": self.tap_word(e),
                     "screen": e.det.screen().rows(),
                     "report": self.book.reporter(&self.mux.name(pane)),
                 })))

@@ -399,6 +399,8 @@ fn zellij_panes_keep_zellij_names_and_publish_to_the_plugin() {
     let next = r.ask("next", json!({}));
     assert_eq!(next.error.map(|e| e.code), Some("no_target".into()));
     assert_eq!(r.ok("ping", json!({}))["backend"], "zellij");
+    // Listed in a tab a client looks at: followed by the subscription.
+    assert_eq!(r.get("terminal_4")["tap"], "subscribe");
     // A jump goes to the backend as a switch to the pane.
     r.ok("unpark", json!({"pane": "terminal_4"}));
     r.at(3);
