@@ -677,6 +677,16 @@ impl Core {
     /// one by opening (or reusing) the local window attached to it.
     fn goto(&mut self, pane: &str, client: Option<String>) -> Result<(), Response> {
         if crate::remote::split_id(pane).is_some() {
+            if self.mux == super::mux::Mux::Zellij {
+                return Err(Response::err(
+                    0,
+                    "not_in_zellij",
+                    format!(
+                        "{pane} is on a remote: tend shows remote panes in a local tmux window, \
+                         which zellij has no counterpart for; reach it with ssh"
+                    ),
+                ));
+            }
             return self
                 .remote_attach(pane, client)
                 .map_err(|e| Response::err(0, "unknown_pane", e));
