@@ -1,7 +1,7 @@
 //! Control requests the pane table answers. Long-running methods
 //! (`events`, `wait`, `prompt --wait`) are driven by the connection, which
 //! uses `get` and the event bus; everything here answers at once, or hands
-//! the reply to the tmux worker (`read`).
+//! the reply to the backend thread (`read`, `answer`).
 
 use std::time::Duration;
 

@@ -1,11 +1,12 @@
-//! The daemon: one per tmux server. It owns the pane table ([`core`]),
-//! listens on two Unix sockets (control requests; taps handing over their
-//! pane's pipe), reads every pane's pipe on one thread ([`pipes`]), and
-//! runs every tmux command on one worker thread ([`worker`]).
+//! The daemon: one per tmux server or zellij session. It owns the pane
+//! table ([`core`]), listens on two Unix sockets (control requests; taps
+//! handing over their pane's pipe), reads every pane's pipe on one thread
+//! ([`pipes`]), and runs every multiplexer command on one backend thread:
+//! [`worker`] for tmux, [`zellij`] for zellij ([`mux`] says which).
 //!
 //! ```text
 //!  tend tap ──pipe fd──▶ tap socket ─▶ pipes thread ─▶ events ──┐ (reads each pane's pipe on the tick)
-//!  tend CLI ──JSON─────▶ control ─────────────────────▶ requests ┼─▶ Core (pane table) ─▶ jobs ─▶ tmux worker
+//!  tend CLI ──JSON─────▶ control ─────────────────────▶ requests ┼─▶ Core (pane table) ─▶ jobs ─▶ backend
 //!  tmux hooks ─poke────▶ control ─────────────────────▶ requests ┘        ▲                        │
 //!                                                                       └── results as events ───┘
 //! ```

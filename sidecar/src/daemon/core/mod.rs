@@ -1,6 +1,11 @@
 //! The pane table: the one place that owns every pane's detector, identity
 //! watch and tap state. Everything reaches it as an [`Event`]; every effect
-//! on tmux leaves it as a [`Job`] for the tmux worker.
+//! on the multiplexer leaves it as a [`Job`] for the backend thread (the
+//! tmux worker, or zellij's). It reads no clock: it is told the time
+//! ([`Core::set_clock`]).
+//!
+//! `listing.rs` takes listings and screens; `tick.rs` runs the timers and
+//! each pane's effective status.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
