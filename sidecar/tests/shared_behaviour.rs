@@ -1,6 +1,7 @@
 //! The same scenarios against a real tmux and a real zellij: self-reports
-//! (`tend report`), stop flags, park and snooze, and `tend events` behave
-//! the same in both, because one daemon core serves both multiplexers.
+//! (`tend report`), stop flags, park and snooze, `tend events`, `wait`,
+//! `prompt` and `read`, and `approve`/`deny` behave the same in both,
+//! because one daemon core serves both multiplexers.
 //!
 //! Each multiplexer runs two panes: a declared agent that draws nothing
 //! (`env TEND_AGENT=codex sleep 600`), so that everything [`scenario`]
@@ -337,6 +338,27 @@ fn scenario(m: &dyn Multiplexer) {
     assert_eq!(get(m)["state"], "completed");
     tend_ok(m, &["release", "--pane", &pane]);
     assert_eq!(get(m)["authority"], "screen");
+
+    // `tend prompt` pastes into the pane (its terminal echoes it: `sleep`
+    // reads nothing) and `tend read` reads it back.
+    let sent = json_of(m, &["prompt", &pane, "hello from tend", "--json"]);
+    assert_eq!(
+        (&sent["sent"], &sent["pane"]["pane"]),
+        (&true.into(), &Value::from(pane.as_str())),
+        "{sent}"
+    );
+    let mut screen = String::new();
+    assert!(
+        wait_until(10, || {
+            screen = json_of(m, &["read", &pane, "--json"])["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            screen.contains("hello from tend")
+        }),
+        "{}: the prompt never showed: {screen:?}",
+        m.label()
+    );
 
     // Unknown panes are refused the same way, in the multiplexer's words.
     let missing = format!("{}9999", m.pane_prefix());
