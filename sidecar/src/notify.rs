@@ -54,7 +54,13 @@ const QUEUE: usize = 32;
 
 /// Runs until the bus closes (the daemon stops). Spawn it with
 /// `bus.subscribe()` as soon as the bus exists.
-pub async fn run(mut bus: broadcast::Receiver<Value>, cfg: NotificationsConfig, server: Server) {
+/// `server`: the tmux server whose clients show messages (`None` under
+/// zellij, which has no such message: the desktop shows them alone).
+pub async fn run(
+    mut bus: broadcast::Receiver<Value>,
+    cfg: NotificationsConfig,
+    server: Option<Server>,
+) {
     if !cfg.enabled {
         return;
     }
@@ -160,7 +166,7 @@ enum Desktop {
 async fn deliver_all(
     mut rx: mpsc::Receiver<Notification>,
     cfg: NotificationsConfig,
-    server: Server,
+    server: Option<Server>,
 ) {
     let mut desktop = Desktop::Unknown;
     while let Some(n) = rx.recv().await {
@@ -171,7 +177,9 @@ async fn deliver_all(
             }
         };
         let cfg = cfg.clone();
-        let server = server.clone();
+        let Some(server) = server.clone() else {
+            continue;
+        };
         let job = tokio::task::spawn_blocking(move || terminal_deliver(&n, &cfg, &server, shown));
         match job.await {
             Ok(Ok(())) => {}

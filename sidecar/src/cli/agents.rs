@@ -24,15 +24,17 @@ fn io(e: std::io::Error) -> CliError {
     CliError::new("io", format!("cannot write output: {e}"))
 }
 
-/// The pane: given, else `$TMUX_PANE` (the pane this runs in).
+/// The pane: given, else `$TMUX_PANE` or `$ZELLIJ_PANE_ID` (the pane this
+/// runs in).
 fn own_pane(given: &Option<String>) -> Result<String, CliError> {
     given
         .clone()
-        .or_else(|| std::env::var("TMUX_PANE").ok())
+        .or_else(super::target::this_pane)
         .ok_or_else(|| {
             CliError::new(
                 "bad_request",
-                "no pane: run this inside the agent's tmux pane, or pass --pane %N",
+                "no pane: run this inside the agent's tmux or zellij pane, or pass --pane %N \
+                 (zellij: --pane terminal_N)",
             )
         })
 }
@@ -150,7 +152,8 @@ pub fn events(server: &ServerArgs, a: &EventsArgs, out: &mut dyn Write) -> Resul
             format!("tend is not running for this tmux server ({e}); start it with `tend start`"),
         )
     })?;
-    let req = json!({"id": 1, "method": "events", "params": {"pane": a.pane, "type": a.kind, "state": a.state}});
+    let pane = a.pane.as_deref().map(|p| t.pane_name(p));
+    let req = json!({"id": 1, "method": "events", "params": {"pane": pane, "type": a.kind, "state": a.state}});
     stream
         .write_all(format!("{req}\n").as_bytes())
         .map_err(|e| CliError::new("io", format!("cannot talk to the daemon: {e}")))?;
@@ -463,7 +466,7 @@ pub fn stop_request(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let t = Target::resolve(server)?;
-    let by = std::env::var("TMUX_PANE").unwrap_or_else(|_| "user".into());
+    let by = super::target::this_pane().unwrap_or_else(|| "user".into());
     let v = client::call(
         &t.control,
         "stop_request",

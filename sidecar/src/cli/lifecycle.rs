@@ -170,18 +170,12 @@ fn options(t: &Target, exe: std::path::PathBuf) -> Result<daemon::Options, CliEr
         detector: crate::config::load_detector_config()?,
         state: crate::daemon::store::path(&t.tmux_socket)?,
         keys: crate::config::load()?.keys,
+        zellij: t.zellij.clone(),
     })
 }
 
 fn run_daemon(t: &Target, exe: std::path::PathBuf) -> Result<(), CliError> {
-    match &t.zellij {
-        Some(session) => daemon::zellij::run(daemon::zellij::Options {
-            session: session.clone(),
-            control: t.control.clone(),
-            detector: crate::config::load_detector_config()?,
-        }),
-        None => daemon::run(options(t, exe)?),
-    }
+    daemon::run(options(t, exe)?)
 }
 
 /// `tend daemon` (run by `tend start`).

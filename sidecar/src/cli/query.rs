@@ -122,10 +122,7 @@ fn next_params(args: &NextArgs, jump: bool) -> Value {
     } else {
         "waiting"
     };
-    let from = args
-        .from
-        .clone()
-        .or_else(|| std::env::var("TMUX_PANE").ok());
+    let from = args.from.clone().or_else(super::target::this_pane);
     json!({"kind": kind, "from": from, "jump": jump, "client": args.client})
 }
 

@@ -42,6 +42,13 @@ impl ServerArgs {
     }
 }
 
+/// The pane this command runs in: `$TMUX_PANE` (`%3`), else zellij's
+/// `$ZELLIJ_PANE_ID` as zellij names the pane (`terminal_3`).
+pub fn this_pane() -> Option<String> {
+    let set = |v: &str| std::env::var(v).ok().filter(|x| !x.is_empty());
+    set("TMUX_PANE").or_else(|| set("ZELLIJ_PANE_ID").map(|n| format!("terminal_{n}")))
+}
+
 /// The tmux server, its socket path (asked of tmux), and the daemon's
 /// control socket for it.
 pub struct Target {
@@ -56,6 +63,19 @@ pub struct Target {
 }
 
 impl Target {
+    /// `raw` as the daemon names panes in event streams: zellij's bare
+    /// numbers and `%N` become `terminal_N` there (the daemon takes all
+    /// three in requests, but an event filter compares names).
+    pub fn pane_name(&self, raw: &str) -> String {
+        let n = raw.strip_prefix('%').unwrap_or(raw);
+        match &self.zellij {
+            Some(_) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                format!("terminal_{n}")
+            }
+            _ => raw.to_owned(),
+        }
+    }
+
     /// Resolves the target; fails with a clear message when no tmux server
     /// is running there.
     pub fn resolve(args: &ServerArgs) -> Result<Target, CliError> {

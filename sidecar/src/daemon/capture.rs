@@ -31,6 +31,7 @@ impl Core {
         let p = &self.panes[&pane];
         let now = self.now();
         let status = p.det.status();
+        let pane = self.mux.name(pane);
         let Some(agent) = status.agent.clone() else {
             return Err(Response::err(
                 0,
@@ -98,9 +99,9 @@ impl Core {
             "height": rows,
             "size": format!("{cols}x{rows}"),
             "resizes": [],
-            "pane": pane.to_string(),
+            "pane": pane,
             "session": p.info.session_name,
-            "window": p.info.window_id.to_string(),
+            "window": self.mux.window(&p.info),
             "captured_by": "tend capture",
             "tend_version": env!("CARGO_PKG_VERSION"),
             "captured_at": self.unix_at(now),
@@ -123,7 +124,7 @@ impl Core {
         });
         let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default() + "\n";
         Ok(json!({
-            "pane": pane.to_string(),
+            "pane": pane,
             "agent": agent,
             "state": state,
             "reason": reason,

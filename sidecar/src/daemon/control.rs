@@ -1,7 +1,7 @@
 //! Control requests the pane table answers. Long-running methods
 //! (`events`, `wait`, `prompt --wait`) are driven by the connection, which
 //! uses `get` and the event bus; everything here answers at once, or hands
-//! the reply to the tmux worker (`read`).
+//! the reply to the backend thread (`read`, `answer`).
 
 use std::time::Duration;
 
@@ -25,9 +25,9 @@ impl Core {
     pub(crate) fn view(&self, p: &PaneEntry) -> PaneView {
         let e = p.eff.as_ref();
         PaneView {
-            pane: p.info.pane_id.to_string(),
+            pane: self.mux.name(p.info.pane_id),
             session: p.info.session_name.clone(),
-            window: p.info.window_id.to_string(),
+            window: self.mux.window(&p.info),
             agent: e.and_then(|e| e.agent.clone()),
             state: e.and_then(|e| e.state).map(|s| s.as_str().to_owned()),
             reason: e.and_then(|e| e.reason).map(|r| r.as_str().to_owned()),
@@ -36,7 +36,7 @@ impl Core {
             rule: e.and_then(|e| e.state.map(|_| e.rule.clone())),
             quiet: e.is_some_and(|e| e.quiet),
             state_change_seq: p.eff_seq,
-            tap: p.tap.word().to_owned(),
+            tap: self.tap_word(p).to_owned(),
             authority: e.map_or("screen", |e| e.authority).to_owned(),
             lifecycle: e.and_then(|e| e.lifecycle.clone()),
             message: e.and_then(|e| e.message.clone()),
@@ -59,6 +59,17 @@ impl Core {
         }
     }
 
+    /// How the pane's output reaches the daemon: tmux's tap state; in
+    /// zellij the subscription for the tabs a client looks at (their
+    /// window is active), `dump-screen` polling for the rest.
+    fn tap_word(&self, p: &PaneEntry) -> &'static str {
+        match self.mux {
+            super::mux::Mux::Tmux => p.tap.word(),
+            super::mux::Mux::Zellij if p.info.window_active => "subscribe",
+            super::mux::Mux::Zellij => "polling",
+        }
+    }
+
     fn pane_param(&self, params: &Value) -> Result<PaneId, Response> {
         let raw = text(params, "pane").unwrap_or_default();
         if let Some((host, pane)) = crate::remote::split_id(raw) {
@@ -75,18 +86,26 @@ impl Core {
                 ),
             ));
         }
-        let id: PaneId = raw.parse().map_err(|_| {
+        let id = self.mux.parse(raw).ok_or_else(|| {
             Response::err(
                 0,
                 "bad_request",
-                format!("`{raw}` is not a tmux pane id like %3"),
+                format!(
+                    "`{raw}` is not a {} pane id like {}",
+                    self.mux.word(),
+                    self.mux.example()
+                ),
             )
         })?;
         if !self.panes.contains_key(&id) {
             return Err(Response::err(
                 0,
                 "unknown_pane",
-                format!("no pane {id} on this tmux server (see `tend list`)"),
+                format!(
+                    "no pane {} on {} (see `tend list`)",
+                    self.mux.name(id),
+                    self.mux.place()
+                ),
             ));
         }
         Ok(id)
@@ -110,7 +129,7 @@ impl Core {
         let Some(p) = self.panes.get(&pane) else {
             return std::time::Duration::ZERO;
         };
-        let now = self.unix_at(self.at(std::time::Instant::now()));
+        let now = self.unix_at(self.now());
         let held = std::time::Duration::from_secs_f64((now - p.eff_since).clamp(0.0, 3600.0));
         settle.saturating_sub(held)
     }
@@ -128,6 +147,7 @@ impl Core {
         Response,
     > {
         let word = text(p, "action").unwrap_or_default();
+        let name = self.mux.name(pane);
         let action = tend_detector::answer::Action::parse(word).ok_or_else(|| {
             Response::err(
                 0,
@@ -139,7 +159,7 @@ impl Core {
             return Err(Response::err(
                 0,
                 "no_agent",
-                format!("{pane} runs no agent tend knows; nothing was sent"),
+                format!("{name} runs no agent tend knows; nothing was sent"),
             ));
         };
         if manifest.actions.is_none() {
@@ -147,7 +167,7 @@ impl Core {
                 0,
                 "no_actions",
                 format!(
-                    "{pane}: tend does not know the keys of {}'s approval dialog (its manifest has no \
+                    "{name}: tend does not know the keys of {}'s approval dialog (its manifest has no \
                      [actions] table); answer it in its pane",
                     manifest.short_name
                 ),
@@ -218,6 +238,7 @@ impl Core {
                 "version": env!("CARGO_PKG_VERSION"),
                 "pid": std::process::id(),
                 "panes": self.panes.len(),
+                "backend": self.mux.word(),
             }))),
             "list" => {
                 let mut views: Vec<PaneView> = self.panes.values().map(|p| self.view(p)).collect();
@@ -304,9 +325,9 @@ impl Core {
                     "pane": view,
                     "explain": e.det.explain(),
                     "identity": e.watch.evidence(),
-                    "tap": e.tap.word(),
+                    "tap": self.tap_word(e),
                     "screen": e.det.screen().rows(),
-                    "report": self.book.reporter(&pane.to_string()),
+                    "report": self.book.reporter(&self.mux.name(pane)),
                 })))
             }
             "read" => {
@@ -323,9 +344,10 @@ impl Core {
                         0,
                         "agent_not_idle",
                         format!(
-                            "{pane} draws on the alternate screen and is not idle: reading more than its {rows} visible \
+                            "{} draws on the alternate screen and is not idle: reading more than its {rows} visible \
                              lines would page through its own scroll UI. Wait until it is idle, or ask it to write the \
-                             output to a file"
+                             output to a file",
+                            self.mux.name(pane)
                         ),
                     ));
                 }
@@ -342,14 +364,14 @@ impl Core {
             "report" => self.report(p).map(Some),
             "release" => {
                 let pane = self.pane_param(p)?;
-                let was = self.book.release(&pane.to_string()).is_some();
+                let was = self.book.release(&self.mux.name(pane)).is_some();
                 self.dirty(pane);
                 Ok(Some(json!({"released": was})))
             }
             "report_metadata" => {
                 let pane = self.pane_param(p)?;
                 let label = text(p, "label").filter(|l| !l.is_empty());
-                self.book.set_label(&pane.to_string(), label);
+                self.book.set_label(&self.mux.name(pane), label);
                 self.dirty(pane);
                 Ok(Some(json!({"label": label})))
             }
@@ -360,16 +382,16 @@ impl Core {
                 let now = self.unix();
                 let old = self
                     .flags
-                    .request(&pane.to_string(), reason, by, now)
+                    .request(&self.mux.name(pane), reason, by, now)
                     .map_err(|e| Response::err(0, "bad_request", e.to_string()))?;
                 self.dirty(pane);
-                let _ = self.bus.send(json!({"event": "pane.stop_requested", "pane": pane.to_string(), "reason": reason}));
+                let _ = self.bus.send(json!({"event": "pane.stop_requested", "pane": self.mux.name(pane), "reason": reason}));
                 Ok(Some(json!({"replaced": old.is_some()})))
             }
             "inbox" => {
                 let pane = self.pane_param(p)?;
                 let now = self.unix();
-                let (flag, event) = self.flags.inbox(&pane.to_string(), now);
+                let (flag, event) = self.flags.inbox(&self.mux.name(pane), now);
                 let flag = flag.cloned();
                 if event.is_some() {
                     self.dirty(pane);
@@ -381,7 +403,7 @@ impl Core {
                 let now = self.unix();
                 let ev = self
                     .flags
-                    .ack(&pane.to_string(), now)
+                    .ack(&self.mux.name(pane), now)
                     .map_err(|e| Response::err(0, "no_flag", e.to_string()))?;
                 self.dirty(pane);
                 Ok(Some(
@@ -391,13 +413,18 @@ impl Core {
             "park" => {
                 let pane = self.pane_param(p)?;
                 let note = text(p, "note").unwrap_or_default();
-                let gate = text(p, "gate").filter(|g| !g.is_empty());
+                let gate = text(p, "gate").filter(|g| !g.is_empty()).map(|g| {
+                    self.mux
+                        .parse(g)
+                        .map_or(g.to_owned(), |id| self.mux.name(id))
+                });
+                let gate = gate.as_deref();
                 if let Some(g) = gate {
-                    let gid: PaneId = g.parse().map_err(|_| {
+                    let gid = self.mux.parse(g).ok_or_else(|| {
                         Response::err(
                             0,
                             "bad_request",
-                            format!("gate `{g}` is not a pane id like %3"),
+                            format!("gate `{g}` is not a pane id like {}", self.mux.example()),
                         )
                     })?;
                     if !self.panes.contains_key(&gid) {
@@ -410,14 +437,14 @@ impl Core {
                 }
                 let now = self.unix();
                 self.parks
-                    .park(&pane.to_string(), note, gate, now)
+                    .park(&self.mux.name(pane), note, gate, now)
                     .map_err(|e| Response::err(0, "bad_request", e.to_string()))?;
                 self.dirty(pane);
-                Ok(Some(json!({"parked": pane.to_string()})))
+                Ok(Some(json!({"parked": self.mux.name(pane)})))
             }
             "unpark" => {
                 let pane = self.pane_param(p)?;
-                let was = self.parks.unpark(&pane.to_string()).is_some();
+                let was = self.parks.unpark(&self.mux.name(pane)).is_some();
                 self.dirty(pane);
                 Ok(Some(json!({"unparked": was})))
             }
@@ -426,14 +453,16 @@ impl Core {
                 let length = SnoozeFor::parse(text(p, "for").unwrap_or("30m"))
                     .map_err(|e| Response::err(0, "bad_request", e.to_string()))?;
                 let now = self.unix();
-                self.parks.snooze(&pane.to_string(), length, now);
+                self.parks.snooze(&self.mux.name(pane), length, now);
                 self.dirty(pane);
-                let until = self.parks.marks(&pane.to_string(), now).until;
-                Ok(Some(json!({"snoozed": pane.to_string(), "until": until})))
+                let until = self.parks.marks(&self.mux.name(pane), now).until;
+                Ok(Some(
+                    json!({"snoozed": self.mux.name(pane), "until": until}),
+                ))
             }
             "unsnooze" => {
                 let pane = self.pane_param(p)?;
-                let was = self.parks.unsnooze(&pane.to_string()).is_some();
+                let was = self.parks.unsnooze(&self.mux.name(pane)).is_some();
                 self.dirty(pane);
                 Ok(Some(json!({"unsnoozed": was})))
             }
@@ -481,7 +510,7 @@ impl Core {
 
     fn report(&mut self, p: &Value) -> Result<Value, Response> {
         let pane = self.pane_param(p)?;
-        let name = pane.to_string();
+        let name = self.mux.name(pane);
         let state = text(p, "state").unwrap_or_default();
         let mut r = Report::new(state);
         if let Some(seq) = p.get("seq").and_then(Value::as_u64) {
@@ -534,6 +563,7 @@ impl Core {
     fn prompt(&mut self, p: &Value) -> Result<Value, Response> {
         let pane = self.pane_param(p)?;
         let text_in = text(p, "text").unwrap_or_default();
+        let name = self.mux.name(pane);
         if text_in.is_empty() {
             return Err(Response::err(0, "bad_request", "prompt needs some text"));
         }
@@ -543,7 +573,7 @@ impl Core {
             return Err(Response::err(
                 0,
                 "no_agent",
-                format!("no agent identified in {pane}; tend only prompts agents (use send-keys for anything else)"),
+                format!("no agent identified in {name}; tend only prompts agents (use send-keys for anything else)"),
             ));
         }
         let eff = e.eff.as_ref();
@@ -554,12 +584,12 @@ impl Core {
                 0,
                 "agent_blocked",
                 format!(
-                    "{pane} is waiting for {}: answer it first (nothing was sent)",
+                    "{name} is waiting for {}: answer it first (nothing was sent)",
                     eff.and_then(|v| v.reason).map_or("you", |r| r.as_str())
                 ),
             ));
         }
-        if let Err(e) = self.flags.check_prompt(&pane.to_string()) {
+        if let Err(e) = self.flags.check_prompt(&self.mux.name(pane)) {
             return Err(Response::err(
                 0,
                 "stop_pending",
@@ -584,7 +614,7 @@ impl Core {
         let jump = params.get("jump").and_then(Value::as_bool).unwrap_or(false);
         let rows = self.rows();
         let remote = self.remote_rows();
-        let ids: Vec<String> = rows.iter().map(|r| r.pane.to_string()).collect();
+        let ids: Vec<String> = rows.iter().map(|r| self.mux.name(r.pane)).collect();
         let cands: Vec<attention::Candidate<'_>> = rows
             .iter()
             .zip(&ids)
@@ -627,7 +657,13 @@ impl Core {
                 // Local panes by number, then each remote's.
                 all.sort_by_key(|p| {
                     let (host, id) = crate::remote::split_id(p).unwrap_or(("", p));
-                    (host, id.trim_start_matches('%').parse::<u32>().unwrap_or(0))
+                    (
+                        host,
+                        self.mux.parse(id).map_or_else(
+                            || id.trim_start_matches('%').parse::<u32>().unwrap_or(0),
+                            |p| p.0,
+                        ),
+                    )
                 });
                 all
             }
@@ -667,22 +703,39 @@ impl Core {
     /// one by opening (or reusing) the local window attached to it.
     fn goto(&mut self, pane: &str, client: Option<String>) -> Result<(), Response> {
         if crate::remote::split_id(pane).is_some() {
+            if self.mux == super::mux::Mux::Zellij {
+                return Err(Response::err(
+                    0,
+                    "not_in_zellij",
+                    format!(
+                        "{pane} is on a remote: tend shows remote panes in a local tmux window, \
+                         which zellij has no counterpart for; reach it with ssh"
+                    ),
+                ));
+            }
             return self
                 .remote_attach(pane, client)
                 .map_err(|e| Response::err(0, "unknown_pane", e));
         }
-        let id: PaneId = pane.parse().map_err(|_| {
+        let id = self.mux.parse(pane).ok_or_else(|| {
             Response::err(
                 0,
                 "bad_request",
-                format!("`{pane}` is not a pane id like %3 or build-box:%3"),
+                format!(
+                    "`{pane}` is not a pane id like {} or build-box:%3",
+                    self.mux.example()
+                ),
             )
         })?;
         if !self.panes.contains_key(&id) {
             return Err(Response::err(
                 0,
                 "unknown_pane",
-                format!("no pane {id} on this tmux server (see `tend list`)"),
+                format!(
+                    "no pane {} on {} (see `tend list`)",
+                    self.mux.name(id),
+                    self.mux.place()
+                ),
             ));
         }
         self.job(Job::Switch { client, pane: id });

@@ -35,7 +35,7 @@ pub fn bind(path: &Path) -> Result<UnixListener, CliError> {
         .map_err(|e| CliError::new("bind", format!("cannot listen on {}: {e}", path.display())))
 }
 
-/// [`bind`] for a blocking listener (the zellij daemon's control socket):
+/// [`bind`] for a blocking listener (the tap socket, read by a thread):
 /// the same stale-socket check, private mode and message.
 pub fn bind_std(path: &Path) -> Result<std::os::unix::net::UnixListener, CliError> {
     if path.exists() {

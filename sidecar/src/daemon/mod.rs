@@ -1,11 +1,12 @@
-//! The daemon: one per tmux server. It owns the pane table ([`core`]),
-//! listens on two Unix sockets (control requests; taps handing over their
-//! pane's pipe), reads every pane's pipe on one thread ([`pipes`]), and
-//! runs every tmux command on one worker thread ([`worker`]).
+//! The daemon: one per tmux server or zellij session. It owns the pane
+//! table ([`core`]), listens on two Unix sockets (control requests; taps
+//! handing over their pane's pipe), reads every pane's pipe on one thread
+//! ([`pipes`]), and runs every multiplexer command on one backend thread:
+//! [`worker`] for tmux, [`zellij`] for zellij ([`mux`] says which).
 //!
 //! ```text
 //!  tend tap ──pipe fd──▶ tap socket ─▶ pipes thread ─▶ events ──┐ (reads each pane's pipe on the tick)
-//!  tend CLI ──JSON─────▶ control ─────────────────────▶ requests ┼─▶ Core (pane table) ─▶ jobs ─▶ tmux worker
+//!  tend CLI ──JSON─────▶ control ─────────────────────▶ requests ┼─▶ Core (pane table) ─▶ jobs ─▶ backend
 //!  tmux hooks ─poke────▶ control ─────────────────────▶ requests ┘        ▲                        │
 //!                                                                       └── results as events ───┘
 //! ```
@@ -19,6 +20,7 @@ pub mod control;
 pub mod core;
 pub mod guard;
 pub mod ipc;
+pub mod mux;
 pub mod pipes;
 pub mod publish;
 pub mod remote;
@@ -90,6 +92,19 @@ pub struct Options {
     pub state: PathBuf,
     /// Key bindings from config.toml.
     pub keys: crate::config::KeysConfig,
+    /// The zellij session to watch instead of the tmux server (whose
+    /// `server` is then unused).
+    pub zellij: Option<tend_zellij_host::Session>,
+}
+
+impl Options {
+    /// The multiplexer these options watch.
+    pub fn mux(&self) -> mux::Mux {
+        match self.zellij {
+            Some(_) => mux::Mux::Zellij,
+            None => mux::Mux::Tmux,
+        }
+    }
 }
 
 /// Runs the daemon until `tend stop`, a signal, or the tmux server's end.
@@ -127,13 +142,19 @@ async fn serve(opts: Options) -> Result<(), CliError> {
         eprintln!("tend: notifications use the defaults: {e}");
         Default::default()
     });
-    tokio::spawn(crate::notify::run(
-        bus.subscribe(),
-        notify_cfg,
-        opts.server.clone(),
-    ));
+    // tmux shows a notification as a message in its clients; zellij's
+    // command line cannot, and has the desktop and the plugin's status.
+    let terminal = match opts.mux() {
+        mux::Mux::Tmux => Some(opts.server.clone()),
+        mux::Mux::Zellij => None,
+    };
+    tokio::spawn(crate::notify::run(bus.subscribe(), notify_cfg, terminal));
     // End notifications.
-    let worker = worker::spawn(opts.clone(), job_rx, ev_tx.clone());
+    // The backend: the one thread that talks to the multiplexer.
+    let worker = match &opts.zellij {
+        Some(session) => zellij::spawn(session.clone(), job_rx, ev_tx.clone()),
+        None => worker::spawn(opts.clone(), job_rx, ev_tx.clone()),
+    };
     let guards = ipc::Guards::new();
     let ctl_tx_links = ctl_tx.clone();
     tokio::spawn(ipc::accept_control(
@@ -163,6 +184,7 @@ async fn serve(opts: Options) -> Result<(), CliError> {
         job_tx.clone(),
         bus,
     );
+    core.mux = opts.mux();
     let now_unix = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -202,6 +224,7 @@ async fn serve(opts: Options) -> Result<(), CliError> {
             biased;
             ev = ctl_rx.recv() => {
                 let Some(ev) = ev else { break };
+                core.set_clock(std::time::Instant::now());
                 core.handle(ev);
             }
             _ = sigterm.recv() => core.stopping = true,
@@ -216,6 +239,8 @@ async fn serve(opts: Options) -> Result<(), CliError> {
             // tasks and the sockets are served before the next round.
             _ = tokio::task::yield_now(), if !backlog.is_empty() => {}
         }
+        // The table reads no clock: it is told the time.
+        core.set_clock(std::time::Instant::now());
         // Whatever else is already queued, but no more: the pipes thread
         // keeps queueing while the table works.
         while let Ok(ev) = ctl_rx.try_recv() {
@@ -236,6 +261,7 @@ async fn serve(opts: Options) -> Result<(), CliError> {
                 break;
             }
         }
+        core.set_clock(std::time::Instant::now());
         wait = core.tick();
         if core.persist && last_save.elapsed() >= Duration::from_secs(1) {
             core.persist = false;

@@ -112,6 +112,9 @@ pub enum Job {
         /// What.
         text: String,
     },
+    /// The status for zellij's plugin (the zellij backend's publish; the
+    /// tmux worker publishes options instead).
+    Plugin(tend_zellij_host::PluginStatus),
     /// Remove everything tend installed, then exit the thread.
     Cleanup,
 }
@@ -489,6 +492,8 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                 },
                 // Taken above, all at once.
                 Job::Retap(_) | Job::InstallTap(_) => {}
+                // zellij's; tmux has the options.
+                Job::Plugin(_) => {}
                 Job::Publish { updates, clients } => {
                     // Vanished panes, windows and clients are skipped inside.
                     let result = server.publish(&updates, &clients);

@@ -1,164 +1,299 @@
-//! The zellij backend: the same detector, identity and attention model as
-//! the tmux daemon, fed from zellij.
+//! The zellij backend: the thread that runs the pane table's [`Job`]s
+//! against a zellij session and reports back as [`Event`]s, as the tmux
+//! worker does for tmux. Everything else (the pane table, the control
+//! socket, reports, parks, notifications, events) is the daemon's one core.
 //!
-//! * panes: `list-panes --json` every second (terminal panes only);
+//! * panes: `list-panes --json` and `list-clients` on each reconcile
+//!   (terminal panes only), each pane's root process from `/proc/*/environ`
+//!   (`ZELLIJ_PANE_ID`), turned into the table's pane and client rows;
 //! * output: one `zellij subscribe` for the panes in the tabs clients look
-//!   at (whole viewports, redrawn into the screen model), and
-//!   `dump-screen` polling for panes in background tabs, fed only on change;
-//! * identity: the pane's root process from `/proc/*/environ`
-//!   (`ZELLIJ_PANE_ID`), then the same process-tree resolver as tmux;
-//! * output to the user: the status segment pushed to tend's plugin with
-//!   `zellij pipe` (newest status only, never blocking the loop); jumps
-//!   with `focus-pane-id`.
+//!   at (whole viewports, pushed to the table as polled screens), and
+//!   `dump-screen` for panes in background tabs at most every
+//!   [`POLL_BACKGROUND`]; seeds with `dump-screen`;
+//! * published status: [`plugin_status`] pushed to tend's plugin with
+//!   `zellij pipe` from its own thread (newest only, never blocking), again
+//!   every [`HEARTBEAT`] so that the plugin's time to live never runs out
+//!   while the daemon lives;
+//! * jumps: `focus-pane-id`; keys: `write` (tmux key names translated to
+//!   bytes); prompts: `paste` (bracketed), then Enter.
 //!
-//! Self-reports, park and snooze and the tmux key bindings are tmux-only
-//! for now; the control socket answers `ping`, `list`, `get`, `status`,
-//! `next` (with `jump`), `explain` and `stop`.
+//! tmux-only jobs (taps, hooks, key bindings, the guard, remote windows)
+//! are no-ops here, or a clear "not in zellij" message.
 
-use std::collections::{BTreeMap, HashSet};
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::net::UnixListener;
-use std::path::PathBuf;
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
-use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::collections::{HashMap, HashSet};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
-use tend_attention::{self as attention, Band, PaneFacts};
-use tend_detector::engine::PaneDetector;
-use tend_detector::identity::SamplePolicy;
-use tend_detector::{DetectorConfig, Registry, State};
+use tend_attention::{self as attention, Band};
+use tend_tmux::{Capture, Client, Pane, PaneId, SessionId, TapOutcome, WindowId};
 use tend_zellij_host::{
-    redraw_bytes, JumpTarget, PaneId, PluginStatus, Session, SubscribeEvent, SubscribeOptions,
+    JumpTarget, PaneId as ZPaneId, PluginStatus, Session, SubscribeEvent, SubscribeOptions,
     Subscription,
 };
+use tokio::sync::mpsc::Sender;
 
-use crate::error::CliError;
-use crate::protocol::{PaneView, Request, Response};
-use crate::sampler::{PaneWatch, Sampler};
+use super::core::{CapturePurpose, Event};
+use super::publish::{PaneRow, RemoteFacts};
+use super::worker::Job;
+use crate::protocol::Response;
 
-const LIST_EVERY: Duration = Duration::from_secs(1);
-const POLL_BACKGROUND: Duration = Duration::from_millis(1500);
-const HEARTBEAT: Duration = Duration::from_secs(30);
-const TICK: Duration = Duration::from_millis(50);
+/// Background-tab panes are read with `dump-screen` (one zellij process
+/// each) at most this often.
+pub const POLL_BACKGROUND: Duration = Duration::from_millis(1500);
+/// The status is pushed again this often while nothing changes; the plugin
+/// drops it after three times this without a push.
+pub const HEARTBEAT: Duration = Duration::from_secs(30);
+/// How often the subscription's screens are passed on.
+const PUMP: Duration = Duration::from_millis(50);
+/// How often the thread wakes with no subscription and no job.
+const IDLE_WAKE: Duration = Duration::from_secs(1);
 
-/// What the zellij daemon needs.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// The zellij session.
-    pub session: Session,
-    /// Control socket path.
-    pub control: PathBuf,
-    /// Detector timings.
-    pub detector: DetectorConfig,
-}
-
+/// What the backend remembers of a pane between listings.
+#[derive(Debug, Default)]
 struct ZPane {
-    title: String,
     tab_id: usize,
-    tab_name: String,
-    det: PaneDetector,
-    watch: Option<PaneWatch>,
-    last_dump: Option<String>,
+    title: String,
+    rows: u32,
+    cols: u32,
+    cursor: Option<(usize, usize)>,
     last_poll: Option<Instant>,
-    seen: bool,
-    since_wall: f64,
-    seq: u64,
-    key: Option<(Option<State>, Option<tend_detector::Reason>, Option<Band>)>,
 }
 
-struct Z {
+struct Backend {
     session: Session,
-    cfg: Arc<DetectorConfig>,
-    registry: Registry,
-    sampler: Sampler,
-    start: Instant,
-    start_wall: f64,
-    panes: BTreeMap<u32, ZPane>,
-    focused: HashSet<u32>,
+    panes: HashMap<u32, ZPane>,
     visible_tabs: HashSet<usize>,
     sub: Option<(Subscription, Vec<u32>)>,
-    push: Sender<PluginStatus>,
+    push: std::sync::mpsc::Sender<PluginStatus>,
     last_status: Option<PluginStatus>,
     last_push: Instant,
-    stopping: bool,
+    persist_failing: bool,
+    events: Sender<Event>,
 }
 
-fn nz(n: usize) -> u16 {
-    u16::try_from(n.max(1)).unwrap_or(u16::MAX)
+fn send(events: &Sender<Event>, ev: Event) {
+    let _ = events.blocking_send(ev);
 }
 
-impl Z {
-    fn now(&self) -> Duration {
-        self.start.elapsed()
+/// The status the plugin shows, from the rows the tmux backend publishes
+/// as options: the sentence, the counts, the worst band, and the jump list
+/// in attention order.
+pub fn plugin_status(rows: &[PaneRow], remote: &RemoteFacts) -> PluginStatus {
+    let bands: Vec<Band> = rows
+        .iter()
+        .filter_map(|r| r.band)
+        .chain(remote.rows.iter().filter_map(|r| r.band))
+        .collect();
+    let needs = bands.iter().filter(|b| b.is_demand()).count();
+    let quiet = bands.iter().filter(|b| **b == Band::Quiet).count();
+    let ids: Vec<String> = rows.iter().map(|r| r.pane.0.to_string()).collect();
+    let cands: Vec<attention::Candidate<'_>> = rows
+        .iter()
+        .zip(&ids)
+        .filter_map(|(r, id)| {
+            Some(attention::Candidate {
+                pane: id,
+                session: "",
+                band: r.band?,
+                reason: r.reason,
+                since: r.since.unwrap_or(0.0),
+            })
+        })
+        .collect();
+    let jump = attention::attention_order(&cands)
+        .into_iter()
+        .filter_map(|id| {
+            let r = rows.iter().zip(&ids).find(|(_, i)| i.as_str() == id)?.0;
+            Some(JumpTarget {
+                pane: r.pane.0,
+                band: r.band.map(|b| b.as_str().to_owned()),
+                state: r.state.clone(),
+                reason: r.reason.map(|x| x.as_str().to_owned()),
+                agent: r.agent.clone(),
+            })
+        })
+        .collect();
+    PluginStatus {
+        v: tend_zellij_host::plugin::PAYLOAD_VERSION,
+        summary: super::publish::summary_with_remotes(needs, quiet, remote),
+        needs,
+        quiet,
+        band: attention::rollup(&bands).map(|b| b.as_str().to_owned()),
+        ttl: Some(HEARTBEAT.as_secs_f64() * 3.0),
+        jump,
     }
+}
 
-    fn wall(&self) -> f64 {
-        self.start_wall + self.start.elapsed().as_secs_f64()
+/// Bytes for tmux key names (`send-keys` style, as manifests' `[actions]`
+/// and `tend send-keys` give them): named keys, `C-x` controls, and any
+/// other word as its text.
+pub fn key_bytes(keys: &[String]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for k in keys {
+        let named: Option<&[u8]> = match k.as_str() {
+            "Enter" | "C-m" => Some(b"\r"),
+            "Escape" | "Esc" => Some(b"\x1b"),
+            "Tab" => Some(b"\t"),
+            "BTab" => Some(b"\x1b[Z"),
+            "BSpace" => Some(b"\x7f"),
+            "Space" => Some(b" "),
+            "Up" => Some(b"\x1b[A"),
+            "Down" => Some(b"\x1b[B"),
+            "Right" => Some(b"\x1b[C"),
+            "Left" => Some(b"\x1b[D"),
+            "Home" => Some(b"\x1b[H"),
+            "End" => Some(b"\x1b[F"),
+            "PageUp" | "PPage" => Some(b"\x1b[5~"),
+            "PageDown" | "NPage" => Some(b"\x1b[6~"),
+            "DC" | "Delete" => Some(b"\x1b[3~"),
+            _ => None,
+        };
+        if let Some(b) = named {
+            out.extend_from_slice(b);
+            continue;
+        }
+        let ctrl = k
+            .strip_prefix("C-")
+            .filter(|c| c.len() == 1)
+            .and_then(|c| c.bytes().next())
+            .filter(u8::is_ascii_alphabetic);
+        match ctrl {
+            Some(c) => out.push(c.to_ascii_lowercase() - b'a' + 1),
+            None => out.extend_from_slice(k.as_bytes()),
+        }
+    }
+    out
+}
+
+/// `rows` as a [`Capture`] of pane `n`: what the pane table rebuilds a
+/// screen from.
+fn capture_of(n: u32, p: &ZPane, rows: &[String]) -> Capture {
+    let mut text = String::new();
+    for r in rows {
+        text.push_str(r);
+        // Styles end with their row, as `redraw_bytes` has them.
+        text.push_str("\x1b[0m\n");
+    }
+    let (x, y) = p.cursor.unwrap_or((0, rows.len().saturating_sub(1)));
+    Capture {
+        pane_id: PaneId(n),
+        text,
+        cursor_x: u32::try_from(x).unwrap_or(0),
+        cursor_y: u32::try_from(y).unwrap_or(0),
+        cursor_visible: p.cursor.is_some(),
+        alternate_on: false,
+        in_mode: false,
+        width: p.cols,
+        height: p.rows,
+    }
+}
+
+fn nz(n: usize) -> u32 {
+    u32::try_from(n.max(1)).unwrap_or(u32::MAX)
+}
+
+impl Backend {
+    fn send(&self, ev: Event) {
+        send(&self.events, ev);
     }
 
     fn list(&mut self) {
-        let Ok(panes) = self.session.list_panes() else {
-            if self.session.is_running().ok() == Some(false) {
-                self.stopping = true;
+        let panes = match self.session.list_panes() {
+            Ok(p) => p,
+            Err(e) => {
+                if self.session.is_running().ok() == Some(false) {
+                    self.send(Event::ServerGone);
+                } else {
+                    eprintln!("tend: listing zellij panes failed: {e}");
+                }
+                return;
             }
-            return;
         };
-        let now = self.now();
-        let clients = self.session.list_clients().unwrap_or_default();
-        self.focused = clients
-            .iter()
-            .filter_map(|c| c.pane.map(|p| p.number()))
-            .collect();
+        let zclients = self.session.list_clients().unwrap_or_default();
         let procs = tend_zellij_host::pane_processes(self.session.name()).unwrap_or_default();
         let terminals: Vec<_> = panes
             .into_iter()
             .filter(|p| p.is_terminal() && !p.suppressed && p.selectable)
             .collect();
+        let focused: HashSet<u32> = zclients
+            .iter()
+            .filter_map(|c| c.pane.filter(|p| p.is_terminal()).map(|p| p.number()))
+            .collect();
         // Tabs a client looks at: the tabs of focused panes.
         self.visible_tabs = terminals
             .iter()
-            .filter(|p| self.focused.contains(&p.id.number()))
+            .filter(|p| focused.contains(&p.id.number()))
             .map(|p| p.tab_id)
             .collect();
         let live: HashSet<u32> = terminals.iter().map(|p| p.id.number()).collect();
         self.panes.retain(|n, _| live.contains(n));
-        for p in terminals {
+        let name = self.session.name().to_owned();
+        let mut rows = Vec::with_capacity(terminals.len());
+        for p in &terminals {
             let n = p.id.number();
-            let (rows, cols) = (nz(p.geometry.content_rows), nz(p.geometry.content_cols));
-            let entry = self.panes.entry(n).or_insert_with(|| ZPane {
-                title: String::new(),
-                tab_id: p.tab_id,
-                tab_name: p.tab_name.clone(),
-                det: PaneDetector::new(self.cfg.clone(), rows, cols),
-                watch: None,
-                last_dump: None,
-                last_poll: None,
-                seen: false,
-                since_wall: self.start_wall + now.as_secs_f64(),
-                seq: 0,
-                key: None,
+            let e = self.panes.entry(n).or_default();
+            e.tab_id = p.tab_id;
+            e.title = p.title.clone();
+            e.rows = nz(p.geometry.content_rows);
+            e.cols = nz(p.geometry.content_cols);
+            e.cursor = p.cursor;
+            rows.push(Pane {
+                pane_id: PaneId(n),
+                pane_pid: procs.iter().find(|pp| pp.pane == n).map_or(0, |pp| pp.pid),
+                session_id: SessionId(0),
+                session_name: name.clone(),
+                window_id: WindowId(u32::try_from(p.tab_id).unwrap_or(u32::MAX)),
+                window_index: u32::try_from(p.tab_position).unwrap_or(u32::MAX),
+                window_name: p.tab_name.clone(),
+                pane_index: 0,
+                window_active: self.visible_tabs.contains(&p.tab_id),
+                pane_active: focused.contains(&n),
+                session_attached: u32::try_from(zclients.len()).unwrap_or(u32::MAX),
+                width: e.cols,
+                height: e.rows,
+                current_command: p.command.clone().unwrap_or_default(),
+                pipe: false,
+                tap: None,
+                dead: p.exited,
+                dead_status: p.exit_status,
+                title: p.title.clone(),
+                tty: String::new(),
+                alternate_on: false,
+                in_mode: false,
             });
-            if (rows, cols) != entry.det.screen().size() {
-                entry.det.resize(now, rows, cols);
-            }
-            entry.tab_id = p.tab_id;
-            entry.tab_name = p.tab_name.clone();
-            entry.title = p.title.clone();
-            if entry.watch.is_none() {
-                if let Some(pp) = procs.iter().find(|pp| pp.pane == n) {
-                    entry.watch = Some(PaneWatch::new(pp.pid, now, SamplePolicy::default()));
-                }
-            }
-            if self.focused.contains(&n) && entry.det.status().state == Some(State::Completed) {
-                entry.seen = true;
-            }
         }
+        let clients = zclients
+            .iter()
+            .map(|c| Client {
+                name: format!("zellij-client-{}", c.client_id),
+                tty: String::new(),
+                pid: 0,
+                session_id: Some(SessionId(0)),
+                session_name: name.clone(),
+                window_id: None,
+                pane_id: c
+                    .pane
+                    .filter(|p| p.is_terminal())
+                    .map(|p| PaneId(p.number())),
+                flags: String::new(),
+                // No command-line zellij has a client's last keystroke: no
+                // snooze ends by typing here.
+                control_mode: false,
+                width: 0,
+                height: 0,
+                activity: 0,
+            })
+            .collect();
+        self.send(Event::Listed {
+            panes: rows,
+            clients,
+        });
         self.resubscribe();
     }
 
     /// One subscription for the panes in visible tabs; restarted when that
-    /// set changes.
+    /// set changes or it ended.
     fn resubscribe(&mut self) {
         let mut want: Vec<u32> = self
             .panes
@@ -174,8 +309,8 @@ impl Z {
         if want.is_empty() {
             return;
         }
-        let ids: Vec<PaneId> = want.iter().map(|n| PaneId::Terminal(*n)).collect();
-        if let Ok(s) = Subscription::start(
+        let ids: Vec<ZPaneId> = want.iter().map(|n| ZPaneId::Terminal(*n)).collect();
+        match Subscription::start(
             &self.session,
             &ids,
             SubscribeOptions {
@@ -183,29 +318,16 @@ impl Z {
                 scrollback: None,
             },
         ) {
-            self.sub = Some((s, want));
+            Ok(s) => self.sub = Some((s, want)),
+            Err(e) => eprintln!("tend: cannot follow the visible zellij panes: {e}"),
         }
     }
 
-    fn frame(&mut self, n: u32, rows: &[String], initial: bool) {
-        let now = self.now();
-        let Some(p) = self.panes.get_mut(&n) else {
-            return;
-        };
-        let mut bytes = b"\x1b]2;".to_vec();
-        bytes.extend(p.title.bytes().filter(|b| !b.is_ascii_control()));
-        bytes.push(0x07);
-        bytes.extend(redraw_bytes(rows));
-        if initial {
-            p.det.seed(now, &bytes);
-        } else {
-            p.det.feed(now, &bytes);
-        }
-        if let Some(w) = p.watch.as_mut() {
-            w.on_output(now);
-        }
+    fn subscribed(&self, n: u32) -> bool {
+        self.sub.as_ref().is_some_and(|(_, w)| w.contains(&n))
     }
 
+    /// Passes the subscription's newest screens on as polled screens.
     fn pump(&mut self) {
         let mut updates = Vec::new();
         if let Some((sub, _)) = self.sub.as_mut() {
@@ -214,6 +336,7 @@ impl Z {
                     SubscribeEvent::Update(u) => updates.push(u),
                     SubscribeEvent::Closed(_) => {}
                     SubscribeEvent::Ended { .. } => {
+                        // Started again at the next listing.
                         self.sub = None;
                         break;
                     }
@@ -221,295 +344,218 @@ impl Z {
             }
         }
         for u in updates {
-            self.frame(u.pane.number(), &u.viewport, u.initial);
-        }
-        // Background tabs: poll, feed only on change (silence stays silence).
-        let due: Vec<u32> = self
-            .panes
-            .iter()
-            .filter(|(_, p)| !self.visible_tabs.contains(&p.tab_id))
-            .filter(|(_, p)| p.last_poll.is_none_or(|t| t.elapsed() >= POLL_BACKGROUND))
-            .map(|(n, _)| *n)
-            .collect();
-        for n in due {
-            let text = self
-                .session
-                .dump_screen(PaneId::Terminal(n), true)
-                .unwrap_or_default();
-            let Some(p) = self.panes.get_mut(&n) else {
+            let n = u.pane.number();
+            let Some(p) = self.panes.get(&n) else {
                 continue;
             };
-            p.last_poll = Some(Instant::now());
-            if p.last_dump.as_deref() == Some(text.as_str()) {
-                continue;
-            }
-            let initial = p.last_dump.is_none();
-            p.last_dump = Some(text.clone());
-            let rows: Vec<String> = text.lines().map(str::to_owned).collect();
-            self.frame(n, &rows, initial);
+            let capture = capture_of(n, p, &u.viewport);
+            self.send(Event::Captured {
+                pane: PaneId(n),
+                capture,
+                purpose: CapturePurpose::Poll,
+            });
         }
     }
 
-    fn tick(&mut self) {
-        let now = self.now();
-        let wall = self.wall();
-        for p in self.panes.values_mut() {
-            p.det.tick(now);
-            if let Some(w) = p.watch.as_mut() {
-                if w.next_wakeup() <= now {
-                    let prompt_visible = matches!(p.det.status().state, None | Some(State::Exited));
-                    let up = w.poll(&mut self.sampler, &self.registry, now, prompt_visible);
-                    if let Some(change) = &up.change {
-                        let m = change
-                            .to
-                            .as_ref()
-                            .and_then(|a| self.registry.get(a))
-                            .cloned()
-                            .map(Arc::new);
-                        p.det.set_agent(now, m);
-                        p.seen = false;
-                    }
-                    if let Some(obs) = up.observation {
-                        p.det.observe_process(now, obs);
-                    }
-                }
-            }
-            while let Some(t) = p.det.poll_transition() {
-                if t.to != State::Completed {
-                    p.seen = false;
-                }
-            }
-            let st = p.det.status();
-            let band = band_of(p);
-            let key = (st.state, st.reason, band);
-            if p.key != Some(key) {
-                if p.key.map(|k| (k.0, k.1)) != Some((st.state, st.reason)) {
-                    p.seq += 1;
-                    p.since_wall = wall;
-                }
-                p.key = Some(key);
-            }
-        }
-        let status = self.status();
-        let changed = self.last_status.as_ref() != Some(&status);
-        if changed || self.last_push.elapsed() >= HEARTBEAT {
-            self.last_status = Some(status.clone());
-            self.last_push = Instant::now();
-            let _ = self.push.send(status);
-        }
-    }
-
-    fn view(&self, n: u32, p: &ZPane) -> PaneView {
-        let st = p.det.status();
-        PaneView {
-            pane: format!("terminal_{n}"),
-            session: self.session.name().to_owned(),
-            window: p.tab_name.clone(),
-            agent: st.agent.clone(),
-            state: st.state.map(|s| s.as_str().to_owned()),
-            reason: st.reason.map(|r| r.as_str().to_owned()),
-            band: band_of(p).map(|b| b.as_str().to_owned()),
-            since: st.state.map(|_| p.since_wall),
-            rule: st.state.map(|_| st.rule.clone()),
-            quiet: st.quiet,
-            state_change_seq: p.seq,
-            tap: if self.visible_tabs.contains(&p.tab_id) {
-                "subscribe"
-            } else {
-                "polling"
-            }
-            .into(),
-            authority: "screen".into(),
-            run: st.run,
-            exit_code: st.exit_code,
-            ..PaneView::default()
-        }
-    }
-
-    fn order(&self, kind: &str) -> Vec<u32> {
-        let ids: Vec<String> = self.panes.keys().map(|n| n.to_string()).collect();
-        let cands: Vec<attention::Candidate<'_>> = self
-            .panes
-            .values()
-            .zip(&ids)
-            .filter_map(|(p, id)| {
-                let st = p.det.status();
-                Some(attention::Candidate {
-                    pane: id,
-                    session: "",
-                    band: band_of(p)?,
-                    reason: st.reason,
-                    since: p.since_wall,
-                })
-            })
-            .collect();
-        let order = match kind {
-            "working" => attention::working_order(&cands),
-            _ => attention::attention_order(&cands),
-        };
-        order.iter().filter_map(|s| s.parse().ok()).collect()
-    }
-
-    fn status(&self) -> PluginStatus {
-        let bands: Vec<Band> = self.panes.values().filter_map(band_of).collect();
-        let needs = bands.iter().filter(|b| b.is_demand()).count();
-        let quiet = bands.iter().filter(|b| **b == Band::Quiet).count();
-        let jump = self
-            .order("waiting")
-            .into_iter()
-            .filter_map(|n| {
-                let p = self.panes.get(&n)?;
-                let st = p.det.status();
-                Some(JumpTarget {
-                    pane: n,
-                    band: band_of(p).map(|b| b.as_str().to_owned()),
-                    state: st.state.map(|s| s.as_str().to_owned()),
-                    reason: st.reason.map(|r| r.as_str().to_owned()),
-                    agent: st.agent,
-                })
-            })
-            .collect();
-        PluginStatus {
-            v: 1,
-            summary: attention::summary(needs, quiet),
-            needs,
-            quiet,
-            band: attention::rollup(&bands).map(|b| b.as_str().to_owned()),
-            ttl: Some(HEARTBEAT.as_secs_f64() * 3.0),
-            jump,
-        }
-    }
-
-    fn pane_arg(&self, params: &Value) -> Result<u32, Response> {
-        let raw = params
-            .get("pane")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let n: Option<u32> = raw
-            .trim_start_matches("terminal_")
-            .trim_start_matches('%')
-            .parse()
-            .ok();
-        match n.filter(|n| self.panes.contains_key(n)) {
-            Some(n) => Ok(n),
-            None => Err(Response::err(
-                0,
-                "unknown_pane",
-                format!("no pane `{raw}` in zellij session {}", self.session.name()),
-            )),
-        }
-    }
-
-    fn control(&mut self, req: &Request) -> Response {
-        let id = req.id;
-        let r = match req.method.as_str() {
-            "ping" => Ok(json!({"protocol": crate::protocol::PROTOCOL_VERSION, "version": env!("CARGO_PKG_VERSION"),
-                "pid": std::process::id(), "panes": self.panes.len(), "backend": "zellij"})),
-            "list" => Ok(serde_json::to_value(self.panes.iter().map(|(n, p)| self.view(*n, p)).collect::<Vec<_>>()).unwrap_or(Value::Null)),
-            "get" => self.pane_arg(&req.params).map(|n| serde_json::to_value(self.view(n, &self.panes[&n])).unwrap_or(Value::Null)),
-            "status" => {
-                let s = self.status();
-                Ok(json!({"agents": self.panes.values().filter(|p| p.det.status().agent.is_some()).count(),
-                    "needs": s.needs, "quiet": s.quiet, "summary": s.summary}))
-            }
-            "explain" => self.pane_arg(&req.params).map(|n| {
-                let p = &self.panes[&n];
-                json!({"pane": self.view(n, p), "explain": p.det.explain(), "identity": p.watch.as_ref().map(|w| w.evidence()),
-                    "tap": self.view(n, p).tap, "screen": p.det.screen().rows()})
-            }),
-            "next" => {
-                let kind = req.params.get("kind").and_then(Value::as_str).unwrap_or("waiting");
-                let from: Option<u32> = req
-                    .params
-                    .get("from")
-                    .and_then(Value::as_str)
-                    .and_then(|f| f.trim_start_matches("terminal_").parse().ok());
-                let order = self.order(kind);
-                let ids: Vec<String> = order.iter().map(|n| n.to_string()).collect();
-                let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-                let from_s = from.map(|f| f.to_string());
-                match attention::next_after(&refs, from_s.as_deref()).and_then(|t| t.parse::<u32>().ok()) {
-                    Some(t) => {
-                        if req.params.get("jump").and_then(Value::as_bool) == Some(true) {
-                            let _ = self.session.focus_pane(PaneId::Terminal(t));
-                        }
-                        Ok(json!({"pane": format!("terminal_{t}"), "order": order.iter().map(|n| format!("terminal_{n}")).collect::<Vec<_>>()}))
-                    }
-                    None => Err(Response::err(0, "no_target", if kind == "working" { "no agent is working" } else { "no agent needs you" })),
-                }
-            }
-            "poke" => Ok(json!({})),
-            "stop" => {
-                self.stopping = true;
-                Ok(json!({"stopping": true}))
-            }
-            other => Err(Response::err(0, "unknown_method", format!("`{other}` is not available with the zellij backend"))),
-        };
-        match r {
-            Ok(v) => Response::ok(id, v),
-            Err(e) => Response { id, ..e },
-        }
-    }
-}
-
-fn band_of(p: &ZPane) -> Option<Band> {
-    let st = p.det.status();
-    attention::band(&PaneFacts {
-        state: st.state,
-        reason: st.reason,
-        quiet: st.quiet,
-        seen: p.seen,
-        parked: false,
-        snoozed: false,
-    })
-}
-
-type Ask = (Request, Sender<Response>);
-
-fn serve_control(listener: UnixListener, asks: Sender<Ask>) {
-    for stream in listener.incoming().flatten() {
-        let asks = asks.clone();
-        std::thread::spawn(move || {
-            let me = nix::unistd::getuid().as_raw();
-            let peer =
-                nix::sys::socket::getsockopt(&stream, nix::sys::socket::sockopt::PeerCredentials)
-                    .map(|c| c.uid())
-                    .unwrap_or(u32::MAX);
-            let mut w = match stream.try_clone() {
-                Ok(w) => w,
-                Err(_) => return,
-            };
-            if peer != me {
-                let r = Response::err(0, "forbidden", "this tend daemon belongs to another user");
-                let _ = writeln!(w, "{}", serde_json::to_string(&r).unwrap_or_default());
+    fn capture(&mut self, pane: PaneId, purpose: CapturePurpose) {
+        let n = pane.0;
+        if purpose == CapturePurpose::Poll {
+            // The subscription pushes these panes' screens as they change.
+            if self.subscribed(n) {
                 return;
             }
-            for line in BufReader::new(stream).lines() {
-                let Ok(line) = line else { return };
-                let resp = match serde_json::from_str::<Request>(&line) {
-                    Ok(req) => {
-                        let (tx, rx) = channel();
-                        if asks.send((req, tx)).is_err() {
-                            return;
-                        }
-                        match rx.recv_timeout(Duration::from_secs(10)) {
-                            Ok(r) => r,
-                            Err(_) => return,
-                        }
-                    }
-                    Err(e) => Response::err(0, "bad_request", format!("not a request ({e})")),
-                };
-                if writeln!(w, "{}", serde_json::to_string(&resp).unwrap_or_default()).is_err() {
-                    return;
+            let recent = self
+                .panes
+                .get(&n)
+                .and_then(|p| p.last_poll)
+                .is_some_and(|t| t.elapsed() < POLL_BACKGROUND);
+            if recent {
+                return;
+            }
+        }
+        let text = match self.session.dump_screen(ZPaneId::Terminal(n), true) {
+            Ok(t) => t,
+            Err(_) => return,
+        };
+        let Some(p) = self.panes.get_mut(&n) else {
+            return;
+        };
+        p.last_poll = Some(Instant::now());
+        let rows: Vec<String> = text.lines().map(str::to_owned).collect();
+        let capture = capture_of(n, p, &rows);
+        self.send(Event::Captured {
+            pane,
+            capture,
+            purpose,
+        });
+    }
+
+    fn write(&self, pane: PaneId, bytes: &[u8]) -> Result<(), String> {
+        write_keys(&self.session, pane, bytes)
+    }
+
+    fn answer(
+        &self,
+        id: u64,
+        pane: PaneId,
+        manifest: &tend_detector::Manifest,
+        action: tend_detector::answer::Action,
+        send: bool,
+    ) -> Response {
+        answer(
+            &self.session,
+            &self.seen(pane),
+            id,
+            pane,
+            manifest,
+            action,
+            send,
+        )
+    }
+
+    fn seen(&self, pane: PaneId) -> SeenPane {
+        let p = self.panes.get(&pane.0);
+        SeenPane {
+            cursor: p.and_then(|p| p.cursor).unwrap_or((0, 0)),
+            title: p.map(|p| p.title.clone()).unwrap_or_default(),
+        }
+    }
+
+    fn status(&mut self, status: Option<PluginStatus>) {
+        let due = self.last_push.elapsed() >= HEARTBEAT;
+        let status = match status {
+            Some(s) if self.last_status.as_ref() != Some(&s) => s,
+            _ if due => match self.last_status.clone() {
+                Some(s) => s,
+                None => return,
+            },
+            _ => return,
+        };
+        self.last_status = Some(status.clone());
+        self.last_push = Instant::now();
+        let _ = self.push.send(status);
+    }
+
+    /// Runs one job; false when the backend is done.
+    fn run(&mut self, job: Job) -> bool {
+        match job {
+            Job::List => self.list(),
+            Job::Capture(pane, purpose) => self.capture(pane, purpose),
+            // zellij has no pipes to hand over: output comes from the
+            // subscription and dump-screen, as for a foreign pipe in tmux.
+            Job::InstallTap(pane) | Job::Retap(pane) => self.send(Event::TapInstalled {
+                pane,
+                outcome: Ok(TapOutcome::Foreign),
+            }),
+            Job::Publish { .. } => {}
+            Job::Plugin(status) => self.status(Some(status)),
+            Job::Switch { pane, .. } => {
+                if let Err(e) = self.session.focus_pane(ZPaneId::Terminal(pane.0)) {
+                    eprintln!("tend: cannot focus terminal_{}: {e}", pane.0);
                 }
             }
-        });
+            Job::RemoteAttach { window, .. } => eprintln!(
+                "tend: remote panes open in a local tmux window; not in zellij ({window})"
+            ),
+            // Hooks, key bindings and the guard are tmux's.
+            Job::Setup | Job::Guard { .. } => {}
+            Job::Read {
+                id,
+                pane,
+                lines,
+                reply,
+            } => {
+                let name = ZPaneId::Terminal(pane.0).to_string();
+                let full = lines.is_some_and(|n| n > 0);
+                let mut args = vec!["dump-screen", "--pane-id", name.as_str()];
+                if full {
+                    args.push("--full");
+                }
+                let r = match self.session.action(&args) {
+                    Ok(out) => {
+                        let text = out.stdout;
+                        let text = match lines {
+                            Some(n) if n > 0 => {
+                                let all: Vec<&str> = text.trim_end_matches('\n').lines().collect();
+                                all[all.len().saturating_sub(n as usize)..].join("\n")
+                            }
+                            _ => text,
+                        };
+                        Response::ok(id, serde_json::json!({"pane": name, "text": text}))
+                    }
+                    Err(e) => Response::err(id, "zellij", e.to_string()),
+                };
+                let _ = reply.send(r);
+            }
+            Job::Paste { pane, text, enter } => {
+                let name = ZPaneId::Terminal(pane.0).to_string();
+                let pasted = self
+                    .session
+                    .action(&["paste", "--pane-id", name.as_str(), text.as_str()])
+                    .map(|_| ())
+                    .map_err(|e| e.to_string());
+                let r = pasted.and_then(|()| {
+                    if enter {
+                        self.write(pane, b"\r")
+                    } else {
+                        Ok(())
+                    }
+                });
+                if let Err(e) = r {
+                    eprintln!("tend: prompt to {name} failed: {e}");
+                }
+            }
+            Job::SendKeys { pane, keys } => {
+                if let Err(e) = self.write(pane, &key_bytes(&keys)) {
+                    eprintln!("tend: keys to terminal_{} failed: {e}", pane.0);
+                }
+            }
+            Job::Answer {
+                id,
+                pane,
+                manifest,
+                action,
+                send,
+                wait,
+                reply,
+            } => {
+                if wait.is_zero() {
+                    let _ = reply.send(self.answer(id, pane, &manifest, action, send));
+                } else {
+                    // A young dialog: wait on another thread, not this one,
+                    // which runs every other job.
+                    let session = self.session.clone();
+                    let seen = self.seen(pane);
+                    std::thread::spawn(move || {
+                        std::thread::sleep(wait);
+                        let r = answer(&session, &seen, id, pane, &manifest, action, send);
+                        let _ = reply.send(r);
+                    });
+                }
+            }
+            Job::Persist { path, text } => match crate::daemon::store::write_atomic(&path, &text) {
+                Ok(()) if self.persist_failing => {
+                    self.persist_failing = false;
+                    eprintln!("tend: state saved to {} again", path.display());
+                }
+                Ok(()) => {}
+                Err(e) => {
+                    if !self.persist_failing {
+                        eprintln!("tend: {e}");
+                    }
+                    self.persist_failing = true;
+                    self.send(Event::PersistFailed);
+                }
+            },
+            Job::Cleanup => return false,
+        }
+        true
     }
 }
 
 /// Pushes only the newest status, from its own thread: a plugin still
 /// waiting for its permissions holds `zellij pipe`, and that must never
-/// hold the daemon.
+/// hold the daemon. Clears the status when the daemon stops.
 fn pusher(session: Session, statuses: Receiver<PluginStatus>) {
     let session = session.with_timeout(Duration::from_secs(2));
     while let Ok(mut s) = statuses.recv() {
@@ -523,61 +569,178 @@ fn pusher(session: Session, statuses: Receiver<PluginStatus>) {
     let _ = session.clear_status();
 }
 
-/// Runs the zellij daemon until `tend stop` or the session ends.
-pub fn run(opts: Options) -> Result<(), CliError> {
-    let listener = super::ipc::bind_std(&opts.control)?;
-    let (ask_tx, ask_rx) = channel::<Ask>();
-    std::thread::spawn(move || serve_control(listener, ask_tx));
-    let (push_tx, push_rx) = channel();
-    let push_session = opts.session.clone();
-    let pusher = std::thread::spawn(move || pusher(push_session, push_rx));
-    let (registry, errors) = crate::manifests::load();
-    for e in &errors {
-        eprintln!("tend: manifest not used: {e}");
-    }
-    let start_wall = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0);
-    let mut z = Z {
-        session: opts.session.clone(),
-        cfg: Arc::new(opts.detector.clone()),
-        registry,
-        sampler: Sampler::new(),
-        start: Instant::now(),
-        start_wall,
-        panes: BTreeMap::new(),
-        focused: HashSet::new(),
-        visible_tabs: HashSet::new(),
-        sub: None,
-        push: push_tx,
-        last_status: None,
-        last_push: Instant::now(),
-        stopping: false,
-    };
-    let mut last_list: Option<Instant> = None;
-    while !z.stopping {
-        if last_list.is_none_or(|t| t.elapsed() >= LIST_EVERY) {
-            last_list = Some(Instant::now());
-            z.list();
-        }
-        z.pump();
-        z.tick();
-        match ask_rx.recv_timeout(TICK) {
-            Ok((req, reply)) => {
-                let r = z.control(&req);
-                let _ = reply.send(r);
-                while let Ok((req, reply)) = ask_rx.try_recv() {
-                    let r = z.control(&req);
-                    let _ = reply.send(r);
+/// Starts the zellij backend for `session`: jobs in, events out.
+pub fn spawn(
+    session: Session,
+    jobs: std::sync::mpsc::Receiver<Job>,
+    events: Sender<Event>,
+) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let (push_tx, push_rx) = channel();
+        let push_session = session.clone();
+        let pusher = std::thread::spawn(move || pusher(push_session, push_rx));
+        let mut b = Backend {
+            session,
+            panes: HashMap::new(),
+            visible_tabs: HashSet::new(),
+            sub: None,
+            push: push_tx,
+            last_status: None,
+            last_push: Instant::now(),
+            persist_failing: false,
+            events,
+        };
+        loop {
+            // Screens arrive on the subscription; without one only the
+            // heartbeat is due, and a job wakes the thread anyway.
+            let wait = if b.sub.is_some() { PUMP } else { IDLE_WAKE };
+            match jobs.recv_timeout(wait) {
+                Ok(job) => {
+                    if !b.run(job) {
+                        break;
+                    }
+                    let mut done = false;
+                    while let Ok(job) = jobs.try_recv() {
+                        if !b.run(job) {
+                            done = true;
+                            break;
+                        }
+                    }
+                    if done {
+                        break;
+                    }
                 }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
             }
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break,
+            b.pump();
+            b.status(None);
+        }
+        b.sub = None;
+        // Dropping the sender ends the pusher, which clears the status.
+        drop(b);
+        let _ = pusher.join();
+    })
+}
+
+/// What the backend last knew of a pane that [`answer`] cannot read from
+/// `dump-screen`: where its cursor is and its title.
+struct SeenPane {
+    cursor: (usize, usize),
+    title: String,
+}
+
+/// Writes raw bytes to a pane, as typed keys.
+fn write_keys(session: &Session, pane: PaneId, bytes: &[u8]) -> Result<(), String> {
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    let id = ZPaneId::Terminal(pane.0).to_string();
+    let mut args = vec!["write".to_owned(), "--pane-id".into(), id];
+    args.extend(bytes.iter().map(u8::to_string));
+    session.action(&args).map(|_| ()).map_err(|e| e.to_string())
+}
+
+/// [`Job::Answer`] in zellij: the screen read again, checked, then the keys.
+/// A free function so that a wait for a young dialog can run it on its own
+/// thread.
+fn answer(
+    session: &Session,
+    seen: &SeenPane,
+    id: u64,
+    pane: PaneId,
+    manifest: &tend_detector::Manifest,
+    action: tend_detector::answer::Action,
+    send: bool,
+) -> Response {
+    let name = ZPaneId::Terminal(pane.0).to_string();
+    let text = match session.dump_screen(ZPaneId::Terminal(pane.0), false) {
+        Ok(t) => t,
+        Err(e) => return Response::err(id, "zellij", format!("cannot read {name}: {e}")),
+    };
+    let (x, y) = seen.cursor;
+    let view = tend_detector::rules::ScreenView {
+        rows: text.lines().map(|l| l.trim_end().to_owned()).collect(),
+        title: seen.title.clone(),
+        progress: String::new(),
+        alternate: false,
+        cursor: (
+            u16::try_from(y).unwrap_or(u16::MAX),
+            u16::try_from(x).unwrap_or(u16::MAX),
+        ),
+    };
+    let a = match tend_detector::answer::answer(&view, manifest, action) {
+        Ok(a) => a,
+        Err(r) => return Response::err(id, r.code(), format!("{name}: {r}")),
+    };
+    if send {
+        if let Err(e) = write_keys(session, pane, &key_bytes(&a.keys)) {
+            return Response::err(
+                id,
+                "zellij",
+                format!("writing the keys to {name} failed: {e}"),
+            );
         }
     }
-    drop(z);
-    let _ = pusher.join();
-    let _ = std::fs::remove_file(&opts.control);
-    Ok(())
+    Response::ok(
+        id,
+        serde_json::json!({
+            "pane": name,
+            "agent": manifest.id,
+            "action": action.as_str(),
+            "rule": a.rule,
+            "dialog": a.dialog,
+            "keys": a.keys,
+            "sent": send,
+        }),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tmux_key_names_become_bytes() {
+        let k = |v: &[&str]| key_bytes(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(k(&["y", "Enter"]), b"y\r");
+        assert_eq!(k(&["Down", "Down", "Enter"]), b"\x1b[B\x1b[B\r");
+        assert_eq!(k(&["Escape"]), b"\x1b");
+        assert_eq!(k(&["C-c"]), b"\x03");
+        assert_eq!(k(&["1"]), b"1");
+        assert_eq!(k(&["hello world"]), b"hello world");
+    }
+
+    #[test]
+    fn the_plugin_status_lists_waiting_panes_in_attention_order() {
+        let row = |n: u32, band: Band, reason: Option<tend_detector::Reason>, since: f64| PaneRow {
+            pane: PaneId(n),
+            window: WindowId(0),
+            session: SessionId(0),
+            session_name: "s".into(),
+            agent: Some("claude".into()),
+            state: Some("waiting".into()),
+            reason,
+            band: Some(band),
+            since: Some(since),
+            marks: None,
+            exit_code: None,
+        };
+        let rows = [
+            row(1, Band::Working, None, 1.0),
+            row(2, Band::Waiting, Some(tend_detector::Reason::Question), 2.0),
+            row(3, Band::Waiting, Some(tend_detector::Reason::Approval), 3.0),
+        ];
+        let s = plugin_status(&rows, &RemoteFacts::default());
+        assert_eq!(s.needs, 2);
+        assert_eq!(s.summary, "2 agents need you");
+        assert_eq!(s.band.as_deref(), Some("waiting"));
+        let order: Vec<u32> = s.jump.iter().map(|j| j.pane).collect();
+        assert_eq!(
+            order,
+            [3, 2],
+            "approval before a question; working panes are no target"
+        );
+        assert_eq!(s.ttl, Some(90.0));
+    }
 }

@@ -1,0 +1,259 @@
+//! What the multiplexer shows the pane table: listings (panes appear,
+//! change and close; clients show panes) and screens (seeds, resyncs,
+//! polls).
+
+use std::collections::{HashSet, VecDeque};
+use std::time::Duration;
+
+use serde_json::json;
+use tend_detector::engine::PaneDetector;
+use tend_detector::identity::SamplePolicy;
+use tend_detector::State;
+use tend_tmux::{Capture, Client, Pane, PaneId};
+
+use super::{CapturePurpose, Core, Job, PaneEntry, TapState, TAP_CONNECT_GRACE};
+use crate::daemon::tape::Tape;
+use crate::sampler::PaneWatch;
+
+impl Core {
+    pub(super) fn on_listed(&mut self, panes: Vec<Pane>, clients: Vec<Client>) {
+        self.listed_once = true;
+        self.check_guard();
+        // Sessions, windows, focus may all have changed: visit every pane.
+        self.changed = true;
+        self.next_sweep = Duration::ZERO;
+        let now = self.now();
+        // Keys typed into a pane: tmux has no keystroke hook, but a client's
+        // activity time moves when its user types, and the client shows one
+        // pane. That is the user directing that agent, and it ends a snooze.
+        for c in &clients {
+            let last = self.client_activity.insert(c.name.clone(), c.activity);
+            let typed = last.is_some_and(|l| c.activity > l);
+            if let (true, Some(pane)) = (typed, c.pane_id) {
+                if let Some(p) = self.panes.get_mut(&pane) {
+                    p.det.input(now, b"key");
+                    p.tape.input(now, b"key", p.det.screen());
+                    self.touched.insert(pane);
+                }
+                if self.parks.typed(&self.mux.name(pane)) {
+                    self.persist = true;
+                }
+            }
+        }
+        self.client_activity
+            .retain(|name, _| clients.iter().any(|c| &c.name == name));
+        self.clients = clients;
+        let live: HashSet<PaneId> = panes.iter().map(|p| p.pane_id).collect();
+        let gone: Vec<PaneId> = self
+            .panes
+            .keys()
+            .filter(|id| !live.contains(id))
+            .copied()
+            .collect();
+        for id in gone {
+            self.pane_closed(id);
+        }
+        for info in panes {
+            let id = info.pane_id;
+            match self.panes.get_mut(&id) {
+                Some(p) => {
+                    let (w, h) = (info.width as u16, info.height as u16);
+                    if (h, w) != p.det.screen().size() {
+                        p.det.resize(now, h, w);
+                        p.tape.resize(now, h, w, p.det.screen());
+                    }
+                    if info.dead && p.det.status().state.is_some_and(|s| s != State::Exited) {
+                        p.det.observe_process(
+                            now,
+                            tend_detector::ProcessObservation {
+                                agent_alive: false,
+                                exit_code: info.dead_status,
+                                cpu_percent: None,
+                                live_child: None,
+                            },
+                        );
+                    }
+                    // A tap that was installed but never connected (its
+                    // process died): install again.
+                    if p.tap == TapState::Installed
+                        && self.clock.saturating_duration_since(p.tap_since) > TAP_CONNECT_GRACE
+                        && !info.pipe
+                    {
+                        p.tap = TapState::None;
+                        let _ = self.jobs.send(Job::InstallTap(id));
+                    }
+                    if p.tap == TapState::Installed
+                        && self.clock.saturating_duration_since(p.tap_since) > TAP_CONNECT_GRACE * 2
+                        && info.pipe
+                    {
+                        // Marked as ours but nobody connects: treat as foreign
+                        // rather than tear down a pipe we cannot prove is ours.
+                        p.tap = TapState::Polling;
+                    }
+                    // The pane's process was not known at first sight (zellij
+                    // finds it in /proc, where a starting pane may not be yet).
+                    if p.info.pane_pid == 0 && info.pane_pid != 0 {
+                        p.watch = PaneWatch::new(info.pane_pid, now, SamplePolicy::default());
+                    }
+                    p.info = info;
+                }
+                None => {
+                    let det =
+                        PaneDetector::new(self.cfg.clone(), info.height as u16, info.width as u16);
+                    let watch = PaneWatch::new(info.pane_pid, now, SamplePolicy::default());
+                    // A tap may have said hello before this first listing (a
+                    // restarted daemon: the old taps reconnect at once).
+                    let conn = self
+                        .conns
+                        .iter()
+                        .filter(|(_, p)| **p == id)
+                        .map(|(c, _)| *c)
+                        .max();
+                    let tap = if conn.is_some() {
+                        TapState::Connected
+                    } else if info.has_foreign_pipe() {
+                        TapState::Polling
+                    } else if info.is_tapped() {
+                        TapState::Installed
+                    } else {
+                        // Tapped at once, beside the seed: a restarted daemon
+                        // holds every pane's pipe after one tmux invocation.
+                        self.job(Job::InstallTap(id));
+                        TapState::Installed
+                    };
+                    self.panes.insert(
+                        id,
+                        PaneEntry {
+                            info,
+                            det,
+                            watch,
+                            tap,
+                            conn,
+                            tap_since: self.clock,
+                            seeded: false,
+                            seen: false,
+                            last_poll: None,
+                            last_polled: None,
+                            focused: false,
+                            eff: None,
+                            eff_since: self.start_wall + now.as_secs_f64(),
+                            eff_seq: 0,
+                            announced: None,
+                            tape: Tape::new(),
+                            procs: VecDeque::new(),
+                        },
+                    );
+                    self.job(Job::Capture(id, CapturePurpose::Seed));
+                }
+            }
+        }
+        self.mark_seen();
+    }
+
+    /// A pane vanished: its run ends, gated parks on it release.
+    pub(super) fn pane_closed(&mut self, id: PaneId) {
+        let Some(p) = self.panes.remove(&id) else {
+            return;
+        };
+        let name = self.mux.name(id);
+        let _ = self
+            .bus
+            .send(json!({"event": "pane.closed", "pane": name, "agent": p.det.status().agent}));
+        for r in self.parks.pane_gone(&name) {
+            self.park_released(r);
+        }
+        self.book.forget(&name);
+        self.flags.forget(&name);
+        self.persist = true;
+        self.changed = true;
+    }
+
+    /// A completion is seen when a client shows the pane: it is the active
+    /// pane of the window a client is on. Reading through the CLI does not
+    /// count.
+    pub(super) fn mark_seen(&mut self) {
+        let mut focused: HashSet<PaneId> = HashSet::new();
+        for c in &self.clients {
+            if let Some(p) = c.pane_id {
+                focused.insert(p);
+            }
+        }
+        for (id, p) in self.panes.iter_mut() {
+            p.focused = focused.contains(id);
+            if p.focused && p.det.status().state == Some(State::Completed) {
+                p.seen = true;
+            }
+        }
+    }
+
+    pub(super) fn on_captured(&mut self, pane: PaneId, cap: Capture, purpose: CapturePurpose) {
+        let now = self.now();
+        let Some(p) = self.panes.get_mut(&pane) else {
+            return;
+        };
+        // A backend that pushes screens (zellij's subscription) may send one
+        // before the seed: the seed starts the pane's screen.
+        if purpose == CapturePurpose::Poll && !p.seeded {
+            return;
+        }
+        let mut bytes = Vec::with_capacity(cap.text.len() + 64);
+        match purpose {
+            CapturePurpose::Poll => {
+                // The title counts too: a capture does not carry it, and a
+                // static screen may change only its title.
+                let key = format!("{}\u{0}{}", p.info.title, cap.text);
+                if p.last_polled.as_deref() == Some(key.as_str()) {
+                    return;
+                }
+                p.last_polled = Some(key);
+            }
+            CapturePurpose::Seed | CapturePurpose::Resync => {}
+        }
+        // Rebuild the screen: main screen first, alternate when on.
+        if cap.alternate_on {
+            bytes.extend_from_slice(b"\x1b[?1049h");
+        } else {
+            bytes.extend_from_slice(b"\x1b[?1049l");
+        }
+        // tmux keeps the title the program set (OSC 0/2); a capture does
+        // not carry it.
+        bytes.extend_from_slice(b"\x1b]2;");
+        bytes.extend(p.info.title.bytes().filter(|b| !b.is_ascii_control()));
+        bytes.extend_from_slice(b"\x07");
+        bytes.extend_from_slice(b"\x1b[0m\x1b[H\x1b[2J");
+        for (i, line) in cap.text.lines().enumerate() {
+            if i > 0 {
+                bytes.extend_from_slice(b"\r\n");
+            }
+            bytes.extend_from_slice(line.as_bytes());
+        }
+        bytes.extend_from_slice(
+            format!("\x1b[0m\x1b[{};{}H", cap.cursor_y + 1, cap.cursor_x + 1).as_bytes(),
+        );
+        let (h, w) = (cap.height as u16, cap.width as u16);
+        if (h, w) != p.det.screen().size() {
+            p.det.resize(now, h, w);
+            p.tape.resize(now, h, w, p.det.screen());
+        }
+        match purpose {
+            CapturePurpose::Poll => {
+                p.det.feed(now, &bytes);
+                p.tape.output(now, &bytes, p.det.screen());
+            }
+            // The tape starts (again) from the screen the capture rebuilt:
+            // output before it was never seen, or was lost.
+            _ => {
+                p.det.seed(now, &bytes);
+                p.tape.checkpoint(now, p.det.screen());
+            }
+        }
+        self.touched.insert(pane);
+        if purpose == CapturePurpose::Seed {
+            p.seeded = true;
+            match p.tap {
+                TapState::None => self.job(Job::InstallTap(pane)),
+                TapState::Installed | TapState::Connected | TapState::Polling => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,455 @@
+//! The pane table's policy without a multiplexer: panes, screens and
+//! requests go in as events, the clock is set by the test, processes come
+//! from an empty procfs tree, and what comes out (jobs for the backend,
+//! events on the bus) is checked.
+
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tend_detector::{DetectorConfig, Registry};
+use tend_tmux::{Capture, Client, Pane, PaneId, SessionId, WindowId};
+
+use super::{CapturePurpose, Core, Event, Job};
+use crate::daemon::mux::Mux;
+use crate::protocol::{Request, Response};
+use crate::sampler::Sampler;
+
+/// The Unix time the table starts at.
+const WALL: f64 = 1_800_000_000.0;
+
+struct Rig {
+    core: Core,
+    jobs: Receiver<Job>,
+    bus: tokio::sync::broadcast::Receiver<Value>,
+    t0: Instant,
+    _procs: tempfile::TempDir,
+    seq: u64,
+}
+
+fn pane(n: u32) -> Pane {
+    Pane {
+        pane_id: PaneId(n),
+        pane_pid: 0,
+        session_id: SessionId(0),
+        session_name: "main".into(),
+        window_id: WindowId(n),
+        window_index: n,
+        window_name: format!("w{n}"),
+        pane_index: 0,
+        window_active: true,
+        pane_active: true,
+        session_attached: 1,
+        width: 80,
+        height: 24,
+        current_command: "sleep".into(),
+        pipe: false,
+        tap: None,
+        dead: false,
+        dead_status: None,
+        title: String::new(),
+        tty: String::new(),
+        alternate_on: false,
+        in_mode: false,
+    }
+}
+
+fn client(shows: u32, activity: u64) -> Client {
+    Client {
+        name: "/dev/pts/9".into(),
+        tty: "/dev/pts/9".into(),
+        pid: 1,
+        session_id: Some(SessionId(0)),
+        session_name: "main".into(),
+        window_id: Some(WindowId(shows)),
+        pane_id: Some(PaneId(shows)),
+        flags: String::new(),
+        control_mode: false,
+        width: 80,
+        height: 24,
+        activity,
+    }
+}
+
+impl Rig {
+    fn new(mux: Mux) -> Rig {
+        let (tx, jobs) = channel();
+        let (bus_tx, bus) = tokio::sync::broadcast::channel(1024);
+        let t0 = Instant::now();
+        let mut core = Core::starting_at(
+            Arc::new(DetectorConfig::default()),
+            Registry::bundled(),
+            tx,
+            bus_tx,
+            t0,
+            WALL,
+        );
+        core.mux = mux;
+        // No processes at all: identity and liveness come from the test.
+        let procs = tempfile::tempdir().expect("tempdir");
+        core.set_sampler(Sampler::with_root(procs.path()));
+        Rig {
+            core,
+            jobs,
+            bus,
+            t0,
+            _procs: procs,
+            seq: 0,
+        }
+    }
+
+    /// Lists `panes` (each seeded with an empty screen) and `clients`.
+    fn list(&mut self, panes: &[u32], clients: Vec<Client>) {
+        self.core.handle(Event::Listed {
+            panes: panes.iter().map(|n| pane(*n)).collect(),
+            clients,
+        });
+        for n in panes {
+            self.core.handle(Event::Captured {
+                pane: PaneId(*n),
+                capture: Capture {
+                    pane_id: PaneId(*n),
+                    text: "$ \n".into(),
+                    cursor_x: 2,
+                    cursor_y: 0,
+                    cursor_visible: true,
+                    alternate_on: false,
+                    in_mode: false,
+                    width: 80,
+                    height: 24,
+                },
+                purpose: CapturePurpose::Seed,
+            });
+        }
+    }
+
+    /// Moves the clock to `secs` after the start and ticks.
+    fn at(&mut self, secs: u64) {
+        self.core.set_clock(self.t0 + Duration::from_secs(secs));
+        self.core.tick();
+    }
+
+    fn ask(&mut self, method: &str, params: Value) -> Response {
+        let (reply, mut rx) = tokio::sync::oneshot::channel();
+        self.core.handle(Event::Control {
+            req: Request {
+                id: 7,
+                method: method.into(),
+                params,
+            },
+            reply,
+        });
+        rx.try_recv().expect("answered at once")
+    }
+
+    fn ok(&mut self, method: &str, params: Value) -> Value {
+        let r = self.ask(method, params.clone());
+        assert!(r.error.is_none(), "{method} {params}: {:?}", r.error);
+        r.result.unwrap_or(Value::Null)
+    }
+
+    fn report(&mut self, pane: &str, state: &str, extra: Value) {
+        self.seq += 1;
+        let mut p = json!({"pane": pane, "state": state, "seq": self.seq, "agent": "claude"});
+        if let (Some(p), Some(e)) = (p.as_object_mut(), extra.as_object()) {
+            p.extend(e.clone());
+        }
+        self.ok("report", p);
+    }
+
+    fn get(&mut self, pane: &str) -> Value {
+        self.ok("get", json!({ "pane": pane }))
+    }
+
+    /// The bus events since the last call, of kind `kind`.
+    fn events(&mut self, kind: &str) -> Vec<Value> {
+        let mut out = Vec::new();
+        while let Ok(v) = self.bus.try_recv() {
+            if v["event"] == kind {
+                out.push(v);
+            }
+        }
+        out
+    }
+
+    fn drain_jobs(&mut self) -> Vec<Job> {
+        self.jobs.try_iter().collect()
+    }
+}
+
+#[test]
+fn a_snooze_runs_out_on_the_clock_the_table_is_given() {
+    let mut r = Rig::new(Mux::Tmux);
+    r.list(&[1], vec![]);
+    r.report(
+        "%1",
+        "waiting",
+        json!({"reason": "question", "every": "1h"}),
+    );
+    r.at(1);
+    assert_eq!(r.get("%1")["band"], "waiting");
+    let until = r.ok("snooze", json!({"pane": "%1", "for": "30m"}))["until"].clone();
+    assert_eq!(until, json!(WALL as u64 + 1 + 30 * 60));
+    r.at(2);
+    assert_eq!(r.get("%1")["band"], "snoozed");
+    r.events("pane.agent_status_changed");
+    r.at(29 * 60);
+    assert_eq!(r.get("%1")["band"], "snoozed");
+    assert!(r.events("pane.agent_status_changed").is_empty());
+    r.at(31 * 60 + 2);
+    assert_eq!(r.get("%1")["band"], "waiting");
+    let ev = r.events("pane.agent_status_changed");
+    assert_eq!(ev.len(), 1, "{ev:?}");
+    assert_eq!(
+        (&ev[0]["prev_band"], &ev[0]["band"]),
+        (&json!("snoozed"), &json!("waiting"))
+    );
+    assert!(r.core.persist, "the expired snooze is saved");
+}
+
+#[test]
+fn typing_into_a_snoozed_pane_ends_the_snooze() {
+    let mut r = Rig::new(Mux::Tmux);
+    r.list(&[1], vec![client(1, 100)]);
+    r.report(
+        "%1",
+        "waiting",
+        json!({"reason": "question", "every": "1h"}),
+    );
+    r.ok("snooze", json!({"pane": "%1", "for": "6h"}));
+    r.at(1);
+    assert_eq!(r.get("%1")["band"], "snoozed");
+    // The same activity time: nobody typed.
+    r.list(&[1], vec![client(1, 100)]);
+    r.at(2);
+    assert_eq!(r.get("%1")["band"], "snoozed");
+    // The client's activity moved while it showed %1: the user typed there.
+    r.list(&[1], vec![client(1, 105)]);
+    r.at(3);
+    assert_eq!(r.get("%1")["band"], "waiting");
+    assert_eq!(r.get("%1")["snoozed"], false);
+}
+
+#[test]
+fn a_report_lease_runs_out_when_the_agent_goes_silent() {
+    let mut r = Rig::new(Mux::Tmux);
+    r.list(&[1], vec![]);
+    r.report("%1", "working", json!({"every": "10s"}));
+    r.at(1);
+    let g = r.get("%1");
+    assert_eq!(
+        (&g["state"], &g["authority"]),
+        (&json!("working"), &json!("report"))
+    );
+    r.at(15);
+    assert_eq!(r.get("%1")["authority"], "report", "within twice the lease");
+    r.at(60);
+    let g = r.get("%1");
+    assert_eq!(g["authority"], "screen", "{g}");
+    assert!(
+        g["lifecycle"].as_str().is_some_and(|l| l.contains("gone")),
+        "{g}"
+    );
+    let changes = r.events("pane.report_changed");
+    assert!(
+        changes
+            .iter()
+            .any(|c| c["pane"] == "%1" && c["to"] == "gone"),
+        "{changes:?}"
+    );
+}
+
+#[test]
+fn a_closed_pane_releases_parks_gated_on_it_and_forgets_its_report() {
+    let mut r = Rig::new(Mux::Tmux);
+    r.list(&[1, 2], vec![]);
+    r.report(
+        "%1",
+        "waiting",
+        json!({"reason": "question", "every": "1h"}),
+    );
+    r.report("%2", "working", json!({"every": "1h"}));
+    r.ok("park", json!({"pane": "%1", "gate": "%2"}));
+    r.at(1);
+    r.events("park.released");
+    // %2 is gone from the next listing.
+    r.list(&[1], vec![]);
+    let all: Vec<Value> = std::iter::from_fn(|| r.bus.try_recv().ok()).collect();
+    assert_eq!(
+        all,
+        [
+            json!({"event": "pane.closed", "pane": "%2", "agent": null}),
+            json!({"event": "park.released", "pane": "%1", "gate": "%2", "note": "", "reason": "GateGone"}),
+        ]
+    );
+    r.at(2);
+    assert_eq!(r.get("%1")["band"], "waiting");
+    let err = r.ask("get", json!({"pane": "%2"})).error.expect("gone");
+    assert_eq!(
+        (err.code.as_str(), err.message.as_str()),
+        (
+            "unknown_pane",
+            "no pane %2 on this tmux server (see `tend list`)"
+        )
+    );
+    assert!(r.core.persist);
+}
+
+#[test]
+fn a_gated_park_releases_when_its_gate_finishes_a_turn() {
+    let mut r = Rig::new(Mux::Tmux);
+    r.list(&[1, 2], vec![]);
+    r.report(
+        "%1",
+        "waiting",
+        json!({"reason": "question", "every": "1h"}),
+    );
+    r.report("%2", "working", json!({"every": "1h"}));
+    r.at(1);
+    r.ok(
+        "park",
+        json!({"pane": "%1", "note": "after the build", "gate": "%2"}),
+    );
+    r.at(2);
+    assert_eq!(r.get("%1")["band"], "parked");
+    assert_eq!(r.get("%1")["gate"], "%2");
+    r.report("%2", "done", json!({}));
+    r.at(3);
+    let released = r.events("park.released");
+    assert_eq!(released.len(), 1, "{released:?}");
+    assert_eq!(
+        (&released[0]["pane"], &released[0]["gate"]),
+        (&json!("%1"), &json!("%2"))
+    );
+    // Refreshed on the next round.
+    r.at(4);
+    assert_eq!(r.get("%1")["band"], "waiting");
+}
+
+#[test]
+fn tmux_gets_options_and_a_guard() {
+    let mut r = Rig::new(Mux::Tmux);
+    r.core.install_guard();
+    r.list(&[1], vec![]);
+    r.report(
+        "%1",
+        "waiting",
+        json!({"reason": "approval", "every": "1h"}),
+    );
+    r.at(1);
+    let jobs = r.drain_jobs();
+    assert!(jobs.iter().any(|j| matches!(j, Job::Guard { .. })));
+    assert!(jobs.iter().any(|j| matches!(j, Job::Publish { .. })));
+    assert!(!jobs.iter().any(|j| matches!(j, Job::Plugin(_))));
+    assert_eq!(r.ok("ping", json!({}))["backend"], "tmux");
+}
+
+#[test]
+fn zellij_panes_keep_zellij_names_and_publish_to_the_plugin() {
+    let mut r = Rig::new(Mux::Zellij);
+    // No guard in zellij: the plugin's status has a time to live instead.
+    r.core.install_guard();
+    r.list(&[4, 5], vec![]);
+    r.report(
+        "terminal_4",
+        "waiting",
+        json!({"reason": "approval", "every": "1h"}),
+    );
+    r.report("terminal_5", "working", json!({"every": "1h"}));
+    r.at(1);
+    // The bare number `$ZELLIJ_PANE_ID` holds, and `%N`.
+    for spelled in ["terminal_4", "4", "%4"] {
+        assert_eq!(r.get(spelled)["pane"], "terminal_4", "{spelled}");
+    }
+    let err = r.ask("get", json!({"pane": "terminal_9"}));
+    let err = err.error.expect("unknown pane");
+    assert_eq!(err.code, "unknown_pane");
+    assert_eq!(
+        err.message,
+        "no pane terminal_9 on this zellij session (see `tend list`)"
+    );
+    let ev = r.events("pane.agent_status_changed");
+    assert!(ev.iter().all(|e| e["pane"]
+        .as_str()
+        .is_some_and(|p| p.starts_with("terminal_"))));
+    assert_eq!(ev.len(), 2, "{ev:?}");
+    let jobs = r.drain_jobs();
+    assert!(!jobs
+        .iter()
+        .any(|j| matches!(j, Job::Guard { .. } | Job::Publish { .. })));
+    let status = jobs
+        .iter()
+        .rev()
+        .find_map(|j| match j {
+            Job::Plugin(s) => Some(s.clone()),
+            _ => None,
+        })
+        .expect("a plugin status");
+    assert_eq!(
+        (status.needs, status.summary.as_str()),
+        (1, "1 agent needs you")
+    );
+    assert_eq!(status.jump.iter().map(|j| j.pane).collect::<Vec<_>>(), [4]);
+    // Parks and snoozes are named as zellij names panes, gates too.
+    let parked = r.ok("park", json!({"pane": "4", "gate": "5"}));
+    assert_eq!(parked["parked"], "terminal_4");
+    r.at(2);
+    assert_eq!(r.get("terminal_4")["gate"], "terminal_5");
+    let next = r.ask("next", json!({}));
+    assert_eq!(next.error.map(|e| e.code), Some("no_target".into()));
+    assert_eq!(r.ok("ping", json!({}))["backend"], "zellij");
+    // Listed in a tab a client looks at: followed by the subscription.
+    assert_eq!(r.get("terminal_4")["tap"], "subscribe");
+    // A jump goes to the backend as a switch to the pane.
+    r.ok("unpark", json!({"pane": "terminal_4"}));
+    r.at(3);
+    r.drain_jobs();
+    let next = r.ok("next", json!({"jump": true}));
+    assert_eq!(next["pane"], "terminal_4");
+    let jobs = r.drain_jobs();
+    assert!(
+        jobs.iter()
+            .any(|j| matches!(j, Job::Switch { pane, .. } if *pane == PaneId(4))),
+        "{jobs:?}"
+    );
+}
+
+#[test]
+fn zellij_changes_reach_the_notifier_grouped() {
+    use tend_attention::notify::{Notifier, Policy, TimeOfDay};
+    let mut r = Rig::new(Mux::Zellij);
+    let mut n = Notifier::new(Policy::default());
+    let noon = TimeOfDay::hm(12, 0);
+    let feed = |r: &mut Rig, n: &mut Notifier, secs: u64| {
+        while let Ok(v) = r.bus.try_recv() {
+            if let Some(h) = crate::notify::happening(&v) {
+                n.handle(Duration::from_secs(secs), noon, h);
+            }
+        }
+    };
+    r.list(&[4, 5], vec![]);
+    r.report("terminal_4", "working", json!({"every": "1h"}));
+    r.report("terminal_5", "working", json!({"every": "1h"}));
+    r.at(1);
+    feed(&mut r, &mut n, 1);
+    r.report(
+        "terminal_4",
+        "waiting",
+        json!({"reason": "approval", "every": "1h"}),
+    );
+    r.report(
+        "terminal_5",
+        "waiting",
+        json!({"reason": "question", "every": "1h"}),
+    );
+    r.at(60);
+    feed(&mut r, &mut n, 60);
+    // Both within one grouping window: one notification for the two, the
+    // approval first.
+    n.handle_timeout(Duration::from_secs(61));
+    let got = n.poll_notification().expect("a notification");
+    assert_eq!(got.panes, ["terminal_4", "terminal_5"]);
+    assert_eq!(got.title, "2 agents need you");
+    assert!(n.poll_notification().is_none());
+}

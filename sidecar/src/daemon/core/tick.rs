@@ -1,0 +1,280 @@
+//! The pane table's clockwork: timers, identity samples, polls, leases,
+//! parks running out, and each pane's effective status with the events
+//! its changes make.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use tend_attention::report::{Alive, PaneLife};
+use tend_attention::Band;
+use tend_detector::State;
+use tend_tmux::PaneId;
+
+use super::{CapturePurpose, Core, Job, TapState, POLL_EVERY, PROCS_KEPT};
+use crate::daemon::status::{self, EffView};
+
+impl Core {
+    /// Runs timers, samples processes, polls foreign-pipe panes, and
+    /// publishes changes. Only panes that received something since the last
+    /// call are visited, plus every pane once its earliest deadline is due,
+    /// so the cost per event does not grow with the number of panes.
+    /// Returns how long until it next wants to run.
+    pub fn tick(&mut self) -> Duration {
+        let now = self.now();
+        let full = now >= self.next_sweep;
+        let ids: Vec<PaneId> = if full {
+            self.touched.clear();
+            self.next_sweep = now + Duration::from_secs(1);
+            self.panes.keys().copied().collect()
+        } else {
+            self.touched.drain().collect()
+        };
+        let mut polls = Vec::new();
+        let mut visited: Vec<PaneId> = Vec::new();
+        for id in ids {
+            let Some(p) = self.panes.get_mut(&id) else {
+                continue;
+            };
+            if !p.seeded {
+                continue;
+            }
+            p.det.tick(now);
+            crate::trace!(
+                "tick pane={id} state={:?} agent={:?} full={full}",
+                p.det.status().state,
+                p.det.status().agent
+            );
+            // Identity.
+            let prompt_visible = matches!(p.det.status().state, None | Some(State::Exited));
+            if p.watch.next_wakeup() <= now {
+                let up = p
+                    .watch
+                    .poll(&mut self.sampler, &self.registry, now, prompt_visible);
+                if let Some(change) = &up.change {
+                    // One shared manifest per agent: each copy would carry
+                    // its own compiled regex caches.
+                    let manifest = change.to.as_ref().and_then(|a| {
+                        if !self.manifests.contains_key(a) {
+                            let m = Arc::new(self.registry.get(a)?.clone());
+                            self.manifests.insert(a.clone(), m);
+                        }
+                        self.manifests.get(a).cloned()
+                    });
+                    crate::trace!("agent pane={id} to={:?}", change.to);
+                    p.det.set_agent(now, manifest);
+                    p.seen = false;
+                    if change.to.is_none() {
+                        // The agent's run is over: its reports end with it.
+                        self.book.release(&self.mux.name(id));
+                    }
+                }
+                if let Some(obs) = up.observation {
+                    p.det.observe_process(now, obs);
+                }
+                if let Some(procs) = up.procs {
+                    if p.procs.len() == PROCS_KEPT {
+                        p.procs.pop_front();
+                    }
+                    p.procs.push_back((now, procs));
+                }
+            }
+            while let Some(t) = p.det.poll_transition() {
+                if t.to != State::Completed {
+                    p.seen = false;
+                }
+            }
+            // Completing while the user looks at it: seen at once.
+            if p.focused && p.det.status().state == Some(State::Completed) {
+                p.seen = true;
+            }
+            let mut due = p.watch.next_wakeup();
+            if let Some(d) = p.det.poll_timeout() {
+                due = due.min(d);
+            }
+            if p.tap == TapState::Polling {
+                if p.last_poll
+                    .is_none_or(|t| self.clock.saturating_duration_since(t) >= POLL_EVERY)
+                {
+                    p.last_poll = Some(self.clock);
+                    polls.push(id);
+                }
+                due = due.min(now + POLL_EVERY);
+            }
+            self.next_sweep = self.next_sweep.min(due);
+            visited.push(id);
+        }
+        for id in polls {
+            self.job(Job::Capture(id, CapturePurpose::Poll));
+        }
+        // Leases, quiet and gone of self-reporting agents; parks and
+        // snoozes running out.
+        let epoch = self.epoch();
+        if self.book.next_deadline().is_some_and(|d| d <= epoch) || full {
+            let changes = {
+                let panes = &self.panes;
+                let mux = self.mux;
+                let start = self.start;
+                let alive = |pane: &str| -> Alive {
+                    let Some(p) = mux.parse(pane).and_then(|id| panes.get(&id)) else {
+                        return Alive::NONE;
+                    };
+                    let st = p.det.status();
+                    let silent = st.silent_for;
+                    let last_output = epoch.checked_sub(silent).filter(|_| st.state.is_some());
+                    let _ = start;
+                    Alive {
+                        last_output,
+                        cpu_busy: st.cpu_hold,
+                        life: match p.eff.as_ref().and_then(|e| e.band) {
+                            Some(Band::Quiet) => PaneLife::Quiet,
+                            Some(Band::Exited) | None => PaneLife::Gone,
+                            _ => PaneLife::Live,
+                        },
+                    }
+                };
+                self.book.tick(epoch, &alive)
+            };
+            for c in changes {
+                let _ = self.bus.send(json!({
+                    "event": "pane.report_changed",
+                    "pane": c.pane,
+                    "from": c.from,
+                    "to": c.to,
+                    "notify": c.notify,
+                }));
+                visited.extend(self.mux.parse(&c.pane));
+                self.persist = true;
+            }
+        }
+        if self
+            .parks
+            .next_deadline()
+            .is_some_and(|d| d <= epoch.as_secs())
+            || full
+        {
+            for pane in self.parks.expire(epoch.as_secs()) {
+                visited.extend(self.mux.parse(&pane));
+                self.persist = true;
+            }
+        }
+        for id in visited {
+            self.refresh(id);
+        }
+        if self.changed {
+            self.changed = false;
+            self.publish();
+        }
+        self.next_sweep
+            .saturating_sub(now)
+            .max(Duration::from_millis(2))
+    }
+
+    /// Recomputes one pane's effective status; emits events for changes.
+    pub(crate) fn refresh(&mut self, id: PaneId) {
+        let epoch = self.epoch();
+        let unix = epoch.as_secs();
+        let Some(p) = self.panes.get(&id) else { return };
+        let name = self.mux.name(id);
+        let st = p.det.status();
+        let marks = self.parks.marks(&name, unix);
+        let stop = self.flags.get(&name).map(|f| f.word());
+        let book = &self.book;
+        let view = status::fold(
+            &st,
+            |screen| book.effective(epoch, &name, screen),
+            &marks,
+            p.seen,
+            stop,
+        );
+        let old = p.eff.clone();
+        // Announced while the agent runs; released when its run ends (the pane
+        // keeps naming it, as `exited`, until the next agent).
+        let agent_now = st.agent.clone().filter(|_| st.live);
+        let announced = p.announced.clone();
+        let changed_key = old.as_ref().map(EffView::key) != Some(view.key());
+        let wall = self.start_wall + self.now().as_secs_f64();
+        let mut gate_move = None;
+        if let Some(p) = self.panes.get_mut(&id) {
+            if announced != agent_now {
+                if let Some(a) = &announced {
+                    let _ = self
+                        .bus
+                        .send(json!({"event": "pane.agent_released", "pane": name, "agent": a}));
+                }
+                if let Some(a) = &agent_now {
+                    let _ = self
+                        .bus
+                        .send(json!({"event": "pane.agent_detected", "pane": name, "agent": a}));
+                }
+                p.announced = agent_now.clone();
+            }
+            if changed_key {
+                crate::trace!(
+                    "state pane={name} state={:?} reason={:?} rule={:?}",
+                    view.state,
+                    view.reason,
+                    view.rule
+                );
+                let prev_state = old.as_ref().and_then(|o| o.state);
+                if prev_state != view.state || old.as_ref().and_then(|o| o.reason) != view.reason {
+                    p.eff_seq += 1;
+                    p.eff_since = wall;
+                    if let Some(to) = view.state {
+                        gate_move = Some((prev_state, to));
+                    }
+                }
+                let display = view
+                    .agent
+                    .as_deref()
+                    .and_then(|a| self.registry.get(a))
+                    .map(|m| m.short_name.clone());
+                let _ = self.bus.send(json!({
+                    "event": "pane.agent_status_changed",
+                    "pane": name,
+                    "agent": view.agent,
+                    "name": display,
+                    "session": p.info.session_name,
+                    "window": self.mux.window(&p.info),
+                    "focused": p.focused,
+                    "prev_band": old.as_ref().and_then(|o| o.band),
+                    "state": view.state,
+                    "reason": view.reason,
+                    "band": view.band,
+                    "quiet": view.quiet,
+                    "prev_state": prev_state,
+                    "prev_reason": old.as_ref().and_then(|o| o.reason),
+                    "rule": view.rule,
+                    "authority": view.authority,
+                    "state_change_seq": p.eff_seq,
+                    "run": st.run,
+                    "at": wall,
+                }));
+                self.changed = true;
+            } else if old.as_ref() != Some(&view) {
+                self.changed = true;
+            }
+            p.eff = Some(view);
+        }
+        // A park gated on this pane releases the first time it goes from
+        // busy to ready.
+        if let Some((from, to)) = gate_move {
+            for r in self.parks.gate_transition(&name, from, to) {
+                self.park_released(r);
+            }
+        }
+    }
+
+    pub(crate) fn park_released(&mut self, r: tend_attention::park::ParkReleased) {
+        let _ = self.bus.send(json!({
+            "event": "park.released",
+            "pane": r.pane,
+            "gate": r.gate,
+            "note": r.note,
+            "reason": format!("{:?}", r.reason),
+        }));
+        self.persist = true;
+        self.changed = true;
+        self.touched.extend(self.mux.parse(&r.pane));
+    }
+}
