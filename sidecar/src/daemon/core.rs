@@ -180,6 +180,12 @@ pub struct Core {
     /// Persistent state changed and should be written.
     pub(crate) persist: bool,
     listed_once: bool,
+    /// A listing was asked for: it goes out at the end of this tick, in
+    /// the same tmux process as the tick's publish if there is one.
+    list_due: bool,
+    /// Changes held back to go out with the next listing (see
+    /// [`publish::can_wait`]).
+    held: bool,
     /// Panes that received something since the last tick.
     touched: HashSet<PaneId>,
     /// When every pane must next be visited.
@@ -251,6 +257,8 @@ impl Core {
             bus,
             persist: false,
             listed_once: false,
+            list_due: false,
+            held: false,
             touched: HashSet::new(),
             next_sweep: Duration::ZERO,
             changed: true,
@@ -352,9 +360,10 @@ impl Core {
         self.changed = true;
     }
 
-    /// Asks the worker for a pane listing.
-    pub fn reconcile(&self) {
-        self.job(Job::List);
+    /// Asks the worker for a pane listing (sent at the end of the tick
+    /// that follows, with whatever that tick publishes).
+    pub fn reconcile(&mut self) {
+        self.list_due = true;
     }
 
     /// Handles one event.
@@ -961,9 +970,21 @@ impl Core {
         for id in visited {
             self.refresh(id);
         }
-        if self.changed {
+        let list = std::mem::take(&mut self.list_due);
+        let updates = if self.changed || (self.held && list) {
             self.changed = false;
-            self.publish();
+            self.publish(list)
+        } else {
+            None
+        };
+        match updates {
+            Some((updates, clients)) => self.job(Job::Publish {
+                updates,
+                clients,
+                list,
+            }),
+            None if list => self.job(Job::List),
+            None => {}
         }
         self.next_sweep
             .saturating_sub(now)
@@ -1035,12 +1056,22 @@ impl Core {
         facts
     }
 
-    fn publish(&mut self) {
+    /// What changed since the last publish, and the clients whose status
+    /// line to redraw (`None`: nothing to send now). Changes that can wait
+    /// ([`publish::can_wait`]) are held until `listing` (the tick that
+    /// sends the periodic listing, at most [`super::RECONCILE_EVERY`]
+    /// later), so that they share its tmux process.
+    fn publish(&mut self, listing: bool) -> Option<(Vec<tend_tmux::OptionUpdate>, Vec<String>)> {
         if !self.listed_once {
-            return;
+            return None;
         }
         let new = publish::compute(&self.rows(), &self.remote_rows());
         let ups = publish::diff(&self.published, &new);
+        self.held = !ups.is_empty() && !listing && publish::can_wait(&ups);
+        if self.held {
+            crate::trace!("publish held updates={}", ups.len());
+            return None;
+        }
         if !ups.is_empty() {
             crate::trace!("publish updates={}", ups.len());
             self.published = new;
@@ -1050,11 +1081,9 @@ impl Core {
                 .filter(|c| !c.control_mode)
                 .map(|c| c.name.clone())
                 .collect();
-            self.job(Job::Publish {
-                updates: ups,
-                clients,
-            });
+            return Some((ups, clients));
         }
+        None
     }
 
     /// Everything published, for `tend stop` to remove.

@@ -277,6 +277,26 @@ pub fn compute(rows: &[PaneRow], remote: &RemoteFacts) -> BTreeMap<(Scope, Strin
     out
 }
 
+/// Whether `updates` may wait for the next listing (up to a second)
+/// instead of starting a tmux process of their own: agents starting work,
+/// or working on. Nothing anyone must act on waits: an update that shows a
+/// pane in a band other than `working` (a dialog, a finished turn, a quiet
+/// agent, an exit), changes a count of agents that need the user, or
+/// removes an option goes out at once.
+pub fn can_wait(updates: &[OptionUpdate]) -> bool {
+    updates.iter().all(|u| {
+        let Some(value) = &u.value else {
+            return false;
+        };
+        match u.name.as_str() {
+            "@tend_band" => value == Band::Working.as_str(),
+            "@tend_state" => value == "working",
+            "@tend_needs" | "@tend_quiet" | "@tend_summary" | "@tend_session_needs" => false,
+            _ => true,
+        }
+    })
+}
+
 /// The updates that turn `old` into `new` (sets for new or changed values,
 /// unsets for vanished keys).
 pub fn diff(
@@ -423,6 +443,36 @@ mod tests {
                 .as_deref(),
             Some("vm unreachable")
         );
+    }
+
+    #[test]
+    fn only_work_starting_or_going_on_waits_for_the_listing() {
+        let p = Scope::Pane(PaneId(1));
+        let w = Scope::Window(WindowId(1));
+        let working = vec![
+            OptionUpdate::set(p, "@tend_state", "working"),
+            OptionUpdate::set(p, "@tend_band", "working"),
+            OptionUpdate::set(p, "@tend_glyph", "◐"),
+            OptionUpdate::set(p, "@tend_since", "1796180000"),
+            OptionUpdate::set(w, "@tend_window_band", "working"),
+            OptionUpdate::set(Scope::Global, "@tend_next_working", "%1"),
+            OptionUpdate::set(Scope::Global, "@tend_server_band", "working"),
+        ];
+        assert!(can_wait(&working));
+        let urgent = [
+            OptionUpdate::set(p, "@tend_state", "waiting"),
+            OptionUpdate::set(p, "@tend_band", "ready_for_review"),
+            OptionUpdate::set(p, "@tend_band", "quiet"),
+            OptionUpdate::set(Scope::Global, "@tend_needs", "0"),
+            OptionUpdate::set(Scope::Global, "@tend_summary", ""),
+            OptionUpdate::set(Scope::Session(SessionId(0)), "@tend_session_needs", "1"),
+            OptionUpdate::unset(p, "@tend_next"),
+        ];
+        for u in urgent {
+            let mut ups = working.clone();
+            ups.push(u.clone());
+            assert!(!can_wait(&ups), "{u:?}");
+        }
     }
 
     #[test]
