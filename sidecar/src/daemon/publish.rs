@@ -298,22 +298,28 @@ pub fn can_wait(updates: &[OptionUpdate]) -> bool {
 }
 
 /// The updates that turn `old` into `new` (sets for new or changed values,
-/// unsets for vanished keys).
+/// in `new`'s order, then unsets for vanished keys, in `old`'s order).
+/// Both maps are walked once side by side, allocating only for what
+/// changed: the daemon diffs every option of every pane at each change.
 pub fn diff(
     old: &BTreeMap<(Scope, String), String>,
     new: &BTreeMap<(Scope, String), String>,
 ) -> Vec<OptionUpdate> {
     let mut ups = Vec::new();
+    let mut gone = Vec::new();
+    let mut prev = old.iter().peekable();
     for ((scope, name), value) in new {
-        if old.get(&(*scope, name.clone())) != Some(value) {
-            ups.push(OptionUpdate::set(*scope, name.clone(), value.clone()));
+        let key = (*scope, name.as_str());
+        while let Some(((s, n), _)) = prev.next_if(|((s, n), _)| (*s, n.as_str()) < key) {
+            gone.push(OptionUpdate::unset(*s, n.clone()));
+        }
+        match prev.next_if(|((s, n), _)| (*s, n.as_str()) == key) {
+            Some((_, v)) if v == value => {}
+            _ => ups.push(OptionUpdate::set(*scope, name.clone(), value.clone())),
         }
     }
-    for (scope, name) in old.keys() {
-        if !new.contains_key(&(*scope, name.clone())) {
-            ups.push(OptionUpdate::unset(*scope, name.clone()));
-        }
-    }
+    gone.extend(prev.map(|((s, n), _)| OptionUpdate::unset(*s, n.clone())));
+    ups.extend(gone);
     ups
 }
 
@@ -494,5 +500,38 @@ mod tests {
             ]
         );
         assert!(diff(&b, &b).is_empty());
+        // Keys on both sides of the one kept, at several scopes.
+        let key = |s: Scope, n: &str| (s, n.to_owned());
+        let old: BTreeMap<_, _> = [
+            (key(Scope::Global, "@tend_a"), "1".to_owned()),
+            (key(Scope::Global, "@tend_c"), "3".to_owned()),
+            (
+                key(Scope::Pane(PaneId(2)), "@tend_state"),
+                "idle".to_owned(),
+            ),
+            (
+                key(Scope::Pane(PaneId(9)), "@tend_state"),
+                "idle".to_owned(),
+            ),
+        ]
+        .into();
+        let new: BTreeMap<_, _> = [
+            (key(Scope::Global, "@tend_b"), "2".to_owned()),
+            (key(Scope::Global, "@tend_c"), "3".to_owned()),
+            (
+                key(Scope::Pane(PaneId(2)), "@tend_state"),
+                "working".to_owned(),
+            ),
+        ]
+        .into();
+        assert_eq!(
+            diff(&old, &new),
+            vec![
+                OptionUpdate::set(Scope::Global, "@tend_b", "2"),
+                OptionUpdate::set(Scope::Pane(PaneId(2)), "@tend_state", "working"),
+                OptionUpdate::unset(Scope::Global, "@tend_a"),
+                OptionUpdate::unset(Scope::Pane(PaneId(9)), "@tend_state"),
+            ]
+        );
     }
 }
