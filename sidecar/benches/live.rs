@@ -5,7 +5,13 @@
 //! cargo bench -p tend --bench live -- --latency-runs 100 --panes 10,50,200 --secs 30
 //! TEND_BENCH_AGENTS=claude,codex cargo bench -p tend --bench live -- --load agents
 //! TEND_BENCH_BIN=/path/to/other/tend cargo bench -p tend --bench live    # another build
+//! TEND_BENCH_BEFORE=/tmp/tend-before cargo bench -p tend --bench live -- --rounds 3 --load agents,real
 //! ```
+//!
+//! With `TEND_BENCH_BEFORE` each cell is measured for that build and this
+//! one alternately, `--rounds` times (latency: `--latency-rounds`, runs
+//! pooled), and a table of medians closes the run: two builds side by side
+//! on the same machine in the same minutes.
 //!
 //! 1. **Latency**: a pane whose process is an identified agent alternates
 //!    between a working frame (then a spinner redrawn for a second) and an
@@ -18,8 +24,10 @@
 //! 2. **Cost**: N panes streaming (a spinner line at 60 Hz, as a working
 //!    agent redraws) for S seconds; CPU (user+system, % of one core) and
 //!    memory of the daemon (RSS) and of the taps (PSS, summed), and the tmux
-//!    server's CPU; then the same panes watched instead by a `capture-pane`
-//!    poller at 500 ms (what polling plugins do), side by side.
+//!    server's CPU, and the tmux processes the daemon starts per second
+//!    (counted with `strace -f -e trace=execve` in a window of its own);
+//!    then the same panes, on a fresh server, watched instead by a
+//!    `capture-pane` poller at 500 ms (what polling plugins do).
 
 mod common;
 
@@ -37,13 +45,17 @@ struct Server {
 }
 
 impl Server {
-    fn new(tag: &str) -> Server {
-        let name = format!("tend-bench-{tag}-{}", std::process::id());
+    fn new(tag: &str, tend: &Path) -> Server {
+        // A name of its own each time: `kill-server` returns before the
+        // server is gone, and a next server of the same name would meet it.
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("tend-bench-{tag}-{}-{n}", std::process::id());
         let dir = tempfile::tempdir().expect("tempdir");
         for sub in ["run", "state", "config"] {
             std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
         }
-        let tend = tend_binary();
+        let tend = tend.to_path_buf();
         let s = Server { name, dir, tend };
         common::start_server(&s.name);
         s
@@ -74,15 +86,22 @@ impl Drop for Server {
     }
 }
 
-/// CPU time of `pid` itself, in nanoseconds, from the scheduler's own
-/// accounting (`/proc/PID/schedstat`; exact, where the tick-sampled
-/// `utime`/`stime` charge whole 10 ms ticks and show a tap that runs for
-/// microseconds at a time as 0 or as 10 ms).
+/// CPU time of `pid`, all its threads, in nanoseconds, from the
+/// scheduler's own accounting (`/proc/PID/task/*/schedstat`; exact, where
+/// the tick-sampled `utime`/`stime` charge whole 10 ms ticks and show a
+/// process that runs for microseconds at a time as 0 or as 10 ms).
+/// `/proc/PID/schedstat` alone is the main thread only: the daemon reads
+/// the panes' pipes on a thread of its own and runs tmux from another.
 fn cpu_ns(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"));
+    let mut sum = 0;
+    for t in tasks.into_iter().flatten().flatten() {
+        sum += std::fs::read_to_string(t.path().join("schedstat"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    sum
 }
 
 /// CPU ticks of the children `pid` waited for: for the daemon, the tmux
@@ -141,11 +160,15 @@ enum Identity {
     ProcessTree,
 }
 
-fn latency(runs: usize, identity: Identity) {
-    let s = Server::new(match identity {
-        Identity::Declared => "lat",
-        Identity::ProcessTree => "lattree",
-    });
+/// Dialog → `@tend_state` delays in milliseconds, `runs` of them.
+fn latency(runs: usize, identity: Identity, bin: &Path) -> Vec<f64> {
+    let s = Server::new(
+        match identity {
+            Identity::Declared => "lat",
+            Identity::ProcessTree => "lattree",
+        },
+        bin,
+    );
     s.tend(&["start"]);
     let cast_path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/claude/approval/pane.cast");
@@ -219,9 +242,13 @@ fn latency(runs: usize, identity: Identity) {
             lat.push(t0.elapsed().as_secs_f64() * 1000.0);
         }
     }
+    lat
+}
+
+fn latency_line(label: &str, identity: Identity, mut lat: Vec<f64>) {
     lat.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
     println!(
-        "latency dialog→@tend_state  agent={} runs={} p50={:.1}ms p99={:.1}ms max={:.1}ms (poll resolution ~1ms + a tmux call)",
+        "latency dialog→@tend_state  {label:<6} agent={} runs={} p50={:.1}ms p99={:.1}ms max={:.1}ms (poll resolution ~1ms + a tmux call)",
         match identity {
             Identity::Declared => "TEND_AGENT",
             Identity::ProcessTree => "process-tree",
@@ -239,61 +266,158 @@ enum Load {
     /// A spinner line redrawn at 60 Hz (the harshest steady redraw).
     Spinner60Hz,
     /// Real agents' working turns replayed in a loop (claude, codex,
-    /// gemini, aider in turn).
+    /// gemini, aider in turn; Gemini's 200×50 recording redraws whole
+    /// frames at ~61 KB/s).
     Agents,
+    /// Every verified agent's working turn at 80×24
+    /// (`tests/corpus/<agent>/working_then_done@80x24`), in turn: the
+    /// output rates of real working agents (0.3–11 KB/s).
+    Real,
     /// Agents at their prompt, printing nothing.
     Idle,
 }
 
-fn cost(panes: usize, secs: u64, load: Load) {
-    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
-        .ok()
-        .flatten()
-        .unwrap_or(100) as f64;
+impl Load {
+    fn label(self) -> &'static str {
+        match self {
+            Load::Spinner60Hz => "60Hz",
+            Load::Agents => "agents",
+            Load::Real => "real",
+            Load::Idle => "idle",
+        }
+    }
+}
+
+/// The agents whose `working_then_done@80x24` the *real* load replays.
+const REAL_AGENTS: &[&str] = &[
+    "aider", "claude", "codex", "gemini", "grok", "kilo", "opencode", "pi", "qwen",
+];
+
+/// One build's cost in one cell (CPU in % of one core, memory in MB).
+#[derive(Clone, Copy, Default)]
+struct TendCost {
+    daemon: f64,
+    commands: f64,
+    taps: f64,
+    total: f64,
+    rss: f64,
+    mem: f64,
+    server: f64,
+    /// tmux processes the daemon started per second (`NaN`: not counted).
+    spawns: f64,
+}
+
+/// The poller's cost in one cell.
+#[derive(Clone, Copy, Default)]
+struct PollCost {
+    cpu: f64,
+    server: f64,
+}
+
+/// A server with `panes` panes printing `load`, for a cost run.
+fn cost_server(panes: usize, load: Load, bin: &Path) -> Server {
     // One process per pane (a shell loop forking `sleep` 60 times a second
     // per pane measured the forks: 12,000 a second at 200 panes).
     let spinner = "env TEND_AGENT=claude python3 -u -c 'import sys,time\ni=0\nwhile True:\n i+=1\n sys.stdout.write(\"\\r* Working… (%ds · esc to interrupt) frame %d   \" % (i//60, i))\n sys.stdout.flush()\n time.sleep(1/60)'";
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
-    let s = Server::new(&format!("cost{panes}-{}", load as u8));
+    let s = Server::new(&format!("cost{panes}-{}", load.label()), bin);
     let list =
         std::env::var("TEND_BENCH_AGENTS").unwrap_or_else(|_| "claude,codex,gemini,aider".into());
     let agents: Vec<&str> = list.split(',').filter(|a| !a.is_empty()).collect();
     for i in 0..panes {
         let agent = agents[i % agents.len()];
+        let play = |agent: &str, rec: &str, repeat: bool| {
+            format!(
+                "env TEND_AGENT={agent} '{}' play '{}'{}",
+                s.tend.display(),
+                corpus.join(agent).join(rec).join("pane.cast").display(),
+                if repeat { " --repeat" } else { "" }
+            )
+        };
         let cmd = match load {
             Load::Spinner60Hz => spinner.to_owned(),
-            Load::Agents => format!(
-                "env TEND_AGENT={agent} '{}' play '{}' --repeat",
-                s.tend.display(),
-                corpus
-                    .join(agent)
-                    .join("working_then_done/pane.cast")
-                    .display()
+            Load::Agents => play(agent, "working_then_done", true),
+            Load::Real => play(
+                REAL_AGENTS[i % REAL_AGENTS.len()],
+                "working_then_done@80x24",
+                true,
             ),
-            Load::Idle => format!(
-                "env TEND_AGENT={agent} '{}' play '{}'",
-                s.tend.display(),
-                corpus.join(agent).join("idle/pane.cast").display()
-            ),
+            Load::Idle => play(agent, "idle", false),
         };
         s.tmux(&["new-window", "-d", &cmd]);
     }
-    let label = match load {
-        Load::Spinner60Hz => "60Hz",
-        Load::Agents => "agents",
-        Load::Idle => "idle",
-    };
-    let server_pid: u32 = s.tmux(&["display", "-p", "#{pid}"]).parse().unwrap_or(0);
-    std::thread::sleep(Duration::from_secs(2));
-    // Phase A: tend.
-    s.tend(&["start"]);
-    std::thread::sleep(Duration::from_secs(3));
+    s
+}
+
+/// The daemon's pid on server `s`.
+fn daemon_pid(s: &Server) -> u32 {
     let dpid = pids_named(&format!(
         "daemon -S /tmp/tmux-{}/{}",
         nix::unistd::getuid(),
         s.name
     ));
-    let dpid = dpid.first().copied().unwrap_or(0);
+    dpid.first().copied().unwrap_or(0)
+}
+
+/// tmux processes `pid` starts per second, counted over `secs` seconds
+/// with `strace -f -e trace=execve` (a separate window after the CPU was
+/// measured: strace slows what it traces). `NaN` without strace.
+fn count_spawns(pid: u32, secs: u64) -> f64 {
+    let out = tempfile::NamedTempFile::new().expect("tempfile");
+    let child = Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=execve", "-e", "signal=none", "-o"])
+        .arg(out.path())
+        .arg("-p")
+        .arg(pid.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    let Ok(mut child) = child else {
+        return f64::NAN;
+    };
+    std::thread::sleep(Duration::from_secs(secs));
+    // Only this strace, by its own pid: SIGINT makes it detach. It has
+    // been seen to hang there (a child stopped between vfork and execve);
+    // then SIGKILL, which detaches its tracees too.
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while matches!(child.try_wait(), Ok(None)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if matches!(child.try_wait(), Ok(None)) {
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+    }
+    let _ = child.wait();
+    let text = std::fs::read_to_string(out.path()).unwrap_or_default();
+    let n = text
+        .lines()
+        // Successful calls only: a program looked up through PATH is tried
+        // in each directory, one failed `execve` each.
+        .filter(|l| l.contains("execve(") && l.contains("tmux") && l.ends_with("= 0"))
+        .count();
+    n as f64 / secs as f64
+}
+
+/// Measures one build of tend on `panes` panes for `secs` seconds.
+fn cost_tend(
+    panes: usize,
+    secs: u64,
+    settle: u64,
+    load: Load,
+    bin: &Path,
+    label: &str,
+) -> TendCost {
+    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .unwrap_or(100) as f64;
+    let s = cost_server(panes, load, bin);
+    let server_pid: u32 = s.tmux(&["display", "-p", "#{pid}"]).parse().unwrap_or(0);
+    std::thread::sleep(Duration::from_secs(2));
+    s.tend(&["start"]);
+    std::thread::sleep(Duration::from_secs(settle));
+    let dpid = daemon_pid(&s);
     let taps = pids_named(&format!("{}", s.dir.path().join("run").display()))
         .into_iter()
         .filter(|p| *p != dpid)
@@ -312,27 +436,43 @@ fn cost(panes: usize, secs: u64, load: Load) {
         .iter()
         .map(|p| status_kb(*p, "Pss:", "smaps_rollup"))
         .sum();
+    let spawns = count_spawns(dpid, secs.min(5));
     let per = |a: u64, b: u64| (b.saturating_sub(a)) as f64 / 1e9 / secs as f64 * 100.0;
     let per_ticks = |a: u64, b: u64| (b.saturating_sub(a)) as f64 / hz / secs as f64 * 100.0;
     // Everything tend runs: the daemon, its tmux commands, and any process
     // per pane (taps that stay; none since they hand their pipe over).
-    let total_cpu = per(d0, d1) + per_ticks(dc0, dc1) + per(t0, t1);
-    let total_mb = (rss + pss) as f64 / 1024.0;
+    let c = TendCost {
+        daemon: per(d0, d1),
+        commands: per_ticks(dc0, dc1),
+        taps: per(t0, t1),
+        total: per(d0, d1) + per_ticks(dc0, dc1) + per(t0, t1),
+        rss: rss as f64 / 1024.0,
+        mem: (rss + pss) as f64 / 1024.0,
+        server: per(s0, s1),
+        spawns,
+    };
     println!(
-        "tend    {label:<6} panes={panes:>3} daemon cpu={:.2}% (+ its tmux commands {:.2}%) rss={:.1}MB | taps({}) cpu={:.2}% pss={:.1}MB | all of tend cpu={:.2}% mem={:.1}MB | tmux server cpu={:.2}%",
-        per(d0, d1),
-        per_ticks(dc0, dc1),
-        rss as f64 / 1024.0,
+        "tend {label:<6} {:<6} panes={panes:>3} daemon cpu={:.2}% (+ its tmux commands {:.2}%, {:.1} tmux processes/s) rss={:.1}MB | taps({}) cpu={:.2}% | all of tend cpu={:.2}% mem={:.1}MB | tmux server cpu={:.2}%",
+        load.label(),
+        c.daemon,
+        c.commands,
+        c.spawns,
+        c.rss,
         taps.len(),
-        per(t0, t1),
-        pss as f64 / 1024.0,
-        total_cpu,
-        total_mb,
-        per(s0, s1)
+        c.taps,
+        c.total,
+        c.mem,
+        c.server
     );
     s.tend(&["stop"]);
-    std::thread::sleep(Duration::from_secs(1));
-    // Phase B: a capture-pane poller at 500 ms on the same panes.
+    c
+}
+
+/// The same panes watched by a `capture-pane` poller at 500 ms.
+fn cost_poller(panes: usize, secs: u64, load: Load, bin: &Path) -> PollCost {
+    let s = cost_server(panes, load, bin);
+    let server_pid: u32 = s.tmux(&["display", "-p", "#{pid}"]).parse().unwrap_or(0);
+    std::thread::sleep(Duration::from_secs(2));
     let ids: Vec<String> = s
         .tmux(&["list-panes", "-a", "-F", "#{pane_id}"])
         .lines()
@@ -358,21 +498,40 @@ fn cost(panes: usize, secs: u64, load: Load) {
         .expect("rusage");
     let s1 = cpu_ns(server_pid);
     let tv = |u: nix::sys::time::TimeVal| u.tv_sec() as f64 + u.tv_usec() as f64 / 1e6;
-    let poll_cpu =
-        (tv(me1.user_time()) + tv(me1.system_time()) - tv(me0.user_time()) - tv(me0.system_time()))
+    let p = PollCost {
+        cpu: (tv(me1.user_time()) + tv(me1.system_time())
+            - tv(me0.user_time())
+            - tv(me0.system_time()))
             / secs as f64
-            * 100.0;
+            * 100.0,
+        server: (s1.saturating_sub(s0)) as f64 / 1e9 / secs as f64 * 100.0,
+    };
     println!(
-        "poller  {label:<6} panes={panes:>3} capture-pane processes cpu={:.2}% | tmux server cpu={:.2}%  (500 ms interval, {} captures)",
-        poll_cpu,
-        per(s0, s1),
+        "poller        {:<6} panes={panes:>3} capture-pane processes cpu={:.2}% | tmux server cpu={:.2}%  (500 ms interval, {} captures)",
+        load.label(),
+        p.cpu,
+        p.server,
         ids.len() as u64 * secs * 2
     );
+    p
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.retain(|x| !x.is_nan());
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+fn median_of(runs: &[TendCost], f: impl Fn(&TendCost) -> f64) -> f64 {
+    median(runs.iter().map(f).collect())
 }
 
 /// The `tend` under test: the one cargo built for this bench (release
-/// profile, wherever the target directory is), or `TEND_BENCH_BIN` (to set
-/// two builds side by side).
+/// profile, wherever the target directory is), or `TEND_BENCH_BIN`.
 fn tend_binary() -> PathBuf {
     std::env::var_os("TEND_BENCH_BIN")
         .map(PathBuf::from)
@@ -391,19 +550,38 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(50);
     let secs: u64 = get("--secs").and_then(|v| v.parse().ok()).unwrap_or(15);
+    let rounds: usize = get("--rounds")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+        .max(1);
+    // Seconds from `tend start` to the measurement: a daemon starting on
+    // 200 panes is still seeding and tapping them after the default 3.
+    let settle: u64 = get("--settle").and_then(|v| v.parse().ok()).unwrap_or(3);
+    let latency_rounds: usize = get("--latency-rounds")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+        .max(1);
     let panes: Vec<usize> = get("--panes")
         .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
         .unwrap_or_else(|| vec![10, 50]);
     if args.iter().any(|a| a == "--list") {
         return;
     }
-    let release = tend_binary();
-    if !release.exists() {
-        eprintln!(
-            "{} does not exist: build the release binary first (cargo build --release -p tend)",
-            release.display()
-        );
-        return;
+    // The builds: this one, and `TEND_BENCH_BEFORE` beside it (each cell
+    // measured for both, alternating, in every round).
+    let mut builds: Vec<(&str, PathBuf)> = Vec::new();
+    if let Some(before) = std::env::var_os("TEND_BENCH_BEFORE") {
+        builds.push(("before", PathBuf::from(before)));
+    }
+    builds.push(("this", tend_binary()));
+    for (_, bin) in &builds {
+        if !bin.exists() {
+            eprintln!(
+                "{} does not exist: build the release binary first (cargo build --release -p tend)",
+                bin.display()
+            );
+            return;
+        }
     }
     let loads: Vec<Load> = get("--load")
         .map(|v| {
@@ -411,6 +589,7 @@ fn main() {
                 .filter_map(|l| match l {
                     "60hz" => Some(Load::Spinner60Hz),
                     "agents" => Some(Load::Agents),
+                    "real" => Some(Load::Real),
                     "idle" => Some(Load::Idle),
                     _ => None,
                 })
@@ -418,16 +597,61 @@ fn main() {
         })
         .unwrap_or_else(|| vec![Load::Agents, Load::Spinner60Hz, Load::Idle]);
     if runs > 0 {
-        latency(runs, Identity::Declared);
-        if Command::new("node").arg("--version").output().is_ok() {
-            latency(runs, Identity::ProcessTree);
-        } else {
-            println!("latency with a process-tree agent: skipped (no `node` on PATH)");
+        let node = Command::new("node").arg("--version").output().is_ok();
+        for identity in [Identity::Declared, Identity::ProcessTree] {
+            if identity == Identity::ProcessTree && !node {
+                println!("latency with a process-tree agent: skipped (no `node` on PATH)");
+                continue;
+            }
+            let mut pooled: Vec<Vec<f64>> = vec![Vec::new(); builds.len()];
+            for _ in 0..latency_rounds {
+                for (i, (_, bin)) in builds.iter().enumerate() {
+                    pooled[i].extend(latency(runs, identity, bin));
+                }
+            }
+            for ((label, _), lat) in builds.iter().zip(pooled) {
+                latency_line(label, identity, lat);
+            }
         }
     }
+    let mut summary = Vec::new();
     for load in loads {
         for &n in &panes {
-            cost(n, secs, load);
+            let mut tend: Vec<Vec<TendCost>> = vec![Vec::new(); builds.len()];
+            let mut poll = Vec::new();
+            for _ in 0..rounds {
+                for (i, (label, bin)) in builds.iter().enumerate() {
+                    tend[i].push(cost_tend(n, secs, settle, load, bin, label));
+                }
+                poll.push(cost_poller(n, secs, load, &builds[builds.len() - 1].1));
+            }
+            for ((label, _), runs) in builds.iter().zip(&tend) {
+                summary.push(format!(
+                    "| {} | {n} | {label} | {:.2} | {:.2} | {:.1} | {:.2} | **{:.2}** | {:.1} | {:.2} |",
+                    load.label(),
+                    median_of(runs, |c| c.daemon),
+                    median_of(runs, |c| c.commands),
+                    median_of(runs, |c| c.spawns),
+                    median_of(runs, |c| c.taps),
+                    median_of(runs, |c| c.total),
+                    median_of(runs, |c| c.mem),
+                    median_of(runs, |c| c.server),
+                ));
+            }
+            summary.push(format!(
+                "| {} | {n} | poller (500 ms) | | | | | **{:.2}** | | {:.2} |",
+                load.label(),
+                median(poll.iter().map(|p| p.cpu).collect()),
+                median(poll.iter().map(|p| p.server).collect()),
+            ));
+        }
+    }
+    if !summary.is_empty() {
+        println!("\nmedians of {rounds} round(s), {secs} s a cell (CPU in % of one core):\n");
+        println!("| load | panes | build | daemon | its tmux commands | tmux processes/s | taps | **all of tend** | mem MB | tmux server |");
+        println!("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|");
+        for line in summary {
+            println!("{line}");
         }
     }
 }

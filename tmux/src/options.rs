@@ -144,6 +144,25 @@ fn option_names(out: &str) -> impl Iterator<Item = &str> {
         .filter(|n| n.starts_with(TEND_OPTION_PREFIX))
 }
 
+/// The commands of [`Server::publish`]: the updates in order, then a
+/// status redraw of each client.
+pub(crate) fn publish_commands(
+    updates: &[OptionUpdate],
+    clients: &[String],
+) -> Result<Vec<Vec<String>>> {
+    for u in updates {
+        check_name(&u.name)?;
+    }
+    let mut commands: Vec<Vec<String>> = updates.iter().map(OptionUpdate::command).collect();
+    commands.extend(
+        clients
+            .iter()
+            .filter(|c| !c.is_empty())
+            .map(|c| vec!["refresh-client".into(), "-S".into(), "-t".into(), c.clone()]),
+    );
+    Ok(commands)
+}
+
 impl Server {
     /// Applies option changes, batched into as few tmux invocations as
     /// possible.
@@ -265,16 +284,7 @@ impl Server {
     /// not one to set and two to find and refresh the clients). A client
     /// that detached meanwhile is skipped, like a vanished pane or window.
     pub fn publish(&self, updates: &[OptionUpdate], clients: &[String]) -> Result<()> {
-        for u in updates {
-            check_name(&u.name)?;
-        }
-        let mut commands: Vec<Vec<String>> = updates.iter().map(OptionUpdate::command).collect();
-        commands.extend(
-            clients
-                .iter()
-                .filter(|c| !c.is_empty())
-                .map(|c| vec!["refresh-client".into(), "-S".into(), "-t".into(), c.clone()]),
-        );
+        let commands = publish_commands(updates, clients)?;
         self.run_batch_skipping_gone(&commands)?;
         Ok(())
     }

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, TmuxError};
 use crate::ids::{PaneId, SessionId, WindowId};
+use crate::options::OptionUpdate;
 use crate::records::{Record, Records};
 use crate::server::Server;
 use crate::tap::TAP_OPTION;
@@ -414,20 +415,75 @@ impl Server {
     /// invocation: what a watcher polls each second costs one process
     /// instead of three.
     pub fn snapshot(&self) -> Result<Snapshot> {
-        let srv = Records::new(&["pid"]);
-        let cl = Records::new(CLIENT_FIELDS);
-        let pa = Records::new(PANE_FIELDS);
-        let (sf, cf, pf) = (srv.format(), cl.format(), pa.format());
-        let out = self.run_many(&[
-            vec!["display-message", "-p", sf.as_str()],
-            vec!["list-clients", "-F", cf.as_str()],
-            vec!["list-panes", "-a", "-F", pf.as_str()],
-        ])?;
-        let (server, rest) = srv.split(&out, "display-message")?;
+        let q = SnapshotQuery::new();
+        let out = self.run_many(&q.commands())?;
+        q.parse(&out)
+    }
+
+    /// Applies `updates`, redraws the status line of `clients` (as
+    /// [`Server::publish`]) and then reads a [`Snapshot`], all in one tmux
+    /// invocation: a daemon whose changes and periodic listing fall due
+    /// together starts one process for both. The listing is taken after the
+    /// updates, so it sees them.
+    ///
+    /// A target that vanished meanwhile makes tmux skip the rest of a batch;
+    /// then the updates are applied as [`Server::publish`] does (skipping
+    /// what is gone) and the snapshot is read on its own.
+    pub fn publish_and_snapshot(
+        &self,
+        updates: &[OptionUpdate],
+        clients: &[String],
+    ) -> Result<Snapshot> {
+        let mut commands = crate::options::publish_commands(updates, clients)?;
+        let q = SnapshotQuery::new();
+        commands.extend(q.commands());
+        match self.run_many(&commands) {
+            Ok(out) => q.parse(&out),
+            Err(e) if e.is_target_gone() => {
+                self.publish(updates, clients)?;
+                self.snapshot()
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The three listings of a [`Snapshot`] and how to read their output.
+struct SnapshotQuery {
+    srv: Records,
+    cl: Records,
+    pa: Records,
+}
+
+impl SnapshotQuery {
+    fn new() -> SnapshotQuery {
+        SnapshotQuery {
+            srv: Records::new(&["pid"]),
+            cl: Records::new(CLIENT_FIELDS),
+            pa: Records::new(PANE_FIELDS),
+        }
+    }
+
+    fn commands(&self) -> Vec<Vec<String>> {
+        vec![
+            vec!["display-message".into(), "-p".into(), self.srv.format()],
+            vec!["list-clients".into(), "-F".into(), self.cl.format()],
+            vec![
+                "list-panes".into(),
+                "-a".into(),
+                "-F".into(),
+                self.pa.format(),
+            ],
+        ]
+    }
+
+    fn parse(&self, out: &str) -> Result<Snapshot> {
+        let (server, rest) = self.srv.split(out, "display-message")?;
         let server_pid = server.first().map(|r| r.num("pid")).unwrap_or(0);
-        let (clients, rest) = cl.split(rest, "list-clients")?;
+        let (clients, rest) = self.cl.split(rest, "list-clients")?;
         let clients = clients.iter().map(client_from).collect();
-        let panes = pa
+        let panes = self
+            .pa
             .parse(rest, "list-panes")?
             .iter()
             .map(pane_from)

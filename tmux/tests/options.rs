@@ -187,3 +187,41 @@ fn refresh_reaches_attached_clients() {
     let shown = t.tmux_ok(&["display-message", "-p", "-c", &client, "#{@tend_summary}"]);
     assert_eq!(shown.trim(), "2 agents need you");
 }
+
+#[test]
+fn a_publish_and_the_listing_in_one_call() {
+    let t = TestServer::start();
+    let hostile = t.hostile_name();
+    let alone = t.server.snapshot().unwrap();
+    let snap = t
+        .server
+        .publish_and_snapshot(
+            &[
+                OptionUpdate::set(Scope::Pane(PaneId(0)), "@tend_state", hostile.as_str()),
+                OptionUpdate::set(Scope::Global, "@tend_needs", "1"),
+                OptionUpdate::set(Scope::Global, "@tend_needs", "2"),
+            ],
+            &[],
+        )
+        .unwrap();
+    // The updates in order (the later value wins), the listing as
+    // `snapshot` reads it.
+    assert_eq!(t.display("%0", "#{@tend_state}"), hostile);
+    assert_eq!(t.tmux_ok(&["show-options", "-gv", "@tend_needs"]), "2\n");
+    assert_eq!(snap, alone);
+
+    // A vanished pane makes tmux skip the rest of a batch: the updates
+    // that can be applied still are, and the listing is still read.
+    let snap = t
+        .server
+        .publish_and_snapshot(
+            &[
+                OptionUpdate::set(Scope::Pane(PaneId(999)), "@tend_state", "gone"),
+                OptionUpdate::set(Scope::Pane(PaneId(0)), "@tend_state", "after"),
+            ],
+            &["no-such-client".to_owned()],
+        )
+        .unwrap();
+    assert_eq!(t.display("%0", "#{@tend_state}"), "after");
+    assert_eq!(snap, alone);
+}

@@ -277,23 +277,49 @@ pub fn compute(rows: &[PaneRow], remote: &RemoteFacts) -> BTreeMap<(Scope, Strin
     out
 }
 
+/// Whether `updates` may wait for the next listing (up to a second)
+/// instead of starting a tmux process of their own: agents starting work,
+/// or working on. Nothing anyone must act on waits: an update that shows a
+/// pane in a band other than `working` (a dialog, a finished turn, a quiet
+/// agent, an exit), changes a count of agents that need the user, or
+/// removes an option goes out at once.
+pub fn can_wait(updates: &[OptionUpdate]) -> bool {
+    updates.iter().all(|u| {
+        let Some(value) = &u.value else {
+            return false;
+        };
+        match u.name.as_str() {
+            "@tend_band" => value == Band::Working.as_str(),
+            "@tend_state" => value == "working",
+            "@tend_needs" | "@tend_quiet" | "@tend_summary" | "@tend_session_needs" => false,
+            _ => true,
+        }
+    })
+}
+
 /// The updates that turn `old` into `new` (sets for new or changed values,
-/// unsets for vanished keys).
+/// in `new`'s order, then unsets for vanished keys, in `old`'s order).
+/// Both maps are walked once side by side, allocating only for what
+/// changed: the daemon diffs every option of every pane at each change.
 pub fn diff(
     old: &BTreeMap<(Scope, String), String>,
     new: &BTreeMap<(Scope, String), String>,
 ) -> Vec<OptionUpdate> {
     let mut ups = Vec::new();
+    let mut gone = Vec::new();
+    let mut prev = old.iter().peekable();
     for ((scope, name), value) in new {
-        if old.get(&(*scope, name.clone())) != Some(value) {
-            ups.push(OptionUpdate::set(*scope, name.clone(), value.clone()));
+        let key = (*scope, name.as_str());
+        while let Some(((s, n), _)) = prev.next_if(|((s, n), _)| (*s, n.as_str()) < key) {
+            gone.push(OptionUpdate::unset(*s, n.clone()));
+        }
+        match prev.next_if(|((s, n), _)| (*s, n.as_str()) == key) {
+            Some((_, v)) if v == value => {}
+            _ => ups.push(OptionUpdate::set(*scope, name.clone(), value.clone())),
         }
     }
-    for (scope, name) in old.keys() {
-        if !new.contains_key(&(*scope, name.clone())) {
-            ups.push(OptionUpdate::unset(*scope, name.clone()));
-        }
-    }
+    gone.extend(prev.map(|((s, n), _)| OptionUpdate::unset(*s, n.clone())));
+    ups.extend(gone);
     ups
 }
 
@@ -426,6 +452,36 @@ mod tests {
     }
 
     #[test]
+    fn only_work_starting_or_going_on_waits_for_the_listing() {
+        let p = Scope::Pane(PaneId(1));
+        let w = Scope::Window(WindowId(1));
+        let working = vec![
+            OptionUpdate::set(p, "@tend_state", "working"),
+            OptionUpdate::set(p, "@tend_band", "working"),
+            OptionUpdate::set(p, "@tend_glyph", "◐"),
+            OptionUpdate::set(p, "@tend_since", "1796180000"),
+            OptionUpdate::set(w, "@tend_window_band", "working"),
+            OptionUpdate::set(Scope::Global, "@tend_next_working", "%1"),
+            OptionUpdate::set(Scope::Global, "@tend_server_band", "working"),
+        ];
+        assert!(can_wait(&working));
+        let urgent = [
+            OptionUpdate::set(p, "@tend_state", "waiting"),
+            OptionUpdate::set(p, "@tend_band", "ready_for_review"),
+            OptionUpdate::set(p, "@tend_band", "quiet"),
+            OptionUpdate::set(Scope::Global, "@tend_needs", "0"),
+            OptionUpdate::set(Scope::Global, "@tend_summary", ""),
+            OptionUpdate::set(Scope::Session(SessionId(0)), "@tend_session_needs", "1"),
+            OptionUpdate::unset(p, "@tend_next"),
+        ];
+        for u in urgent {
+            let mut ups = working.clone();
+            ups.push(u.clone());
+            assert!(!can_wait(&ups), "{u:?}");
+        }
+    }
+
+    #[test]
     fn diff_sets_and_unsets() {
         let mut a = BTreeMap::new();
         a.insert((Scope::Global, "@tend_needs".to_owned()), "1".to_owned());
@@ -444,5 +500,38 @@ mod tests {
             ]
         );
         assert!(diff(&b, &b).is_empty());
+        // Keys on both sides of the one kept, at several scopes.
+        let key = |s: Scope, n: &str| (s, n.to_owned());
+        let old: BTreeMap<_, _> = [
+            (key(Scope::Global, "@tend_a"), "1".to_owned()),
+            (key(Scope::Global, "@tend_c"), "3".to_owned()),
+            (
+                key(Scope::Pane(PaneId(2)), "@tend_state"),
+                "idle".to_owned(),
+            ),
+            (
+                key(Scope::Pane(PaneId(9)), "@tend_state"),
+                "idle".to_owned(),
+            ),
+        ]
+        .into();
+        let new: BTreeMap<_, _> = [
+            (key(Scope::Global, "@tend_b"), "2".to_owned()),
+            (key(Scope::Global, "@tend_c"), "3".to_owned()),
+            (
+                key(Scope::Pane(PaneId(2)), "@tend_state"),
+                "working".to_owned(),
+            ),
+        ]
+        .into();
+        assert_eq!(
+            diff(&old, &new),
+            vec![
+                OptionUpdate::set(Scope::Global, "@tend_b", "2"),
+                OptionUpdate::set(Scope::Pane(PaneId(2)), "@tend_state", "working"),
+                OptionUpdate::unset(Scope::Global, "@tend_a"),
+                OptionUpdate::unset(Scope::Pane(PaneId(9)), "@tend_state"),
+            ]
+        );
     }
 }

@@ -25,12 +25,15 @@ pub enum Job {
     /// The pane's tap pipe closed while the pane lives: clear the mark,
     /// then install a tap unless a pipe (the user's) is open.
     Retap(PaneId),
-    /// Apply option updates, then refresh clients.
+    /// Apply option updates, then refresh clients; then list the panes
+    /// when `list` (all in one tmux process).
     Publish {
         /// The changed options.
         updates: Vec<OptionUpdate>,
         /// Clients whose status line to redraw (the last listing's).
         clients: Vec<String>,
+        /// List panes and clients too, as [`Job::List`].
+        list: bool,
     },
     /// Switch a client to a pane.
     Switch {
@@ -451,11 +454,62 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                     });
                 }
             }
+            // Publishes and listings queued one after another go out in
+            // one tmux process: the updates in order (a later value of an
+            // option wins, as it would one process later), the listing
+            // last (it reads the panes after the updates, as it would have).
+            // Only a run of them is merged, never across another job, so
+            // the guard's token, a cleanup and a capture keep their place.
+            if matches!(pending.front(), Some(Job::Publish { .. } | Job::List))
+                && matches!(pending.get(1), Some(Job::Publish { .. } | Job::List))
+            {
+                let mut merged: Vec<OptionUpdate> = Vec::new();
+                let mut to_refresh: Vec<String> = Vec::new();
+                let mut any_list = false;
+                while let Some(Job::Publish { .. } | Job::List) = pending.front() {
+                    match pending.pop_front() {
+                        Some(Job::Publish {
+                            updates,
+                            clients,
+                            list,
+                        }) => {
+                            merged.extend(updates);
+                            to_refresh = clients;
+                            any_list |= list;
+                        }
+                        Some(Job::List) => any_list = true,
+                        _ => {}
+                    }
+                }
+                pending.push_front(Job::Publish {
+                    updates: merged,
+                    clients: to_refresh,
+                    list: any_list,
+                });
+            }
             let Some(job) = pending.pop_front() else {
                 continue;
             };
-            match job {
-                Job::List => match server.snapshot() {
+            // A listing alone, or riding on a publish.
+            let (listing, job) = match job {
+                Job::List => (Some(server.snapshot()), None),
+                Job::Publish {
+                    updates,
+                    clients,
+                    list: true,
+                } => {
+                    let result = if updates.is_empty() && clients.is_empty() {
+                        server.snapshot()
+                    } else {
+                        server.publish_and_snapshot(&updates, &clients)
+                    };
+                    crate::trace!("published updates={} with a listing", updates.len());
+                    (Some(result), None)
+                }
+                other => (None, Some(other)),
+            };
+            if let Some(listing) = listing {
+                match listing {
                     Ok(snap) => {
                         // A new server on the same socket (the old one was
                         // killed and tmux started again): pane ids restart
@@ -477,10 +531,17 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                         if e.is_no_server() {
                             send(Event::ServerGone);
                         } else {
-                            eprintln!("tend: listing panes failed: {e}");
+                            eprintln!("tend: listing panes (or publishing) failed: {e}");
                         }
                     }
-                },
+                }
+            }
+            let Some(job) = job else {
+                continue;
+            };
+            match job {
+                // Taken above.
+                Job::List => {}
                 Job::Capture(pane, purpose) => match server.capture(pane) {
                     Ok(capture) => send(Event::Captured {
                         pane,
@@ -494,7 +555,9 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                 Job::Retap(_) | Job::InstallTap(_) => {}
                 // zellij's; tmux has the options.
                 Job::Plugin(_) => {}
-                Job::Publish { updates, clients } => {
+                Job::Publish {
+                    updates, clients, ..
+                } => {
                     // Vanished panes, windows and clients are skipped inside.
                     let result = server.publish(&updates, &clients);
                     crate::trace!("published updates={}", updates.len());

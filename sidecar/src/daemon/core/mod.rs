@@ -189,6 +189,12 @@ pub struct Core {
     /// Persistent state changed and should be written.
     pub(crate) persist: bool,
     listed_once: bool,
+    /// A listing was asked for: it goes out at the end of this tick, in
+    /// the same tmux process as the tick's publish if there is one.
+    list_due: bool,
+    /// Changes held back to go out with the next listing (see
+    /// [`publish::can_wait`]).
+    held: bool,
     /// Panes that received something since the last tick.
     touched: HashSet<PaneId>,
     /// When every pane must next be visited.
@@ -279,6 +285,8 @@ impl Core {
             bus,
             persist: false,
             listed_once: false,
+            list_due: false,
+            held: false,
             touched: HashSet::new(),
             next_sweep: Duration::ZERO,
             changed: true,
@@ -396,9 +404,10 @@ impl Core {
         self.changed = true;
     }
 
-    /// Asks the worker for a pane listing.
-    pub fn reconcile(&self) {
-        self.job(Job::List);
+    /// Asks the worker for a pane listing (sent at the end of the tick
+    /// that follows, with whatever that tick publishes).
+    pub fn reconcile(&mut self) {
+        self.list_due = true;
     }
 
     /// Handles one event.
@@ -591,32 +600,43 @@ impl Core {
         facts
     }
 
-    fn publish(&mut self) {
+    /// What changed since the last publish, and the clients whose status
+    /// line to redraw (`None`: nothing to send now). Changes that can wait
+    /// ([`publish::can_wait`]) are held until `listing` (the tick that
+    /// sends the periodic listing, at most [`super::RECONCILE_EVERY`]
+    /// later), so that they share its tmux process.
+    pub(super) fn publish(
+        &mut self,
+        listing: bool,
+    ) -> Option<(Vec<tend_tmux::OptionUpdate>, Vec<String>)> {
         if !self.listed_once {
-            return;
+            return None;
         }
         if self.mux == crate::daemon::mux::Mux::Zellij {
             // The backend pushes it when it differs from the last one.
             let status = crate::daemon::zellij::plugin_status(&self.rows(), &self.remote_rows());
             self.job(Job::Plugin(status));
-            return;
+            return None;
         }
         let new = publish::compute(&self.rows(), &self.remote_rows());
         let ups = publish::diff(&self.published, &new);
-        if !ups.is_empty() {
-            crate::trace!("publish updates={}", ups.len());
-            self.published = new;
-            let clients = self
-                .clients
-                .iter()
-                .filter(|c| !c.control_mode)
-                .map(|c| c.name.clone())
-                .collect();
-            self.job(Job::Publish {
-                updates: ups,
-                clients,
-            });
+        self.held = !ups.is_empty() && !listing && publish::can_wait(&ups);
+        if self.held {
+            crate::trace!("publish held updates={}", ups.len());
+            return None;
         }
+        if ups.is_empty() {
+            return None;
+        }
+        crate::trace!("publish updates={}", ups.len());
+        self.published = new;
+        let clients = self
+            .clients
+            .iter()
+            .filter(|c| !c.control_mode)
+            .map(|c| c.name.clone())
+            .collect();
+        Some((ups, clients))
     }
 
     /// Everything published, for `tend stop` to remove.

@@ -161,9 +161,21 @@ impl Core {
         for id in visited {
             self.refresh(id);
         }
-        if self.changed {
+        let list = std::mem::take(&mut self.list_due);
+        let updates = if self.changed || (self.held && list) {
             self.changed = false;
-            self.publish();
+            self.publish(list)
+        } else {
+            None
+        };
+        match updates {
+            Some((updates, clients)) => self.job(Job::Publish {
+                updates,
+                clients,
+                list,
+            }),
+            None if list => self.job(Job::List),
+            None => {}
         }
         self.next_sweep
             .saturating_sub(now)
