@@ -27,7 +27,7 @@ use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::{tend_bin, wait_until, Env};
+use support::{tend_bin, typed, wait_until, Env};
 
 /// One multiplexer with tend running on it and one agent pane.
 trait Multiplexer {
@@ -54,43 +54,6 @@ const PLAYER_ARGS: &[&str] = &[
 
 fn claude_approval() -> PathBuf {
     support::corpus("claude/approval/pane.cast")
-}
-
-/// The input log without the terminal's answers to the recording's
-/// queries (`ESC [ … R`, `ESC ] … BEL`/ST): the keys typed into the pane.
-fn typed(log: &Path) -> Vec<u8> {
-    let bytes = std::fs::read(log).unwrap_or_default();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        match (bytes[i], bytes.get(i + 1)) {
-            (0x1b, Some(b'[')) => {
-                i = bytes[i + 2..]
-                    .iter()
-                    .position(|b| (0x40..=0x7e).contains(b))
-                    .map_or(bytes.len(), |p| i + 2 + p + 1);
-            }
-            (0x1b, Some(b']')) | (0x1b, Some(b'P')) => {
-                let mut j = i + 2;
-                while j < bytes.len()
-                    && bytes[j] != 0x07
-                    && !(bytes[j] == 0x1b && bytes.get(j + 1) == Some(&b'\\'))
-                {
-                    j += 1;
-                }
-                i = if j < bytes.len() && bytes[j] == 0x1b {
-                    j + 2
-                } else {
-                    j + 1
-                };
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    out
 }
 
 fn tend(m: &dyn Multiplexer, args: &[&str]) -> Output {

@@ -6,9 +6,9 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use tend_attention as attention;
 use tend_attention::park::SnoozeFor;
 use tend_attention::report::Report;
-use tend_attention::{self as attention, Band};
 use tend_detector::{Reason, State};
 use tend_tmux::PaneId;
 use tokio::sync::oneshot::Sender;
@@ -283,13 +283,8 @@ impl Core {
             "status" => {
                 let rows = self.rows();
                 let remote = self.remote_rows();
-                let bands: Vec<Band> = rows
-                    .iter()
-                    .filter_map(|r| r.band)
-                    .chain(remote.rows.iter().filter_map(|r| r.band))
-                    .collect();
-                let demands = bands.iter().filter(|b| b.is_demand()).count();
-                let quiet = bands.iter().filter(|b| **b == Band::Quiet).count();
+                let bands = crate::daemon::publish::bands(&rows, &remote);
+                let (demands, quiet) = crate::daemon::publish::demands_and_quiet(&bands);
                 let agents = rows.iter().filter(|r| r.agent.is_some()).count() + remote.rows.len();
                 Ok(Some(json!({
                     "agents": agents,

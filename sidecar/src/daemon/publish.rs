@@ -178,13 +178,8 @@ pub fn compute(rows: &[PaneRow], remote: &RemoteFacts) -> BTreeMap<(Scope, Strin
             session_needs.get(s).copied().unwrap_or(0).to_string(),
         );
     }
-    let bands: Vec<Band> = rows
-        .iter()
-        .filter_map(|r| r.band)
-        .chain(remote.rows.iter().filter_map(|r| r.band))
-        .collect();
-    let demands = bands.iter().filter(|b| b.is_demand()).count();
-    let quiet = bands.iter().filter(|b| **b == Band::Quiet).count();
+    let bands = bands(rows, remote);
+    let (demands, quiet) = demands_and_quiet(&bands);
     put(Scope::Global, "@tend_needs", demands.to_string());
     put(Scope::Global, "@tend_quiet", quiet.to_string());
     put(
@@ -321,6 +316,23 @@ pub fn diff(
     gone.extend(prev.map(|((s, n), _)| OptionUpdate::unset(*s, n.clone())));
     ups.extend(gone);
     ups
+}
+
+/// Every band shown, local panes and remote ones: what the counts and the
+/// worst band are made of (the options here, the zellij plugin's status,
+/// `tend status`).
+pub(crate) fn bands(rows: &[PaneRow], remote: &RemoteFacts) -> Vec<Band> {
+    rows.iter()
+        .filter_map(|r| r.band)
+        .chain(remote.rows.iter().filter_map(|r| r.band))
+        .collect()
+}
+
+/// How many of `bands` need the user, and how many are quiet.
+pub(crate) fn demands_and_quiet(bands: &[Band]) -> (usize, usize) {
+    let demands = bands.iter().filter(|b| b.is_demand()).count();
+    let quiet = bands.iter().filter(|b| **b == Band::Quiet).count();
+    (demands, quiet)
 }
 
 #[cfg(test)]

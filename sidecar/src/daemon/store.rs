@@ -115,6 +115,36 @@ pub fn load(path: &Path, now: u64) -> Loaded {
     }
 }
 
+/// Writes the daemon's persistent state for a backend thread, and says a
+/// failing spell once in the log instead of at every retry.
+#[derive(Debug, Default)]
+pub struct Persister {
+    failing: bool,
+}
+
+impl Persister {
+    /// Writes `text` to `path` ([`write_atomic`]). False when it failed:
+    /// the table then hears of it ([`crate::daemon::core::Event::PersistFailed`])
+    /// and writes again a second later.
+    pub fn write(&mut self, path: &Path, text: &str) -> bool {
+        match write_atomic(path, text) {
+            Ok(()) => {
+                if std::mem::take(&mut self.failing) {
+                    eprintln!("tend: state saved to {} again", path.display());
+                }
+                true
+            }
+            Err(e) => {
+                if !self.failing {
+                    eprintln!("tend: {e}");
+                }
+                self.failing = true;
+                false
+            }
+        }
+    }
+}
+
 /// Writes `text` to `path` atomically: a temporary file in the same
 /// directory, fsync, rename over, fsync the directory. On failure the old
 /// file is untouched.

@@ -394,6 +394,24 @@ fn answer(
     )
 }
 
+/// Sends `answer()`'s response now, or after `wait` from a thread of its
+/// own: a dialog younger than its agent's `settle_ms` must not hold up the
+/// backend's other jobs while it ages.
+pub(crate) fn answer_after(
+    wait: std::time::Duration,
+    reply: tokio::sync::oneshot::Sender<crate::protocol::Response>,
+    answer: impl FnOnce() -> crate::protocol::Response + Send + 'static,
+) {
+    if wait.is_zero() {
+        let _ = reply.send(answer());
+        return;
+    }
+    std::thread::spawn(move || {
+        std::thread::sleep(wait);
+        let _ = reply.send(answer());
+    });
+}
+
 /// Starts the worker.
 pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinHandle<()> {
     std::thread::spawn(move || {
@@ -415,7 +433,7 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
             let _ = events.blocking_send(ev);
         };
         let mut server_pid: Option<u32> = None;
-        let mut persist_failing = false;
+        let mut persister = crate::daemon::store::Persister::default();
         let mut pending: std::collections::VecDeque<Job> = std::collections::VecDeque::new();
         loop {
             if pending.is_empty() {
@@ -742,34 +760,15 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                     wait,
                     reply,
                 } => {
-                    if wait.is_zero() {
-                        let _ = reply.send(answer(&server, id, pane, &manifest, action, send));
-                    } else {
-                        // The wait must not hold up every other tmux command:
-                        // the check and the keys run on their own thread
-                        // once the dialog is old enough.
-                        let server = server.clone();
-                        std::thread::spawn(move || {
-                            std::thread::sleep(wait);
-                            let _ = reply.send(answer(&server, id, pane, &manifest, action, send));
-                        });
-                    }
+                    let server = server.clone();
+                    answer_after(wait, reply, move || {
+                        answer(&server, id, pane, &manifest, action, send)
+                    });
                 }
                 Job::Persist { path, text } => {
-                    match crate::daemon::store::write_atomic(&path, &text) {
-                        Ok(()) if persist_failing => {
-                            persist_failing = false;
-                            eprintln!("tend: state saved to {} again", path.display());
-                        }
-                        Ok(()) => {}
-                        Err(e) => {
-                            // Said once per failing spell; retried every second.
-                            if !persist_failing {
-                                eprintln!("tend: {e}");
-                            }
-                            persist_failing = true;
-                            send(Event::PersistFailed);
-                        }
+                    // Retried every second by the table while it fails.
+                    if !persister.write(&path, &text) {
+                        send(Event::PersistFailed);
                     }
                 }
                 Job::Cleanup => {

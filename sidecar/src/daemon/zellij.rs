@@ -25,7 +25,7 @@ use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use tend_attention::{self as attention, Band};
+use tend_attention as attention;
 use tend_tmux::{Capture, Client, Pane, PaneId, SessionId, TapOutcome, WindowId};
 use tend_zellij_host::{
     JumpTarget, PaneId as ZPaneId, PluginStatus, Session, SubscribeEvent, SubscribeOptions,
@@ -68,7 +68,7 @@ struct Backend {
     push: std::sync::mpsc::Sender<PluginStatus>,
     last_status: Option<PluginStatus>,
     last_push: Instant,
-    persist_failing: bool,
+    persister: crate::daemon::store::Persister,
     events: Sender<Event>,
 }
 
@@ -80,13 +80,8 @@ fn send(events: &Sender<Event>, ev: Event) {
 /// as options: the sentence, the counts, the worst band, and the jump list
 /// in attention order.
 pub fn plugin_status(rows: &[PaneRow], remote: &RemoteFacts) -> PluginStatus {
-    let bands: Vec<Band> = rows
-        .iter()
-        .filter_map(|r| r.band)
-        .chain(remote.rows.iter().filter_map(|r| r.band))
-        .collect();
-    let needs = bands.iter().filter(|b| b.is_demand()).count();
-    let quiet = bands.iter().filter(|b| **b == Band::Quiet).count();
+    let bands = super::publish::bands(rows, remote);
+    let (needs, quiet) = super::publish::demands_and_quiet(&bands);
     let ids: Vec<String> = rows.iter().map(|r| r.pane.0.to_string()).collect();
     let cands: Vec<attention::Candidate<'_>> = rows
         .iter()
@@ -394,25 +389,6 @@ impl Backend {
         write_keys(&self.session, pane, bytes)
     }
 
-    fn answer(
-        &self,
-        id: u64,
-        pane: PaneId,
-        manifest: &tend_detector::Manifest,
-        action: tend_detector::answer::Action,
-        send: bool,
-    ) -> Response {
-        answer(
-            &self.session,
-            &self.seen(pane),
-            id,
-            pane,
-            manifest,
-            action,
-            send,
-        )
-    }
-
     fn seen(&self, pane: PaneId) -> SeenPane {
         let p = self.panes.get(&pane.0);
         SeenPane {
@@ -519,34 +495,17 @@ impl Backend {
                 wait,
                 reply,
             } => {
-                if wait.is_zero() {
-                    let _ = reply.send(self.answer(id, pane, &manifest, action, send));
-                } else {
-                    // A young dialog: wait on another thread, not this one,
-                    // which runs every other job.
-                    let session = self.session.clone();
-                    let seen = self.seen(pane);
-                    std::thread::spawn(move || {
-                        std::thread::sleep(wait);
-                        let r = answer(&session, &seen, id, pane, &manifest, action, send);
-                        let _ = reply.send(r);
-                    });
-                }
+                let session = self.session.clone();
+                let seen = self.seen(pane);
+                super::worker::answer_after(wait, reply, move || {
+                    answer(&session, &seen, id, pane, &manifest, action, send)
+                });
             }
-            Job::Persist { path, text } => match crate::daemon::store::write_atomic(&path, &text) {
-                Ok(()) if self.persist_failing => {
-                    self.persist_failing = false;
-                    eprintln!("tend: state saved to {} again", path.display());
-                }
-                Ok(()) => {}
-                Err(e) => {
-                    if !self.persist_failing {
-                        eprintln!("tend: {e}");
-                    }
-                    self.persist_failing = true;
+            Job::Persist { path, text } => {
+                if !self.persister.write(&path, &text) {
                     self.send(Event::PersistFailed);
                 }
-            },
+            }
             Job::Cleanup => return false,
         }
         true
@@ -587,7 +546,7 @@ pub fn spawn(
             push: push_tx,
             last_status: None,
             last_push: Instant::now(),
-            persist_failing: false,
+            persister: Default::default(),
             events,
         };
         loop {
@@ -699,6 +658,7 @@ fn answer(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tend_attention::Band;
 
     #[test]
     fn tmux_key_names_become_bytes() {

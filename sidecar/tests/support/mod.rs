@@ -323,3 +323,42 @@ pub fn label_sequence(labels: &Path) -> Vec<String> {
     }
     out
 }
+
+/// The input log without the terminal's answers to the recording's
+/// queries (cursor reports `ESC [ … R`, colour reports `ESC ] … BEL`/ST):
+/// the keys a user or tend typed. A lone ESC (the Escape key) stays.
+pub fn typed(log: &Path) -> Vec<u8> {
+    let bytes = std::fs::read(log).unwrap_or_default();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match (bytes[i], bytes.get(i + 1)) {
+            (0x1b, Some(b'[')) => {
+                let end = bytes[i + 2..]
+                    .iter()
+                    .position(|b| (0x40..=0x7e).contains(b))
+                    .map_or(bytes.len(), |p| i + 2 + p + 1);
+                i = end;
+            }
+            (0x1b, Some(b']')) | (0x1b, Some(b'P')) => {
+                let mut j = i + 2;
+                while j < bytes.len()
+                    && bytes[j] != 0x07
+                    && !(bytes[j] == 0x1b && bytes.get(j + 1) == Some(&b'\\'))
+                {
+                    j += 1;
+                }
+                i = if j < bytes.len() && bytes[j] == 0x1b {
+                    j + 2
+                } else {
+                    j + 1
+                };
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    out
+}
