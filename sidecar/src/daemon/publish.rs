@@ -276,8 +276,8 @@ pub fn compute(rows: &[PaneRow], remote: &RemoteFacts) -> BTreeMap<(Scope, Strin
 /// instead of starting a tmux process of their own: agents starting work,
 /// or working on. Nothing anyone must act on waits: an update that shows a
 /// pane in a band other than `working` (a dialog, a finished turn, a quiet
-/// agent, an exit), changes a count of agents that need the user, or
-/// removes an option goes out at once.
+/// agent, an exit), gives an exit code, changes a count of agents that
+/// need the user, or removes an option goes out at once.
 pub fn can_wait(updates: &[OptionUpdate]) -> bool {
     updates.iter().all(|u| {
         let Some(value) = &u.value else {
@@ -287,6 +287,9 @@ pub fn can_wait(updates: &[OptionUpdate]) -> bool {
             "@tend_band" => value == Band::Working.as_str(),
             "@tend_state" => value == "working",
             "@tend_needs" | "@tend_quiet" | "@tend_summary" | "@tend_session_needs" => false,
+            // How an agent ended arrives after the exit itself: `tend get`
+            // has it at once, so the pane's options must too.
+            "@tend_exit_code" => false,
             _ => true,
         }
     })
@@ -485,6 +488,7 @@ mod tests {
             OptionUpdate::set(Scope::Global, "@tend_summary", ""),
             OptionUpdate::set(Scope::Session(SessionId(0)), "@tend_session_needs", "1"),
             OptionUpdate::unset(p, "@tend_next"),
+            OptionUpdate::set(p, "@tend_exit_code", "0"),
         ];
         for u in urgent {
             let mut ups = working.clone();
