@@ -217,31 +217,8 @@ fn real_claude_approval_answered() {
     let work = env.path().join("work");
     std::fs::create_dir_all(work.join("build")).unwrap();
     std::fs::write(work.join("build/app.o"), "object\n").unwrap();
-    let key = format!(
-        "sk-ant-api03-{}AAAAAAAA-0123456789abcdefghijAA",
-        "tendtesttend".repeat(7)
-    );
-    let project = work.display().to_string();
-    // A first run's dialogs (onboarding, API key, folder trust, the auto
-    // mode offer) answered in advance, as Claude Code stores them.
-    let config = serde_json::json!({
-        "hasCompletedOnboarding": true, "lastOnboardingVersion": "2.1.332",
-        "lastReleaseNotesSeen": "2.1.332", "theme": "dark", "numStartups": 3, "autoUpdates": false,
-        "customApiKeyResponses": {"approved": [&key[key.len() - 20..]], "rejected": []},
-        "projects": {project: {"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true, "allowedTools": []}},
-        "hasSeenAutoDefaultNotice": true, "hasSeenAutoDefaultNudge": true,
-        "hasResetAutoModeOptInForDefaultOffer": true, "opusProMigrationComplete": true,
-        "officialMarketplaceAutoInstallAttempted": true, "officialMarketplaceAutoInstalled": false,
-        "officialMarketplaceAutoInstallNextRetryTime": 4102444800000u64,
-        "lastClawdEntranceVersion": "2.1.332", "migrationVersion": 15,
-    });
-    std::fs::write(home.join(".claude.json"), config.to_string()).unwrap();
-    std::fs::create_dir_all(home.join(".claude")).unwrap();
-    std::fs::write(
-        home.join(".claude/settings.json"),
-        r#"{"theme": "dark", "permissions": {"defaultMode": "default"}}"#,
-    )
-    .unwrap();
+    let key = support::offline::claude_key();
+    support::offline::configure_claude(&home, &work);
     let port_file = env.path().join("model.port");
     let model_log = env.path().join("model.jsonl");
     let _model = Killed(

@@ -648,55 +648,15 @@ fn real_agents_are_identified() {
             continue;
         };
         let exe = base.join(rel);
-        // Offline: every model endpoint points at a closed local port;
-        // dummy keys; no telemetry or update checks.
-        let dead = "http://127.0.0.1:9".to_owned();
-        let env = [
-            ("ANTHROPIC_BASE_URL", dead.clone()),
-            (
-                "ANTHROPIC_API_KEY",
-                "sk-ant-api03-tend-test-dummy".to_owned(),
-            ),
-            ("OPENAI_API_BASE", format!("{dead}/v1")),
-            ("OPENAI_BASE_URL", format!("{dead}/v1")),
-            ("OPENAI_API_KEY", "sk-tend-test-dummy".to_owned()),
-            ("GEMINI_API_KEY", "tend-test-dummy".to_owned()),
-            ("GOOGLE_GEMINI_BASE_URL", dead.clone()),
-            ("DISABLE_TELEMETRY", "1".to_owned()),
-            ("DISABLE_AUTOUPDATER", "1".to_owned()),
-            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_owned()),
-            ("AIDER_ANALYTICS_DISABLE", "1".to_owned()),
-            ("AIDER_CHECK_UPDATE", "false".to_owned()),
-            ("HF_HUB_OFFLINE", "1".to_owned()),
-            ("PI_OFFLINE", "1".to_owned()),
-            ("PI_SKIP_VERSION_CHECK", "1".to_owned()),
-            ("QWEN_CODE_DISABLE_PRECONNECT", "1".to_owned()),
-            ("OPENCODE_DISABLE_AUTOUPDATE", "1".to_owned()),
-            ("OPENCODE_DISABLE_MODELS_FETCH", "1".to_owned()),
-            ("KILO_DISABLE_AUTOUPDATE", "1".to_owned()),
-            ("KILO_DISABLE_MODELS_FETCH", "1".to_owned()),
-            ("KILO_TELEMETRY_LEVEL", "off".to_owned()),
-            // Grok CLI: without a key it asks for one; its model endpoint
-            ("GROK_API_KEY", "tend-test-dummy".to_owned()),
-            ("GROK_BASE_URL", format!("{dead}/v1")),
-        ];
+        // Offline: every model endpoint points at a closed local port,
+        // dummy keys, first-run questions answered, no telemetry or update
+        // checks (the same set-up as the exit_live tier).
+        let env = support::offline::agent_env();
         let Some(mut h) = Harness::with_env(&format!("real-{agent}"), &env) else {
             return;
         };
-        if agent == "qwen" {
-            // Qwen Code reads its auth type and its update / usage-statistics
-            // switches from ~/.qwen/settings.json only (no env knobs).
-            let settings = h.path(".qwen/settings.json");
-            std::fs::create_dir_all(settings.parent().expect("parent")).expect("mkdir .qwen");
-            std::fs::write(
-                &settings,
-                r#"{"security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": false}},
- "general": {"enableAutoUpdate": false},
- "privacy": {"usageStatisticsEnabled": false}, "telemetry": {"enabled": false},
- "memory": {"enableManagedAutoMemory": false}, "model": {"name": "fake-model"}}"#,
-            )
-            .expect("write .qwen/settings.json");
-        }
+        let home = h.dir.path().to_path_buf();
+        support::offline::configure(&home, &home, &dirs);
         h.tmux.type_line(&exe.display().to_string());
         h.until(45, &format!("real {agent}"), |_, w| w.agent().is_some());
         assert_eq!(h.watch.agent(), Some(agent), "{:#?}", h.watch.evidence());

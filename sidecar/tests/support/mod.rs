@@ -1,6 +1,8 @@
 //! Shared helpers for tests against real tmux servers on private sockets.
 #![allow(dead_code)]
 
+pub mod offline;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
