@@ -18,7 +18,8 @@ use crate::sampler::PaneWatch;
 impl Core {
     pub(super) fn on_listed(&mut self, panes: Vec<Pane>, clients: Vec<Client>) {
         // Sessions, windows, focus may all have changed: visit every pane
-        // (their statuses are compared at the visit), and compute what to
+        // whose row or focus changed (the sweep skips the others: nothing
+        // happened to them), and compute what to
         // publish again if the listing differs from the last one (a pane
         // moved to another window or session changes the rollups). An
         // unchanged listing, the common case, publishes nothing: computing
@@ -71,6 +72,9 @@ impl Core {
             let id = info.pane_id;
             match self.panes.get_mut(&id) {
                 Some(p) => {
+                    if p.info != info || info.dead {
+                        self.touched.insert(id);
+                    }
                     let (w, h) = (info.width as u16, info.height as u16);
                     if (h, w) != p.det.screen().size() {
                         p.det.resize(now, h, w);
@@ -193,9 +197,13 @@ impl Core {
             }
         }
         for (id, p) in self.panes.iter_mut() {
+            let (was_focused, was_seen) = (p.focused, p.seen);
             p.focused = focused.contains(id);
             if p.focused && p.det.status().state == Some(State::Completed) {
                 p.seen = true;
+            }
+            if (was_focused, was_seen) != (p.focused, p.seen) {
+                self.touched.insert(*id);
             }
         }
     }

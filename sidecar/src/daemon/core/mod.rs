@@ -197,7 +197,11 @@ pub struct Core {
     held: bool,
     /// Panes that received something since the last tick.
     touched: HashSet<PaneId>,
-    /// When every pane must next be visited.
+    /// Panes that received output since the last sweep without needing a
+    /// visit at once: the sweep visits them (their detector may have moved
+    /// on while it read), and skips panes where nothing happened.
+    fed: HashSet<PaneId>,
+    /// When the next sweep runs.
     next_sweep: Duration,
     /// Something published may have changed.
     pub(crate) changed: bool,
@@ -288,6 +292,7 @@ impl Core {
             list_due: false,
             held: false,
             touched: HashSet::new(),
+            fed: HashSet::new(),
             next_sweep: Duration::ZERO,
             changed: true,
             links: BTreeMap::new(),
@@ -459,6 +464,7 @@ impl Core {
                             if due <= at {
                                 self.touched.insert(pane);
                             } else {
+                                self.fed.insert(pane);
                                 self.next_sweep = self.next_sweep.min(due);
                             }
                         }

@@ -453,3 +453,64 @@ fn zellij_changes_reach_the_notifier_grouped() {
     assert_eq!(got.title, "2 agents need you");
     assert!(n.poll_notification().is_none());
 }
+
+#[test]
+fn the_sweep_skips_panes_where_nothing_happened() {
+    let mut r = Rig::new(Mux::Tmux);
+    // %1's shell, an idle `sh` at its prompt, in the table's procfs.
+    let sh = r._procs.path().join("4242");
+    std::fs::create_dir_all(&sh).expect("procfs dir");
+    std::fs::write(
+        sh.join("stat"),
+        "4242 (sh) S 1 4242 4242 34816 4242 4194304 97 0 0 0 0 0 0 0 20 0 1 0 2952162 \
+         3133440 363 0 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n",
+    )
+    .expect("stat");
+    r.list(&[1, 2], vec![]);
+    let mut p1 = pane(1);
+    p1.pane_pid = 4242;
+    r.core.handle(Event::Listed {
+        panes: vec![p1.clone(), pane(2)],
+        clients: vec![],
+    });
+    r.report("%2", "working", json!({"every": "1h"}));
+    // A minute of quiet: the process samples back off.
+    for s in 1..=60 {
+        r.at(s);
+    }
+    r.drain_jobs();
+    let e1 = &r.core.panes[&PaneId(1)];
+    assert_eq!(
+        e1.det.poll_timeout(),
+        None,
+        "no detector timer on a shell prompt"
+    );
+    let due = e1.watch.next_wakeup();
+    let now = r.core.now();
+    assert!(due > now, "a sample due at {due:?}, now {now:?}");
+    // Nothing happened in %1 and nothing is due there; %2 reports, and the
+    // report book reads it against the clock.
+    assert_eq!(r.core.sweep_ids(now), vec![PaneId(2)]);
+    assert!(
+        r.core.next_sweep <= due,
+        "the skipped pane's sample bounds the next sweep"
+    );
+    // Its sample falls due: visited.
+    let mut at_due = r.core.sweep_ids(due);
+    at_due.sort_by_key(|p| p.0);
+    assert_eq!(at_due, vec![PaneId(1), PaneId(2)]);
+    // The same listing again: nothing to visit but the reporting pane.
+    r.core.handle(Event::Listed {
+        panes: vec![p1.clone(), pane(2)],
+        clients: vec![],
+    });
+    assert_eq!(r.core.sweep_ids(now), vec![PaneId(2)]);
+    // A client now shows %1: its focus changed, so it is visited.
+    r.core.handle(Event::Listed {
+        panes: vec![p1, pane(2)],
+        clients: vec![client(1, 100)],
+    });
+    let mut after_focus = r.core.sweep_ids(now);
+    after_focus.sort_by_key(|p| p.0);
+    assert_eq!(after_focus, vec![PaneId(1), PaneId(2)]);
+}

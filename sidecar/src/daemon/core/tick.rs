@@ -2,6 +2,7 @@
 //! parks running out, and each pane's effective status with the events
 //! its changes make.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,16 +18,18 @@ use crate::daemon::status::{self, EffView};
 impl Core {
     /// Runs timers, samples processes, polls foreign-pipe panes, and
     /// publishes changes. Only panes that received something since the last
-    /// call are visited, plus every pane once its earliest deadline is due,
-    /// so the cost per event does not grow with the number of panes.
-    /// Returns how long until it next wants to run.
+    /// call are visited, plus, at the sweep (at least once a second), every
+    /// pane that received output, has a deadline due, or whose status the
+    /// report book or the parks read against the clock; so the cost per
+    /// event does not grow with the number of panes, nor does an idle
+    /// pane cost a visit a second. Returns how long until it next wants to
+    /// run.
     pub fn tick(&mut self) -> Duration {
         let now = self.now();
         let full = now >= self.next_sweep;
         let ids: Vec<PaneId> = if full {
-            self.touched.clear();
             self.next_sweep = now + Duration::from_secs(1);
-            self.panes.keys().copied().collect()
+            self.sweep_ids(now)
         } else {
             self.touched.drain().collect()
         };
@@ -180,6 +183,42 @@ impl Core {
         self.next_sweep
             .saturating_sub(now)
             .max(Duration::from_millis(2))
+    }
+
+    /// The panes the sweep visits. A pane with no output since the last
+    /// sweep, nothing typed, no process sample, detector timer or poll due,
+    /// and no report, park or snooze is skipped: its status cannot have
+    /// changed. Its detector's clock still moves to `now` (what it says
+    /// about silence stays current), and its next deadline still bounds
+    /// the next sweep.
+    pub(super) fn sweep_ids(&mut self, now: Duration) -> Vec<PaneId> {
+        let mut ids: HashSet<PaneId> = self.touched.drain().collect();
+        ids.extend(self.fed.drain());
+        let mux = self.mux;
+        let marked = self
+            .book
+            .panes()
+            .map(|(n, _)| n)
+            .chain(self.parks.parks().map(|(n, _)| n))
+            .chain(self.parks.snoozes().map(|(n, _)| n))
+            .filter_map(|n| mux.parse(n));
+        ids.extend(marked);
+        for (id, p) in self.panes.iter_mut() {
+            if ids.contains(id) {
+                continue;
+            }
+            let mut due = p.watch.next_wakeup();
+            if let Some(d) = p.det.poll_timeout() {
+                due = due.min(d);
+            }
+            if due <= now || p.tap == TapState::Polling || !p.seeded {
+                ids.insert(*id);
+            } else {
+                p.det.tick(now);
+                self.next_sweep = self.next_sweep.min(due);
+            }
+        }
+        ids.into_iter().collect()
     }
 
     /// Recomputes one pane's effective status; emits events for changes.
