@@ -73,6 +73,7 @@ mod records;
 pub mod server;
 pub mod status;
 pub mod tap;
+mod wire;
 
 pub use client::MenuItem;
 pub use error::{Result, TmuxError};

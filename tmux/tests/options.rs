@@ -191,6 +191,11 @@ fn refresh_reaches_attached_clients() {
 #[test]
 fn a_publish_and_the_listing_in_one_call() {
     let t = TestServer::start();
+    // The pane's shell must have started, or the listings compared below
+    // could see its command change between them.
+    assert!(common::wait_until(common::DEADLINE, || t
+        .display("%0", "#{pane_current_command}")
+        == "sh"));
     let hostile = t.hostile_name();
     let alone = t.server.snapshot().unwrap();
     let snap = t

@@ -107,9 +107,21 @@ impl Options {
     }
 }
 
+/// Set to `1` to have the daemon run a `tmux` process for each command
+/// instead of speaking tmux's protocol over the socket.
+pub const TMUX_PROCESS_ENV: &str = "TEND_TMUX_PROCESS";
+
 /// Runs the daemon until `tend stop`, a signal, or the tmux server's end.
 /// On the way out it removes what it installed in tmux.
-pub fn run(opts: Options) -> Result<(), CliError> {
+pub fn run(mut opts: Options) -> Result<(), CliError> {
+    // The daemon runs tmux commands all the time (the listing every second,
+    // publishes as states change): over the socket, not a process each
+    // (decision 0013). `TEND_TMUX_PROCESS=1` keeps the process per command,
+    // to compare, or should a tmux build refuse the socket's protocol in a
+    // way tend does not notice.
+    if std::env::var_os(TMUX_PROCESS_ENV).is_none_or(|v| v.is_empty() || v == "0") {
+        opts.server = opts.server.clone().without_client_process();
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -37,7 +37,8 @@ impl TestServer {
         let pwn_dir = PathBuf::from(format!("/tmp/{name}-pwn"));
         std::fs::create_dir_all(&pwn_dir).expect("creating the pwn directory");
         let t = TestServer {
-            server: Server::new(SocketSpec::Name(name.clone())),
+            // The daemon's way: commands over the socket, no process each.
+            server: Server::new(SocketSpec::Name(name.clone())).without_client_process(),
             name,
             dir,
             pwn_dir,
