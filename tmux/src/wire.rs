@@ -269,9 +269,11 @@ fn converse(stream: &mut UnixStream) -> Result<Reply, WireError> {
                 return Ok(reply);
             }
             MSG_SHUTDOWN => return Err(WireError::Broken("the tmux server exited".into())),
-            MSG_DETACH | MSG_DETACHKILL | MSG_EXEC => return Err(WireError::Broken(format!(
+            MSG_DETACH | MSG_DETACHKILL | MSG_EXEC => {
+                return Err(WireError::Broken(format!(
                 "tmux answered a command with message {kind}, which only an attached client gets"
-            ))),
+            )))
+            }
             // Anything else (MSG_WRITE_CLOSE, flags, messages of newer
             // versions) needs no answer from a command client.
             _ => {}

@@ -224,9 +224,16 @@ impl SampleScheduler {
             Some(t) => {
                 (self.output_since_probe && at >= t + self.policy.probe_gap)
                     || self.launch_gap(at).is_some_and(|g| at >= t + g)
-                    || at >= t + self.policy.base
+                    || at >= t + self.interval
             }
         }
+    }
+
+    /// Something outside the pane's output says its foreground process
+    /// changed (the multiplexer's listing names another command): a full
+    /// sample is due at once.
+    pub fn foreground_hint(&mut self, at: Duration) {
+        self.next_sample = self.next_sample.min(at);
     }
 
     /// A probe at `at` read foreground group `tpgid`; returns whether it
@@ -268,10 +275,13 @@ impl SampleScheduler {
     /// caller's timer).
     pub fn next_wakeup(&self) -> Duration {
         let probe = self.last_probe.map_or(Duration::ZERO, |t| {
+            // Without output a pane's foreground seldom changes (a program
+            // starting or ending prints, and that brings the probe forward):
+            // the idle probe backs off with the samples, to `max`.
             let mut gap = if self.output_since_probe {
                 self.policy.probe_gap
             } else {
-                self.policy.base
+                self.interval
             };
             if let Some(g) = self.launch_gap(t + self.policy.launch_probe_gap) {
                 gap = gap.min(g);
@@ -425,6 +435,33 @@ mod tests {
         sch.sampled(probe_at, Some(555), true);
         assert!(!sch.sample_due(probe_at + Duration::from_millis(200)));
         assert!(sch.sample_due(probe_at + pol.confirm));
+    }
+
+    #[test]
+    fn an_idle_pane_is_probed_with_the_back_off_and_a_hint_samples_at_once() {
+        let pol = SamplePolicy::default();
+        let mut sch = SampleScheduler::new(pol, s(0));
+        sch.sampled(s(0), Some(100), false);
+        sch.sampled(s(1), Some(100), false);
+        sch.sampled(s(3), Some(100), false);
+        sch.sampled(s(7), Some(100), false);
+        sch.sampled(s(15), Some(100), false);
+        // Back-off at 16 s: no probe every second in between, one wake-up
+        // for the next sample.
+        let probes = (16..31).filter(|t| sch.probe_due(s(*t))).count();
+        assert_eq!(probes, 0);
+        assert_eq!(sch.next_wakeup(), s(31));
+        // The listing names another foreground command: sample now, and
+        // the back-off starts again.
+        sch.foreground_hint(s(20));
+        assert!(sch.sample_due(s(20)));
+        assert_eq!(sch.next_wakeup(), s(20));
+        sch.sampled(s(20), Some(200), true);
+        sch.sampled(s(20) + pol.confirm, Some(200), false);
+        assert_eq!(sch.next_wakeup(), s(20) + pol.confirm + pol.base);
+        // Output still brings a probe within probe_gap.
+        sch.on_output(s(22));
+        assert!(sch.probe_due(s(22) + pol.probe_gap));
     }
 
     #[test]

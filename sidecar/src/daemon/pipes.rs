@@ -354,7 +354,14 @@ impl Reader {
             }
             let at = Instant::now();
             for (i, p) in self.pipes.iter_mut().enumerate() {
-                if !(p.linger > 0 || readable.get(i).copied().unwrap_or(false) || p.gap) {
+                // `poll` was just asked: a pipe it does not call readable
+                // would only answer EAGAIN (lingering keeps the thread on
+                // the tick, it need not read what has nothing).
+                if !(readable.get(i).copied().unwrap_or(false) || p.gap) {
+                    if p.linger > 0 {
+                        p.linger -= 1;
+                        p.end_tick();
+                    }
                     continue;
                 }
                 let n = p.drain(&mut scratch);

@@ -102,6 +102,13 @@ impl PaneWatch {
         self.sched.next_wakeup()
     }
 
+    /// The multiplexer's listing names another foreground command for the
+    /// pane: sample at the next poll (an idle pane is otherwise probed only
+    /// as often as it is sampled).
+    pub fn foreground_hint(&mut self, at: Duration) {
+        self.sched.foreground_hint(at);
+    }
+
     /// Probes and samples as the schedule says. `prompt_visible`: the
     /// screen shows the shell's prompt.
     pub fn poll(

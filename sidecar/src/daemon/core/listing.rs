@@ -75,6 +75,9 @@ impl Core {
                     if p.info != info || info.dead {
                         self.touched.insert(id);
                     }
+                    if p.info.current_command != info.current_command {
+                        p.watch.foreground_hint(now);
+                    }
                     let (w, h) = (info.width as u16, info.height as u16);
                     if (h, w) != p.det.screen().size() {
                         p.det.resize(now, h, w);

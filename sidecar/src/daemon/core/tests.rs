@@ -514,3 +514,48 @@ fn the_sweep_skips_panes_where_nothing_happened() {
     after_focus.sort_by_key(|p| p.0);
     assert_eq!(after_focus, vec![PaneId(1), PaneId(2)]);
 }
+
+#[test]
+fn a_listing_naming_another_foreground_command_brings_the_sample_forward() {
+    let mut r = Rig::new(Mux::Tmux);
+    let sh = r._procs.path().join("4343");
+    std::fs::create_dir_all(&sh).expect("procfs dir");
+    std::fs::write(
+        sh.join("stat"),
+        "4343 (sh) S 1 4343 4343 34816 4343 4194304 97 0 0 0 0 0 0 0 20 0 1 0 2952162 \
+         3133440 363 0 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n",
+    )
+    .expect("stat");
+    r.list(&[1], vec![]);
+    let mut p1 = pane(1);
+    p1.pane_pid = 4343;
+    r.core.handle(Event::Listed {
+        panes: vec![p1.clone()],
+        clients: vec![],
+    });
+    // A minute of quiet: samples (and with them the idle probes) back off.
+    for s in 1..=60 {
+        r.at(s);
+    }
+    r.drain_jobs();
+    let now = r.core.now();
+    let due = r.core.panes[&PaneId(1)].watch.next_wakeup();
+    assert!(
+        due > now + Duration::from_secs(2),
+        "due {due:?}, now {now:?}"
+    );
+    // The same listing changes nothing; one naming another command makes a
+    // sample due now.
+    r.core.handle(Event::Listed {
+        panes: vec![p1.clone()],
+        clients: vec![],
+    });
+    assert!(r.core.panes[&PaneId(1)].watch.next_wakeup() > now);
+    p1.current_command = "claude".into();
+    r.core.handle(Event::Listed {
+        panes: vec![p1],
+        clients: vec![],
+    });
+    assert!(r.core.panes[&PaneId(1)].watch.next_wakeup() <= now);
+    assert_eq!(r.core.sweep_ids(now), vec![PaneId(1)]);
+}
