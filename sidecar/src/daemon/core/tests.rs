@@ -124,6 +124,21 @@ impl Rig {
         }
     }
 
+    /// An idle `sh` at its prompt with process id `pid`, in the table's
+    /// procfs (its own process group in the foreground).
+    fn idle_shell(&self, pid: u32) {
+        let dir = self._procs.path().join(pid.to_string());
+        std::fs::create_dir_all(&dir).expect("procfs dir");
+        std::fs::write(
+            dir.join("stat"),
+            format!(
+                "{pid} (sh) S 1 {pid} {pid} 34816 {pid} 4194304 97 0 0 0 0 0 0 0 20 0 1 0 \
+                 2952162 3133440 363 0 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n"
+            ),
+        )
+        .expect("stat");
+    }
+
     /// Moves the clock to `secs` after the start and ticks.
     fn at(&mut self, secs: u64) {
         self.core.set_clock(self.t0 + Duration::from_secs(secs));
@@ -458,14 +473,7 @@ fn zellij_changes_reach_the_notifier_grouped() {
 fn the_sweep_skips_panes_where_nothing_happened() {
     let mut r = Rig::new(Mux::Tmux);
     // %1's shell, an idle `sh` at its prompt, in the table's procfs.
-    let sh = r._procs.path().join("4242");
-    std::fs::create_dir_all(&sh).expect("procfs dir");
-    std::fs::write(
-        sh.join("stat"),
-        "4242 (sh) S 1 4242 4242 34816 4242 4194304 97 0 0 0 0 0 0 0 20 0 1 0 2952162 \
-         3133440 363 0 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n",
-    )
-    .expect("stat");
+    r.idle_shell(4242);
     r.list(&[1, 2], vec![]);
     let mut p1 = pane(1);
     p1.pane_pid = 4242;
@@ -518,14 +526,7 @@ fn the_sweep_skips_panes_where_nothing_happened() {
 #[test]
 fn a_listing_naming_another_foreground_command_brings_the_sample_forward() {
     let mut r = Rig::new(Mux::Tmux);
-    let sh = r._procs.path().join("4343");
-    std::fs::create_dir_all(&sh).expect("procfs dir");
-    std::fs::write(
-        sh.join("stat"),
-        "4343 (sh) S 1 4343 4343 34816 4343 4194304 97 0 0 0 0 0 0 0 20 0 1 0 2952162 \
-         3133440 363 0 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n",
-    )
-    .expect("stat");
+    r.idle_shell(4343);
     r.list(&[1], vec![]);
     let mut p1 = pane(1);
     p1.pane_pid = 4343;
