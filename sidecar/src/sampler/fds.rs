@@ -9,10 +9,13 @@
 //! afresh, so one open per file is enough.
 //!
 //! An open `/proc/<pid>` file belongs to that process, not to its number:
-//! once the process is gone a read fails (`ESRCH`, or `ENOENT` for a
-//! listing), also when the number has been given to a new process since.
-//! Every failed read on a kept file closes it and the caller opens the
-//! path again, so results are exactly what opening each time gave. Files
+//! once the process is gone a read of its `stat` fails (`ESRCH`) and a
+//! listing of its `task` directory too (`ENOENT`), also when the number has
+//! been given to a new process since. Such a failure closes every file kept
+//! for the pid (a dead thread's `children` file reads as empty rather than
+//! failing) and the caller opens the path again, so results are what
+//! opening each time gave. A thread's `children` file is closed as soon as
+//! the thread is no longer listed. Files
 //! not read for [`KEEP_ROUNDS`] rounds are closed, and at most a bounded
 //! number are kept at a time (see [`default_cap`]).
 
@@ -168,8 +171,13 @@ impl FdCache {
                 return Ok(());
             }
             // Gone (ESRCH), or the number now names another process: what
-            // the path holds now is the answer.
-            drop(self.take(pid, which));
+            // the path holds now is the answer. A `stat` that fails means
+            // the process is gone, and every file kept for it is stale (a
+            // dead thread's `children` reads as empty, not as an error).
+            match which {
+                Which::Stat => self.forget(pid),
+                Which::Children(_) => drop(self.take(pid, which)),
+            }
         }
         let f = File::open(path)?;
         pread_all(&f, buf, max)?;
@@ -199,13 +207,8 @@ impl FdCache {
                 self.reused += 1;
                 return Ok(names);
             }
-            if let Some(e) = self.by_pid.get_mut(&pid) {
-                e.task = None;
-                self.open -= 1;
-                if e.count() == 0 {
-                    self.by_pid.remove(&pid);
-                }
-            }
+            // The process is gone: so is everything kept for it.
+            self.forget(pid);
         }
         let dir = std::fs::OpenOptions::new()
             .read(true)

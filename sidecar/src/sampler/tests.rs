@@ -297,8 +297,13 @@ fn stat_files_are_kept_reread_and_closed_when_the_process_ends() {
     assert_eq!(s.probe(pid).expect("probe"), first);
     assert_eq!(s.files_read() - before, 1);
     assert_eq!((s.open_files(), s.reused_reads()), (1, 1));
-    // Ended and reaped: the kept file fails, the path is gone, the file is
-    // closed.
+    // Two samples (the first finds out how children are listed): its
+    // `task` directory and its thread's `children` file are kept too.
+    s.sample(pid).expect("sample");
+    s.sample(pid).expect("sample");
+    assert_eq!(s.open_files(), 3);
+    // Ended and reaped: the kept `stat` fails, the path is gone, and every
+    // file kept for the process is closed.
     child.end();
     assert!(matches!(s.probe(pid), Err(SampleError::Gone(p)) if p == pid));
     assert_eq!(s.open_files(), 0);
@@ -310,23 +315,31 @@ fn a_sample_keeps_the_tree_files_and_rounds_close_unread_ones() {
     // `sh` runs `sleep` as its child (the `; true` keeps it from exec'ing).
     let sh = Child::spawn(&["sh", "-c", "sleep 60; true"]);
     let mut s = Sampler::new().with_fd_cap(64);
-    // Polls until the fork shows in a sample (nothing here is timed).
-    let mut cold = s.sample(sh.pid()).expect("sample");
+    // Polls until `sleep` runs below `sh` (nothing here is timed).
+    let exec_done = |snap: &PaneSnapshot| snap.procs.len() == 2 && snap.procs[1].comm == "sleep";
     for _ in 0..10_000 {
-        if cold.procs.len() == 2 {
+        if exec_done(&s.sample(sh.pid()).expect("sample")) {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
-        cold = s.sample(sh.pid()).expect("sample");
     }
-    let names: Vec<&str> = cold.procs.iter().map(|p| p.comm.as_str()).collect();
-    assert_eq!(names, vec!["sh", "sleep"]);
+    // The first walk found out how children are listed; from now on every
+    // file is kept.
+    let cold = s.sample(sh.pid()).expect("sample");
+    assert!(exec_done(&cold), "{cold:?}");
     let open = s.open_files();
     // `stat`, `task` and one `children` file for each of the two.
     assert_eq!(open, 6);
     let reused = s.reused_reads();
     let warm = s.sample(sh.pid()).expect("sample");
-    assert_eq!(warm.procs, cold.procs);
+    // The same processes (their state and CPU time may move between reads).
+    let what = |snap: &PaneSnapshot| -> Vec<(u32, String, Vec<String>, Option<u64>)> {
+        snap.procs
+            .iter()
+            .map(|p| (p.pid, p.comm.clone(), p.argv.clone(), p.start_ticks))
+            .collect()
+    };
+    assert_eq!(what(&warm), what(&cold));
     assert_eq!(s.reused_reads() - reused, 6);
     assert_eq!(s.open_files(), open);
     for _ in 0..fds::KEEP_ROUNDS {
