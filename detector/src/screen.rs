@@ -495,6 +495,9 @@ mod tests {
 
     /// Bytes of one 200-column row of cells.
     const ROW: usize = 200 * 32;
+    /// Bytes of a row written only in its first 16 columns (a row holds its
+    /// cells up to the last one written, 16 at least).
+    const SHORT: usize = 16 * 32;
 
     #[test]
     fn blank_rows_hold_no_cells() {
@@ -503,15 +506,20 @@ mod tests {
         assert!(fresh < ROW, "a blank 200×50 screen holds {fresh} bytes");
         s.process(b"one\r\ntwo\r\nthree");
         let three = s.memory_bytes() - fresh;
-        assert!((3 * ROW..4 * ROW).contains(&three), "{three}");
+        assert_eq!(three, 3 * SHORT);
         // An alternate-screen program: the shell's three rows stay, the
         // alternate grid holds only the rows drawn on it.
-        s.process(b"\x1b[?1049h\x1b[H\x1b[2J\x1b[10;1Hdialog\x1b[12;1H> ");
-        let alt = s.memory_bytes() - fresh;
-        assert!((5 * ROW..6 * ROW).contains(&alt), "{alt}");
+        s.process(b"\x1b[?1049h\x1b[H\x1b[2J");
+        let grid = s.memory_bytes();
+        assert!(grid - fresh - three < ROW, "the alternate grid's row table");
+        s.process(b"\x1b[10;1Hdialog\x1b[12;1H> ");
+        assert_eq!(s.memory_bytes() - grid, 2 * SHORT);
+        // A line drawn to the last column holds the whole row.
+        s.process(&[b'x'; 198]); // after "> ", to the last column
+        assert_eq!(s.memory_bytes() - grid, SHORT + ROW);
         // Clearing frees the rows again.
         s.process(b"\x1b[2J");
-        assert!(s.memory_bytes() - fresh < 4 * ROW);
+        assert_eq!(s.memory_bytes(), grid);
         s.process(b"\x1b[?1049l");
         assert_eq!(s.rows()[..3], ["one", "two", "three"]);
     }

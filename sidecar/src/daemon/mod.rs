@@ -114,6 +114,7 @@ pub const TMUX_PROCESS_ENV: &str = "TEND_TMUX_PROCESS";
 /// Runs the daemon until `tend stop`, a signal, or the tmux server's end.
 /// On the way out it removes what it installed in tmux.
 pub fn run(mut opts: Options) -> Result<(), CliError> {
+    one_malloc_arena();
     // The daemon runs tmux commands all the time (the listing every second,
     // publishes as states change): over the socket, not a process each
     // (decision 0013). `TEND_TMUX_PROCESS=1` keeps the process per command,
@@ -127,6 +128,21 @@ pub fn run(mut opts: Options) -> Result<(), CliError> {
         .build()
         .map_err(|e| CliError::new("runtime", format!("cannot start the async runtime: {e}")))?;
     rt.block_on(serve(opts))
+}
+
+/// One malloc arena for the whole daemon, asked before any thread starts.
+/// glibc gives each thread that allocates an arena of its own (the pipe
+/// reader, the multiplexer worker, the manifest loader, tokio's blocking
+/// pool), and each keeps its free memory apart: measured at 50 panes, one
+/// arena held the daemon's RSS ~0.9 MB lower. The threads allocate little
+/// and rarely at the same moment, so sharing costs no measurable time.
+fn one_malloc_arena() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter; it is called before
+    // the daemon starts any thread.
+    unsafe {
+        nix::libc::mallopt(nix::libc::M_ARENA_MAX, 1);
+    }
 }
 
 async fn serve(opts: Options) -> Result<(), CliError> {

@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 use tend_detector::identity::{ProcessInfo, WalkLimits};
 
 mod agent_version;
+mod fds;
 mod process;
 mod stat;
 mod tree;
@@ -40,6 +41,7 @@ mod watch;
 #[cfg(test)]
 mod tests;
 
+use fds::{FdCache, Which};
 use process::Identity;
 use stat::{parse_stat, Stat};
 use tree::ChildrenMode;
@@ -133,6 +135,8 @@ pub struct Sampler {
     /// Agent versions by (agent, program path): package metadata changes
     /// only with an upgrade, which starts a new process.
     versions: HashMap<(String, String), Option<String>>,
+    /// `stat`, `task` and `children` files kept open for re-reading.
+    fds: FdCache,
 }
 
 impl Default for Sampler {
@@ -147,10 +151,18 @@ impl Sampler {
         Self::with_root("/proc")
     }
 
-    /// A sampler over another procfs-shaped tree (tests).
+    /// A sampler over another procfs-shaped tree (tests). Files are kept
+    /// open only under the real `/proc`: a kept copy of a fake tree's file
+    /// would not notice its process being removed.
     pub fn with_root(root: impl Into<PathBuf>) -> Self {
+        let root = root.into();
+        let cap = if root == Path::new("/proc") {
+            fds::default_cap()
+        } else {
+            0
+        };
         Sampler {
-            root: root.into(),
+            root,
             limits: WalkLimits::default(),
             mode: ChildrenMode::Unknown,
             cache: HashMap::new(),
@@ -159,7 +171,32 @@ impl Sampler {
             use_cache: true,
             buf: Vec::with_capacity(4096),
             versions: HashMap::new(),
+            fds: FdCache::new(cap),
         }
+    }
+
+    /// At most `cap` `/proc` files kept open (0: every read opens its
+    /// file).
+    pub fn with_fd_cap(mut self, cap: usize) -> Self {
+        self.fds = FdCache::new(cap);
+        self
+    }
+
+    /// `/proc` files kept open now.
+    pub fn open_files(&self) -> usize {
+        self.fds.open()
+    }
+
+    /// Reads served by a kept file since the sampler was made.
+    pub fn reused_reads(&self) -> u64 {
+        self.fds.reused()
+    }
+
+    /// Ends a round of the daemon (once a second): closes the `/proc`
+    /// files of processes not read for a while. The identity cache is
+    /// left alone (see [`Sampler::sweep`]).
+    pub fn end_round(&mut self) {
+        self.fds.end_round();
     }
 
     /// Other walk limits.
@@ -216,9 +253,19 @@ impl Sampler {
         Ok(())
     }
 
-    fn read_stat(&mut self, pid: u32) -> io::Result<Stat> {
+    /// `pid`'s `stat`; with `keep`, through a file kept open for the next
+    /// read.
+    fn read_stat(&mut self, pid: u32, keep: bool) -> io::Result<Stat> {
         let path = self.path(pid, "stat");
-        self.read_into_buf(&path, 4096)?;
+        self.files_read += 1;
+        if let Err(e) = self
+            .fds
+            .read(pid, Which::Stat, &path, keep, &mut self.buf, 4096)
+        {
+            // The process is gone: so are its threads' files.
+            self.fds.forget(pid);
+            return Err(e);
+        }
         let text = String::from_utf8_lossy(&self.buf);
         parse_stat(&text).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "bad stat"))
     }

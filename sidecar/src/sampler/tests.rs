@@ -256,3 +256,119 @@ fn a_renamed_agent_is_found_by_the_program_the_shell_ran() {
     std::fs::write(root.join("40/environ"), "A=1\0_=pi\0").expect("environ");
     assert_eq!(s.launched_program(40), None);
 }
+
+/// A real child process of the test, killed and reaped on drop.
+struct Child(std::process::Child);
+
+impl Child {
+    fn spawn(cmd: &[&str]) -> Child {
+        let c = std::process::Command::new(cmd[0])
+            .args(&cmd[1..])
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {cmd:?} for the test: {e}"));
+        Child(c)
+    }
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+    /// Kills and reaps it: its pid is gone from /proc.
+    fn end(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
+#[test]
+fn stat_files_are_kept_reread_and_closed_when_the_process_ends() {
+    let mut child = Child::spawn(&["sleep", "60"]);
+    let pid = child.pid();
+    let mut s = Sampler::new().with_fd_cap(16);
+    let first = s.probe(pid).expect("probe");
+    assert_eq!((s.open_files(), s.reused_reads()), (1, 0));
+    assert!(s.fds.holds(pid));
+    // The same file, read again from offset 0: the same answer, no open.
+    let before = s.files_read();
+    assert_eq!(s.probe(pid).expect("probe"), first);
+    assert_eq!(s.files_read() - before, 1);
+    assert_eq!((s.open_files(), s.reused_reads()), (1, 1));
+    // Two samples (the first finds out how children are listed): its
+    // `task` directory and its thread's `children` file are kept too.
+    s.sample(pid).expect("sample");
+    s.sample(pid).expect("sample");
+    assert_eq!(s.open_files(), 3);
+    // Ended and reaped: the kept `stat` fails, the path is gone, and every
+    // file kept for the process is closed.
+    child.end();
+    assert!(matches!(s.probe(pid), Err(SampleError::Gone(p)) if p == pid));
+    assert_eq!(s.open_files(), 0);
+    assert!(!s.fds.holds(pid));
+}
+
+#[test]
+fn a_sample_keeps_the_tree_files_and_rounds_close_unread_ones() {
+    // `sh` runs `sleep` as its child (the `; true` keeps it from exec'ing).
+    let sh = Child::spawn(&["sh", "-c", "sleep 60; true"]);
+    let mut s = Sampler::new().with_fd_cap(64);
+    // Polls until `sleep` runs below `sh` (nothing here is timed).
+    let exec_done = |snap: &PaneSnapshot| snap.procs.len() == 2 && snap.procs[1].comm == "sleep";
+    for _ in 0..10_000 {
+        if exec_done(&s.sample(sh.pid()).expect("sample")) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    // The first walk found out how children are listed; from now on every
+    // file is kept.
+    let cold = s.sample(sh.pid()).expect("sample");
+    assert!(exec_done(&cold), "{cold:?}");
+    let open = s.open_files();
+    // `stat`, `task` and one `children` file for each of the two.
+    assert_eq!(open, 6);
+    let reused = s.reused_reads();
+    let warm = s.sample(sh.pid()).expect("sample");
+    // The same processes (their state and CPU time may move between reads).
+    let what = |snap: &PaneSnapshot| -> Vec<(u32, String, Vec<String>, Option<u64>)> {
+        snap.procs
+            .iter()
+            .map(|p| (p.pid, p.comm.clone(), p.argv.clone(), p.start_ticks))
+            .collect()
+    };
+    assert_eq!(what(&warm), what(&cold));
+    assert_eq!(s.reused_reads() - reused, 6);
+    assert_eq!(s.open_files(), open);
+    for _ in 0..fds::KEEP_ROUNDS {
+        s.end_round();
+    }
+    assert_eq!(s.open_files(), open, "read within the last rounds");
+    s.end_round();
+    assert_eq!(s.open_files(), 0);
+}
+
+#[test]
+fn kept_files_stop_at_the_cap() {
+    let kids: Vec<Child> = (0..3).map(|_| Child::spawn(&["sleep", "60"])).collect();
+    let mut s = Sampler::new().with_fd_cap(2);
+    for k in &kids {
+        s.probe(k.pid()).expect("probe");
+    }
+    assert_eq!(s.open_files(), 2);
+    assert!(!s.fds.holds(kids[2].pid()));
+    // Past the cap a read still works, opening its file each time.
+    let reused = s.reused_reads();
+    s.probe(kids[2].pid()).expect("probe");
+    assert_eq!(s.reused_reads(), reused);
+    assert_eq!(s.open_files(), 2);
+    // Without a cap nothing is kept.
+    let mut none = Sampler::new().with_fd_cap(0);
+    none.probe(kids[0].pid()).expect("probe");
+    assert_eq!(none.open_files(), 0);
+    // Fake trees never keep files.
+    assert_eq!(Sampler::with_root("/nonexistent").fds.open(), 0);
+    assert!(fds::default_cap() <= fds::FD_CAP_MAX);
+}

@@ -8,6 +8,7 @@ use std::io;
 
 use tend_detector::identity::ProcessInfo;
 
+use super::fds::Which;
 use super::stat::Stat;
 use super::{gone_or_io, PaneSnapshot, Probe, SampleError, SampleStats, Sampler};
 
@@ -26,7 +27,7 @@ impl Sampler {
     /// One probe: the shell's `stat` (one read).
     pub fn probe(&mut self, shell_pid: u32) -> Result<Probe, SampleError> {
         let st = self
-            .read_stat(shell_pid)
+            .read_stat(shell_pid, true)
             .map_err(|e| gone_or_io(shell_pid, e))?;
         Ok(Probe {
             shell_pgid: st.pgrp,
@@ -39,19 +40,28 @@ impl Sampler {
     fn children_from_files(&mut self, pid: u32) -> Option<Vec<u32>> {
         let task_dir = self.path(pid, "task");
         self.files_read += 1;
-        let tasks = match std::fs::read_dir(&task_dir) {
+        let keep = self.mode == ChildrenMode::Files;
+        let tids = match self.fds.list(pid, &task_dir, keep, &mut self.buf) {
             Ok(t) => t,
             Err(_) => return Some(Vec::new()), // vanished
         };
-        let tids: Vec<String> = tasks
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
+        let ids: Vec<u32> = tids.iter().filter_map(|t| t.parse().ok()).collect();
+        self.fds.retain_threads(pid, &ids);
         let mut out = Vec::new();
         let mut any = false;
         for tid in tids {
             let path = task_dir.join(&tid).join("children");
-            match self.read_into_buf(&path, 64 * 1024) {
+            self.files_read += 1;
+            // A name that is not a number is no thread (fake trees): read,
+            // never kept.
+            let (which, keep) = match tid.parse::<u32>() {
+                Ok(t) => (Which::Children(t), keep),
+                Err(_) => (Which::Children(u32::MAX), false),
+            };
+            match self
+                .fds
+                .read(pid, which, &path, keep, &mut self.buf, 64 * 1024)
+            {
                 Ok(()) => {
                     any = true;
                     let text = String::from_utf8_lossy(&self.buf);
@@ -84,7 +94,8 @@ impl Sampler {
             .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok()))
             .collect();
         for pid in pids {
-            if let Ok(st) = self.read_stat(pid) {
+            // Every process on the system: nothing kept.
+            if let Ok(st) = self.read_stat(pid, false) {
                 map.entry(st.ppid).or_default().push(pid);
             }
         }
@@ -100,7 +111,7 @@ impl Sampler {
         let before = self.files_read;
         let mut stats = SampleStats::default();
         let shell = self
-            .read_stat(shell_pid)
+            .read_stat(shell_pid, true)
             .map_err(|e| gone_or_io(shell_pid, e))?;
         let mut scan: Option<HashMap<u32, Vec<u32>>> = None;
         if self.mode == ChildrenMode::Scan {
@@ -159,7 +170,7 @@ impl Sampler {
                 }
                 // A child that ended between the two reads is skipped; so is
                 // one whose parent changed (reparented mid-walk).
-                match self.read_stat(child) {
+                match self.read_stat(child, true) {
                     Ok(cst) if cst.ppid == pid => queue.push((child, depth + 1, cst)),
                     _ => {}
                 }

@@ -5,9 +5,15 @@ use alloc::{string::String, vec::Vec};
 // (`cells` is empty and `len` is its width), so blank rows -- most of a
 // TUI's screen, and nearly all of the hidden primary grid of an
 // alternate-screen program -- cost a few bytes instead of 32 bytes a
-// column. Every mutation goes through `materialize` first; reads of a blank
-// row see `Cell::DEFAULT`. Clearing a row to default attributes frees its
-// cells again.
+// column. Reads of a blank row see `Cell::DEFAULT`. Clearing a row to
+// default attributes frees its cells again.
+//
+// A row holds its cells only up to the last column written (`cells` may be
+// shorter than `len`; the columns past it are default): a line of 80
+// characters in a 200-column pane holds 80 cells, not 200. Writing a cell
+// (`get_mut`) grows the row to that column; the mutations that move cells
+// along the row (insert, remove, clearing to a colour, growing with a
+// non-default cell) go through `materialize`, which gives it all its cells.
 //
 // Each mutation also marks the row `dirty`, so that a reader can tell which
 // rows changed since it last looked (see `Screen::row_versions`).
@@ -40,12 +46,30 @@ impl Row {
         self.cells.is_empty()
     }
 
-    /// Gives a blank row its cells, before a mutation.
+    /// Gives the row all its cells, before a mutation that moves them.
     fn materialize(&mut self) {
         self.dirty = true;
-        if self.cells.is_empty() && self.len > 0 {
-            self.cells = vec![crate::Cell::new(); usize::from(self.len)];
+        let len = usize::from(self.len);
+        if self.cells.len() < len {
+            self.cells.reserve_exact(len - self.cells.len());
+            self.cells.resize(len, crate::Cell::new());
         }
+    }
+
+    /// Holds the cells up to `col` (within the row), before writing it. The
+    /// room grows by doubling, never past the row's width.
+    #[inline]
+    fn hold(&mut self, col: usize) {
+        if col < self.cells.len() {
+            return;
+        }
+        let want = col + 1;
+        let cap = self.cells.capacity();
+        if cap < want {
+            let room = want.max(cap * 2).max(16).min(usize::from(self.len));
+            self.cells.reserve_exact(room - self.cells.len());
+        }
+        self.cells.resize(want, crate::Cell::new());
     }
 
     /// Frees the cells of a row cleared to default attributes.
@@ -57,11 +81,12 @@ impl Row {
     /// The cell at `col`, which must be within the row.
     #[inline]
     fn cell(&self, col: usize) -> &crate::Cell {
-        if self.is_blank() {
-            assert!(col < usize::from(self.len), "column out of the row");
-            &crate::Cell::DEFAULT
-        } else {
-            &self.cells[col]
+        match self.cells.get(col) {
+            Some(cell) => cell,
+            None => {
+                assert!(col < usize::from(self.len), "column out of the row");
+                &crate::Cell::DEFAULT
+            }
         }
     }
 
@@ -99,10 +124,10 @@ impl Row {
     }
 
     fn cells(&self) -> impl Iterator<Item = &crate::Cell> {
-        let blank = if self.is_blank() { self.len } else { 0 };
+        let blank = usize::from(self.len).saturating_sub(self.cells.len());
         self.cells
             .iter()
-            .chain(core::iter::repeat_n(&crate::Cell::DEFAULT, usize::from(blank)))
+            .chain(core::iter::repeat_n(&crate::Cell::DEFAULT, blank))
     }
 
     #[inline]
@@ -110,7 +135,7 @@ impl Row {
         // Materialized rows first: this is the per-character path.
         match self.cells.get(usize::from(col)) {
             Some(cell) => Some(cell),
-            None if self.is_blank() && col < self.len => Some(&crate::Cell::DEFAULT),
+            None if col < self.len => Some(&crate::Cell::DEFAULT),
             None => None,
         }
     }
@@ -118,8 +143,8 @@ impl Row {
     #[inline]
     pub fn get_mut(&mut self, col: u16) -> Option<&mut crate::Cell> {
         self.dirty = true;
-        if self.is_blank() && col < self.len {
-            self.materialize();
+        if col < self.len {
+            self.hold(usize::from(col));
         }
         self.cells.get_mut(usize::from(col))
     }
@@ -181,10 +206,19 @@ impl Row {
     }
 
     pub fn erase(&mut self, i: u16, attrs: crate::attrs::Attrs) {
-        self.materialize();
-        let wide = self.cells[usize::from(i)].is_wide();
+        self.dirty = true;
+        let at = usize::from(i);
+        assert!(at < usize::from(self.len), "column out of the row");
+        // Past the cells held the row is default already: erasing to
+        // default attributes leaves it so.
+        if at < self.cells.len() || attrs != crate::attrs::Attrs::default() {
+            self.hold(at);
+        }
+        let wide = self.cell(at).is_wide();
         self.clear_wide(i);
-        self.cells[usize::from(i)].clear(attrs);
+        if let Some(cell) = self.cells.get_mut(at) {
+            cell.clear(attrs);
+        }
         // `wide` is captured pre-erase on purpose: a 2-wide char occupies the
         // logical last column at cols() - 2. saturating_sub guards the
         // degenerate case of an orphaned wide cell in a one-column row, where
@@ -203,6 +237,10 @@ impl Row {
 
     fn set_truncated(&mut self) {
         self.wrapped = false;
+        // Only the row's last column (a default one when not held).
+        if self.cells.len() < usize::from(self.len) {
+            return;
+        }
         if let Some(last_cell) = self.cells.last_mut() {
             if last_cell.is_wide() {
                 last_cell.clear(*last_cell.attrs());
@@ -213,7 +251,8 @@ impl Row {
     fn grow_unchecked(&mut self, len: u16, cell: crate::Cell) {
         debug_assert!(self.len < len);
         self.dirty = true;
-        if self.is_blank() && cell == crate::Cell::DEFAULT {
+        if cell == crate::Cell::DEFAULT {
+            // The new columns are default: nothing to hold.
             self.len = len;
         } else {
             self.materialize();
@@ -277,9 +316,17 @@ impl Row {
         }
         self.dirty = true;
         let col_idx = usize::from(col);
-        let cell = &self.cells[col_idx];
+        let Some(cell) = self.cells.get(col_idx) else {
+            // A default cell: neither half of a wide character.
+            return;
+        };
         let other = if cell.is_wide() {
             let next = col_idx + 1;
+            if next >= self.cells.len() && next < usize::from(self.len) {
+                // Its other half is a default cell, which clearing leaves
+                // as it is.
+                return;
+            }
             if next >= self.cells.len() {
                 // Wide char at the last column with no continuation
                 // (e.g. a shrinking resize that split the pair).
@@ -740,11 +787,16 @@ mod tests {
         assert_eq!(row.get(80), None);
         assert_eq!(row.cells().count(), 80);
         row.get_mut(3).unwrap().set('x', crate::attrs::Attrs::default());
-        assert_eq!(row.heap_bytes(), 80 * 32);
+        // Cells up to the one written, with room for a few more.
+        assert_eq!(row.heap_bytes(), 16 * 32);
+        row.get_mut(40).unwrap().set('y', crate::attrs::Attrs::default());
+        assert_eq!(row.heap_bytes(), 41 * 32);
+        row.get_mut(41).unwrap().set('z', crate::attrs::Attrs::default());
+        assert_eq!(row.heap_bytes(), 80 * 32, "doubling stops at the width");
         assert_eq!(row.get(3).unwrap().contents(), "x");
         let mut text = String::new();
         row.write_contents(&mut text, 0, 80, false);
-        assert_eq!(text, "   x");
+        assert_eq!(text, format!("   x{}yz", " ".repeat(36)));
         row.clear(crate::attrs::Attrs::default());
         assert_eq!(row.heap_bytes(), 0);
         assert_eq!(row.get(3), Some(&crate::Cell::DEFAULT));
@@ -787,5 +839,73 @@ mod tests {
         assert_ne!(v3, v2);
         row.clear(crate::attrs::Attrs::default());
         assert_ne!(row.version(&mut counter), v3);
+    }
+
+    /// The same operations on a row holding only the cells written and on
+    /// one holding all its cells from the start give the same row.
+    #[test]
+    fn held_cells_behave_like_a_full_row() {
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut colour = crate::attrs::Attrs::default();
+        colour.bgcolor = crate::Color::Idx(4);
+        for _ in 0..300 {
+            let width = 1 + next(40) as u16;
+            let mut held = Row::new(width);
+            let mut full = Row::new(width);
+            full.materialize();
+            for _ in 0..40 {
+                let cols = held.cols();
+                assert_eq!(cols, full.cols());
+                let col = if cols == 0 { 0 } else { next(u64::from(cols)) as u16 };
+                let attrs = if next(4) == 0 {
+                    colour
+                } else {
+                    crate::attrs::Attrs::default()
+                };
+                let op = next(11);
+                for row in [&mut held, &mut full] {
+                    match op {
+                        0..=2 => {
+                            if let Some(c) = row.get_mut(col) {
+                                c.set(char::from(b'a' + (col % 26) as u8), attrs);
+                            }
+                        }
+                        3 if col + 1 < cols => {
+                            row.clear_wide(col);
+                            row.clear_wide(col + 1);
+                            if let Some(c) = row.get_mut(col) {
+                                c.set('\u{4e2d}', attrs);
+                            }
+                            if let Some(c) = row.get_mut(col + 1) {
+                                c.clear(attrs);
+                                c.set_wide_continuation(true);
+                            }
+                        }
+                        4 if cols > 0 => row.erase(col, attrs),
+                        5 if cols > 0 => row.insert(col, 1 + (col % 3)),
+                        6 if cols > 0 => row.remove(col..cols.min(col + 2)),
+                        7 => row.truncate(col.max(1)),
+                        8 => row.resize(cols + 1 + col % 5, crate::Cell::new()),
+                        9 => row.clear(attrs),
+                        10 => row.wrap(col % 2 == 0),
+                        _ => {}
+                    }
+                }
+                let a: Vec<&crate::Cell> = held.cells().collect();
+                let b: Vec<&crate::Cell> = full.cells().collect();
+                assert_eq!(a, b, "op {op} at {col}");
+                assert_eq!(held.wrapped(), full.wrapped(), "op {op} at {col}");
+                // Growing with default cells holds none: hold them all
+                // again, as a row did before rows held only what was
+                // written.
+                full.materialize();
+            }
+        }
     }
 }

@@ -29,6 +29,8 @@ impl Core {
         let full = now >= self.next_sweep;
         let ids: Vec<PaneId> = if full {
             self.next_sweep = now + Duration::from_secs(1);
+            // Closes the /proc files of processes no longer sampled.
+            self.sampler.end_round();
             self.sweep_ids(now)
         } else {
             self.touched.drain().collect()
