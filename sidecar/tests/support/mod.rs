@@ -225,6 +225,25 @@ impl Terminal {
         );
         // The outer server's own status line would be in the way.
         t.tmux(&["set", "-g", "status", "off"]);
+        // Keys typed while the inner client is still starting (reading
+        // its terminal's answers to its queries) can be lost: a user
+        // types at a client that shows its session. Wait until the inner
+        // server lists the client and its status line is drawn.
+        let inner = env.name.clone();
+        let ready = wait_until(20, || {
+            let listed = Command::new("tmux")
+                .env_remove("TMUX")
+                .args(["-L", &inner, "list-clients", "-F", "#{client_session}"])
+                .output()
+                .map(|o| {
+                    String::from_utf8_lossy(&o.stdout)
+                        .lines()
+                        .any(|l| l == session)
+                })
+                .unwrap_or(false);
+            listed && t.status_line().contains(session)
+        });
+        assert!(ready, "the client never showed `{session}`: {}", t.screen());
         t
     }
 
