@@ -218,6 +218,15 @@ impl Pipe {
         len
     }
 
+    /// Whether the tick has anything to do for this pipe: `poll` just
+    /// called it readable, a gap is outstanding, or reads between ticks
+    /// (a hot pipe) left output or an end to hand on. Otherwise a read
+    /// would only answer EAGAIN: lingering keeps the thread on the tick,
+    /// it need not read what has nothing.
+    fn needs_tick(&self, readable: bool) -> bool {
+        readable || self.gap || self.closed || self.read > 0 || !self.carry.is_empty()
+    }
+
     /// The tick's reads are over: hot or not until the next tick.
     fn end_tick(&mut self) {
         self.hot = self.read >= HOT_READ;
@@ -354,10 +363,7 @@ impl Reader {
             }
             let at = Instant::now();
             for (i, p) in self.pipes.iter_mut().enumerate() {
-                // `poll` was just asked: a pipe it does not call readable
-                // would only answer EAGAIN (lingering keeps the thread on
-                // the tick, it need not read what has nothing).
-                if !(readable.get(i).copied().unwrap_or(false) || p.gap) {
+                if !p.needs_tick(readable.get(i).copied().unwrap_or(false)) {
                     if p.linger > 0 {
                         p.linger -= 1;
                         p.end_tick();
@@ -550,6 +556,25 @@ mod tests {
         assert_eq!(p.drain(&mut scratch), 3);
         assert!(p.gap, "2 kept + 3 read + held is over the bound");
         assert!(p.carry.is_empty(), "a gap drops what was kept too");
+    }
+
+    #[test]
+    fn output_read_between_ticks_is_handed_on_at_the_tick() {
+        let (mut tmux, mut p) = pipe();
+        let mut scratch = vec![0u8; DRAIN_MAX];
+        assert!(!p.needs_tick(false), "nothing to read, nothing kept");
+        assert!(p.needs_tick(true));
+        // A hot pipe read between ticks drains the socket: `poll` no longer
+        // calls it readable, but what was read waits for the tick.
+        tmux.write_all(b"dialog").expect("write");
+        assert_eq!(p.drain(&mut scratch), 6);
+        assert!(p.needs_tick(false));
+        p.carry.clear();
+        p.end_tick();
+        assert!(!p.needs_tick(false));
+        drop(tmux);
+        assert_eq!(p.drain(&mut scratch), 0);
+        assert!(p.needs_tick(false), "an end read between ticks is reported");
     }
 
     #[test]
