@@ -83,7 +83,7 @@ pub(super) struct FdCache {
     open: usize,
     cap: usize,
     round: u64,
-    /// Reads served by a kept file (for tests and `tend doctor`).
+    /// Reads served by a kept file (what the tests check).
     reused: u64,
 }
 
