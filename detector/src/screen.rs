@@ -298,6 +298,23 @@ impl Screen {
     /// The same as [`Screen::rows`], reading only the rows that changed
     /// since the last call.
     pub fn rows_updated(&mut self) -> &[String] {
+        self.refresh_rows(|_, _| {});
+        &self.text.rows
+    }
+
+    /// The rows' text as the last [`Screen::refresh_rows`] or
+    /// [`Screen::rows_updated`] read it.
+    pub fn rows_text(&self) -> &[String] {
+        &self.text.rows
+    }
+
+    /// Re-reads the rows written since the last call (or the last
+    /// [`Screen::rows_updated`]) and calls `changed` with the index and
+    /// text of each whose text is not what that call read. Returns the
+    /// number of rows. Rows only re-drawn with the same text (a spinner's
+    /// frame that ends where it began, a full-frame redraw of the same
+    /// screen) are not reported.
+    pub fn refresh_rows(&mut self, mut changed: impl FnMut(usize, &str)) -> usize {
         let (_, cols) = self.size();
         let text = &mut self.text;
         self.parser.screen_mut().row_versions(&mut text.scratch);
@@ -314,9 +331,12 @@ impl Screen {
                 .row_contents(i as u16, 0, cols)
                 .map(|r| r.trim_end().to_owned())
                 .unwrap_or_default();
-            text.rows[i] = row;
+            if text.rows[i] != row {
+                changed(i, &row);
+                text.rows[i] = row;
+            }
         }
-        &text.rows
+        n
     }
 
     /// Bytes that draw this screen on a blank terminal of the same size:
@@ -551,5 +571,26 @@ mod tests {
         // reuse the numbers of the rows read before.
         s.process(b"\x1bc*");
         assert_eq!(s.rows_updated(), ["*", ""]);
+    }
+
+    #[test]
+    fn refreshed_rows_report_only_text_that_changed() {
+        let mut s = Screen::with_history(3, 10, 0);
+        let mut seen = Vec::new();
+        assert_eq!(s.refresh_rows(|i, t| seen.push((i, t.to_owned()))), 3);
+        assert!(seen.is_empty(), "a blank screen reads as blank rows");
+        s.process(b"* Working\r\n> ");
+        s.refresh_rows(|i, t| seen.push((i, t.to_owned())));
+        assert_eq!(seen, [(0, "* Working".to_owned()), (1, ">".to_owned())]);
+        // The same frame drawn again (an Ink redraw): rows written, no text changed.
+        seen.clear();
+        s.process(b"\x1b[H\x1b[2K* Working\r\n\x1b[2K> ");
+        s.refresh_rows(|i, t| seen.push((i, t.to_owned())));
+        assert!(seen.is_empty(), "{seen:?}");
+        // A spinner frame: only its row.
+        s.process(b"\x1b[1;1H+");
+        s.refresh_rows(|i, t| seen.push((i, t.to_owned())));
+        assert_eq!(seen, [(0, "+ Working".to_owned())]);
+        assert_eq!(s.rows_text(), ["+ Working", ">", ""]);
     }
 }

@@ -1,4 +1,4 @@
-//! Reading the screen and deciding: one evaluation hashes the rows that
+//! Reading the screen and deciding: one evaluation re-reads the rows that
 //! changed, asks the manifest's rules, adapts the evaluation interval, and
 //! turns the evidence (or screen activity no rule explains) into a
 //! candidate state for the machine.
@@ -30,24 +30,14 @@ impl PaneDetector {
             written[i] = true;
             churn[i] = before.get(i).copied().unwrap_or(false);
         });
-        let view = self.updated_view();
-        let fp = {
-            use std::hash::{Hash, Hasher};
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            view.rows.hash(&mut h);
-            view.title.hash(&mut h);
-            view.cursor.hash(&mut h);
-            h.finish()
-        };
-        let changed = fp != self.fingerprint && at >= self.suppress_until;
-        self.fingerprint = fp;
+        let changed = self.refresh_view() && at >= self.suppress_until;
         let Some(manifest) = self.manifest.clone() else {
             if changed {
                 self.last_activity = Some(at);
             }
             return;
         };
-        let evidence = rules::evaluate(&view, &manifest);
+        let evidence = rules::evaluate(&self.seen, &manifest);
         // Same evidence again: read less often; anything new: read at once.
         self.interval = if evidence == self.evidence {
             (self.interval * 2).clamp(self.cfg.eval_interval, self.cfg.eval_interval_max)

@@ -26,7 +26,7 @@ use std::time::Duration;
 use crate::config::DetectorConfig;
 use crate::machine::{Candidate, Machine};
 use crate::manifest::Manifest;
-use crate::rules::Evidence;
+use crate::rules::{Evidence, ScreenView};
 use crate::screen::Screen;
 use crate::signals::{Progress, PromptMark, Signal};
 use crate::state::{Reason, State, Transition, Trigger};
@@ -78,7 +78,10 @@ pub struct PaneDetector {
     churn: Vec<bool>,
     /// Rows the last evaluation found written.
     written: Vec<bool>,
-    fingerprint: u64,
+    /// The screen as the last evaluation read it: the next one compares
+    /// the screen with it to say whether anything changed, and copies only
+    /// the rows that did.
+    seen: ScreenView,
     last_activity: Option<Duration>,
     /// The unexplained screen change before the latest one.
     prev_activity: Option<Duration>,
@@ -136,7 +139,7 @@ impl PaneDetector {
             interval,
             churn: Vec::new(),
             written: Vec::new(),
-            fingerprint: 0,
+            seen: ScreenView::default(),
             last_activity: None,
             prev_activity: None,
             unexplained_change: None,

@@ -157,11 +157,44 @@ impl PaneDetector {
         self.view_of(self.screen.rows())
     }
 
-    /// The view for an evaluation: the same, reading only the rows that
-    /// changed since the last evaluation.
-    pub(super) fn updated_view(&mut self) -> ScreenView {
-        let rows = self.screen.rows_updated().to_vec();
-        self.view_of(rows)
+    /// Brings the view the evaluations read (`seen`) up to the screen,
+    /// reading only the rows written since the last evaluation. Returns
+    /// whether the rows, the title or the cursor differ from what the last
+    /// evaluation read. (A hash of the whole view, taken at every
+    /// evaluation, cost more than the rules; so did a fresh copy of every
+    /// row.)
+    pub(super) fn refresh_view(&mut self) -> bool {
+        let seen = &mut self.seen;
+        let mut changed = false;
+        let n = self.screen.refresh_rows(|i, text| {
+            if seen.rows.len() <= i {
+                seen.rows.resize_with(i + 1, String::new);
+            }
+            text.clone_into(&mut seen.rows[i]);
+            changed = true;
+        });
+        if seen.rows.len() != n {
+            // The first evaluation, or a resize: every row counts.
+            seen.rows.resize_with(n, String::new);
+            seen.rows.clone_from_slice(self.screen.rows_text());
+            changed = true;
+        }
+        let title = self.screen.title();
+        if seen.title != title {
+            title.clone_into(&mut seen.title);
+            changed = true;
+        }
+        let cursor = self.screen.cursor();
+        if seen.cursor != cursor {
+            seen.cursor = cursor;
+            changed = true;
+        }
+        let progress = self.progress.map(|p| p.word()).unwrap_or_default();
+        if seen.progress != progress {
+            progress.clone_into(&mut seen.progress);
+        }
+        seen.alternate = self.screen.alternate();
+        changed
     }
 
     fn view_of(&self, rows: Vec<String>) -> ScreenView {
