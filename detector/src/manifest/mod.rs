@@ -159,7 +159,10 @@ impl Region {
 pub enum Matcher {
     /// The region's text contains this string.
     Contains(String),
-    /// The region's text (rows joined by `\n`) matches this regex.
+    /// The region's text (rows joined by `\n`) matches this regex. In
+    /// every manifest regex `\b` and `\B` are ASCII word boundaries (see
+    /// `parse::ascii_word_boundaries`: a Unicode one makes the matcher slow
+    /// on any screen with a non-ASCII character).
     Regex(Regex),
     /// At least one row of the region matches this regex on its own.
     LineRegex(Regex),
