@@ -180,6 +180,8 @@ struct RowText {
     rows: Vec<String>,
     versions: Vec<u64>,
     scratch: Vec<u64>,
+    /// The row being read, reused from row to row.
+    line: String,
 }
 
 impl std::fmt::Debug for Screen {
@@ -327,13 +329,12 @@ impl Screen {
                 continue;
             }
             text.versions[i] = version;
-            let row = screen
-                .row_contents(i as u16, 0, cols)
-                .map(|r| r.trim_end().to_owned())
-                .unwrap_or_default();
+            text.line.clear();
+            screen.write_row_contents(i as u16, 0, cols, &mut text.line);
+            let row = text.line.trim_end();
             if text.rows[i] != row {
-                changed(i, &row);
-                text.rows[i] = row;
+                changed(i, row);
+                row.clone_into(&mut text.rows[i]);
             }
         }
         n
@@ -387,6 +388,7 @@ impl Screen {
             + text.rows.iter().map(String::capacity).sum::<usize>()
             + (text.rows.capacity() * std::mem::size_of::<String>())
             + (text.versions.capacity() + text.scratch.capacity()) * 8
+            + text.line.capacity()
             + self.history().heap_bytes()
             + std::mem::size_of::<Self>()
     }

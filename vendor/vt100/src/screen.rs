@@ -271,6 +271,24 @@ impl Screen {
         Some(contents)
     }
 
+    /// tend fork: [`Screen::row_contents`] appended to `contents` (a buffer
+    /// the caller reuses: building a fresh `String` for each row read grew
+    /// it through several reallocations). Returns `false` when `row` is
+    /// past the last row.
+    pub fn write_row_contents(
+        &self,
+        row: u16,
+        start: u16,
+        width: u16,
+        contents: &mut String,
+    ) -> bool {
+        let Some(row) = self.grid().visible_rows().nth(usize::from(row)) else {
+            return false;
+        };
+        row.write_contents(contents, start, width, false);
+        true
+    }
+
     /// tend fork: bytes held on the heap by both grids' cells.
     #[must_use]
     pub fn heap_bytes(&self) -> usize {
@@ -1640,5 +1658,25 @@ fn u16_to_u8(i: u16) -> Option<u8> {
     } else {
         // safe because we just ensured that the value fits in a u8
         Some(i.try_into().unwrap())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    // tend fork: rows read into a buffer the caller keeps.
+    #[test]
+    fn row_contents_append_to_the_callers_buffer() {
+        let n = |v| core::num::NonZeroU16::new(v).unwrap();
+        let mut p = crate::Parser::new(n(3), n(10), 0);
+        p.process(b"ab  c\r\n\xe4\xb8\xadx");
+        let screen = p.screen();
+        let mut buf = String::from("kept:");
+        assert!(screen.write_row_contents(0, 0, 10, &mut buf));
+        assert_eq!(buf, "kept:ab  c");
+        buf.clear();
+        assert!(screen.write_row_contents(1, 0, 10, &mut buf));
+        assert_eq!(buf, screen.row_contents(1, 0, 10).unwrap());
+        assert_eq!(buf, "\u{4e2d}x");
+        assert!(!screen.write_row_contents(3, 0, 10, &mut buf));
     }
 }
