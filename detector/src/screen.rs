@@ -300,28 +300,28 @@ impl Screen {
     /// The same as [`Screen::rows`], reading only the rows that changed
     /// since the last call.
     pub fn rows_updated(&mut self) -> &[String] {
-        self.refresh_rows(|_, _| {});
+        let mut rows = std::mem::take(&mut self.text.rows);
+        self.refresh_rows(&mut rows);
+        self.text.rows = rows;
         &self.text.rows
     }
 
-    /// The rows' text as the last [`Screen::refresh_rows`] or
-    /// [`Screen::rows_updated`] read it.
-    pub fn rows_text(&self) -> &[String] {
-        &self.text.rows
-    }
-
-    /// Re-reads the rows written since the last call (or the last
-    /// [`Screen::rows_updated`]) and calls `changed` with the index and
-    /// text of each whose text is not what that call read. Returns the
-    /// number of rows. Rows only re-drawn with the same text (a spinner's
-    /// frame that ends where it began, a full-frame redraw of the same
-    /// screen) are not reported.
-    pub fn refresh_rows(&mut self, mut changed: impl FnMut(usize, &str)) -> usize {
+    /// Brings `rows`, the caller's copy of the rows' text (kept from call
+    /// to call), up to the screen, re-reading only the rows written since
+    /// the last call. Returns whether the text of any row, or the number
+    /// of rows, differs from what the last call left: rows only re-drawn
+    /// with the same text (a spinner frame that ends where it began, a
+    /// full-frame redraw of the same screen) do not count. A screen has one
+    /// such copy: the versions that say which of its rows are current are
+    /// the screen's (and [`Screen::rows_updated`] keeps its own copy, for
+    /// callers that have none).
+    pub fn refresh_rows(&mut self, rows: &mut Vec<String>) -> bool {
         let (_, cols) = self.size();
         let text = &mut self.text;
         self.parser.screen_mut().row_versions(&mut text.scratch);
         let n = text.scratch.len();
-        text.rows.resize_with(n, String::new);
+        let mut changed = rows.len() != n;
+        rows.resize_with(n, String::new);
         text.versions.resize(n, 0);
         let screen = self.parser.screen();
         for (i, &version) in text.scratch.iter().enumerate() {
@@ -332,12 +332,12 @@ impl Screen {
             text.line.clear();
             screen.write_row_contents(i as u16, 0, cols, &mut text.line);
             let row = text.line.trim_end();
-            if text.rows[i] != row {
-                changed(i, row);
-                row.clone_into(&mut text.rows[i]);
+            if rows[i] != row {
+                row.clone_into(&mut rows[i]);
+                changed = true;
             }
         }
-        n
+        changed
     }
 
     /// Bytes that draw this screen on a blank terminal of the same size:
@@ -381,7 +381,8 @@ impl Screen {
     }
 
     /// Bytes held by this screen model: the grids' cells (blank rows hold
-    /// none), the row text kept for evaluations, the history.
+    /// none), the row text [`Screen::rows_updated`] keeps (a detector keeps
+    /// its own, see [`Screen::refresh_rows`]), the history.
     pub fn memory_bytes(&self) -> usize {
         let text = &self.text;
         self.parser.screen().heap_bytes()
@@ -576,23 +577,28 @@ mod tests {
     }
 
     #[test]
-    fn refreshed_rows_report_only_text_that_changed() {
+    fn refreshed_rows_say_whether_any_text_changed() {
         let mut s = Screen::with_history(3, 10, 0);
-        let mut seen = Vec::new();
-        assert_eq!(s.refresh_rows(|i, t| seen.push((i, t.to_owned()))), 3);
-        assert!(seen.is_empty(), "a blank screen reads as blank rows");
+        let mut rows = Vec::new();
+        assert!(
+            s.refresh_rows(&mut rows),
+            "the first read counts as a change"
+        );
+        assert_eq!(rows, ["", "", ""]);
+        assert!(!s.refresh_rows(&mut rows));
         s.process(b"* Working\r\n> ");
-        s.refresh_rows(|i, t| seen.push((i, t.to_owned())));
-        assert_eq!(seen, [(0, "* Working".to_owned()), (1, ">".to_owned())]);
+        assert!(s.refresh_rows(&mut rows));
+        assert_eq!(rows, ["* Working", ">", ""]);
         // The same frame drawn again (an Ink redraw): rows written, no text changed.
-        seen.clear();
         s.process(b"\x1b[H\x1b[2K* Working\r\n\x1b[2K> ");
-        s.refresh_rows(|i, t| seen.push((i, t.to_owned())));
-        assert!(seen.is_empty(), "{seen:?}");
-        // A spinner frame: only its row.
+        assert!(!s.refresh_rows(&mut rows));
+        // A spinner frame.
         s.process(b"\x1b[1;1H+");
-        s.refresh_rows(|i, t| seen.push((i, t.to_owned())));
-        assert_eq!(seen, [(0, "+ Working".to_owned())]);
-        assert_eq!(s.rows_text(), ["+ Working", ">", ""]);
+        assert!(s.refresh_rows(&mut rows));
+        assert_eq!(rows, ["+ Working", ">", ""]);
+        // A resize changes the number of rows.
+        s.resize(2, 10);
+        assert!(s.refresh_rows(&mut rows));
+        assert_eq!(rows, s.rows());
     }
 }

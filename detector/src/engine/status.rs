@@ -164,21 +164,8 @@ impl PaneDetector {
     /// evaluation, cost more than the rules; so did a fresh copy of every
     /// row.)
     pub(super) fn refresh_view(&mut self) -> bool {
+        let mut changed = self.screen.refresh_rows(&mut self.seen.rows);
         let seen = &mut self.seen;
-        let mut changed = false;
-        let n = self.screen.refresh_rows(|i, text| {
-            if seen.rows.len() <= i {
-                seen.rows.resize_with(i + 1, String::new);
-            }
-            text.clone_into(&mut seen.rows[i]);
-            changed = true;
-        });
-        if seen.rows.len() != n {
-            // The first evaluation, or a resize: every row counts.
-            seen.rows.resize_with(n, String::new);
-            seen.rows.clone_from_slice(self.screen.rows_text());
-            changed = true;
-        }
         let title = self.screen.title();
         if seen.title != title {
             title.clone_into(&mut seen.title);
