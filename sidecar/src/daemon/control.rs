@@ -111,13 +111,8 @@ impl Core {
         Ok(id)
     }
 
-    /// What an `answer` request needs: the pane's agent manifest (with
-    /// `[actions]`), the action, and whether to send (`dry_run` only
-    /// reports the dialog and keys, for the picker).
     /// How much longer the pane's current state must last before keys may
-    /// go to its dialog: the agent's `settle_ms` less the time the state has
-    /// already held (tend sees a dialog a little after the agent draws it, so
-    /// counting from the state's start is on the safe side).
+    /// go to its dialog (see [`settle_left`]).
     fn dialog_settle(
         &self,
         pane: PaneId,
@@ -129,11 +124,12 @@ impl Core {
         let Some(p) = self.panes.get(&pane) else {
             return std::time::Duration::ZERO;
         };
-        let now = self.unix_at(self.now());
-        let held = std::time::Duration::from_secs_f64((now - p.eff_since).clamp(0.0, 3600.0));
-        settle.saturating_sub(held)
+        settle_left(settle, p.eff_since, self.unix_at(self.now()))
     }
 
+    /// What an `answer` request needs: the pane's agent manifest (with
+    /// `[actions]`), the action, and whether to send (`dry_run` only
+    /// reports the dialog and keys, for the picker).
     fn answer_job(
         &self,
         pane: PaneId,
@@ -741,3 +737,38 @@ impl Core {
 /// How long `prompt --wait` gives the agent to react before reporting
 /// `agent_prompt_stalled`.
 pub const PROMPT_REACTION: Duration = Duration::from_secs(5);
+
+/// What is left of an agent's `settle` (its `settle_ms`) when the pane's
+/// state has held since `since` at `now` (Unix seconds). tend sees a dialog
+/// a little after the agent draws it, so counting from the state's start is
+/// on the safe side. A clock that went backwards, or a time that is not a
+/// number, counts as no time held.
+fn settle_left(settle: std::time::Duration, since: f64, now: f64) -> std::time::Duration {
+    let held = now - since;
+    let held = if held.is_finite() {
+        held.clamp(0.0, 3600.0)
+    } else {
+        0.0
+    };
+    settle.saturating_sub(std::time::Duration::from_secs_f64(held))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::settle_left;
+    use std::time::Duration;
+
+    #[test]
+    fn keys_wait_for_what_is_left_of_the_settle_time() {
+        let settle = Duration::from_millis(500);
+        let t = 1_800_000_000.0;
+        assert_eq!(settle_left(settle, t, t), settle);
+        assert_eq!(settle_left(settle, t, t + 0.25), Duration::from_millis(250));
+        assert_eq!(settle_left(settle, t, t + 0.5), Duration::ZERO);
+        assert_eq!(settle_left(settle, t, t + 7200.0), Duration::ZERO);
+        // A clock that went backwards, or no time at all: the whole wait.
+        assert_eq!(settle_left(settle, t, t - 3.0), settle);
+        assert_eq!(settle_left(settle, f64::NAN, t), settle);
+        assert_eq!(settle_left(Duration::ZERO, t, t), Duration::ZERO);
+    }
+}
