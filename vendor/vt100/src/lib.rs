@@ -48,7 +48,8 @@
 #![allow(clippy::too_many_lines)]
 #![allow(clippy::type_complexity)]
 
-#[macro_use]
+// tend fork: `#[macro_use]` dropped (rustc 1.95 reports it unused; the
+// macros come from std's prelude).
 extern crate alloc;
 
 mod attrs;
