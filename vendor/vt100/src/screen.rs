@@ -265,10 +265,9 @@ impl Screen {
         start: u16,
         width: u16,
     ) -> Option<String> {
-        let row = self.grid().visible_rows().nth(usize::from(row))?;
         let mut contents = String::new();
-        row.write_contents(&mut contents, start, width, false);
-        Some(contents)
+        self.write_row_contents(row, start, width, &mut contents)
+            .then_some(contents)
     }
 
     /// tend fork: [`Screen::row_contents`] appended to `contents` (a buffer
