@@ -40,6 +40,10 @@ pub struct RemoteConfig {
     pub ssh_options: Vec<String>,
 }
 
+/// How often a remote's feed (`tend events --feed`) writes a heartbeat
+/// when nothing changes.
+pub const FEED_HEARTBEAT: Duration = Duration::from_secs(15);
+
 /// `[remote_link]`: how links are kept.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -52,6 +56,13 @@ pub struct LinkConfig {
     /// from one second up to this). Default 30s.
     #[serde(with = "dur")]
     pub reconnect_max: Duration,
+    /// The longest the remote's feed may say nothing (its first snapshot
+    /// after ssh starts, then a snapshot or a heartbeat every 15s): past
+    /// it the link gives up on this ssh and connects again. ssh's
+    /// keepalive cannot see a remote whose login shell or `tend` hangs:
+    /// the connection itself is alive. Default 45s.
+    #[serde(with = "dur")]
+    pub feed_silence: Duration,
 }
 
 impl Default for LinkConfig {
@@ -59,6 +70,7 @@ impl Default for LinkConfig {
         LinkConfig {
             keepalive: Duration::from_secs(10),
             reconnect_max: Duration::from_secs(30),
+            feed_silence: Duration::from_secs(45),
         }
     }
 }
@@ -76,6 +88,14 @@ impl LinkConfig {
             return Err(format!(
                 "reconnect_max = {}: use at least 100ms",
                 format_duration(self.reconnect_max)
+            ));
+        }
+        if self.feed_silence < FEED_HEARTBEAT * 2 {
+            return Err(format!(
+                "feed_silence = {}: a quiet remote writes a heartbeat every {}; use at least {}",
+                format_duration(self.feed_silence),
+                format_duration(FEED_HEARTBEAT),
+                format_duration(FEED_HEARTBEAT * 2)
             ));
         }
         Ok(())
@@ -404,5 +424,22 @@ mod tests {
             a[a.len() - 1],
             "tmux -S '/tmp/tmux-0/x y' attach-session -t %3 ';' select-window -t @2 ';' select-pane -t %3"
         );
+    }
+
+    #[test]
+    fn a_feed_silence_shorter_than_two_heartbeats_is_refused() {
+        let mut link = LinkConfig::default();
+        assert_eq!(link.feed_silence, Duration::from_secs(45));
+        assert_eq!(link.validate(), Ok(()));
+        link.feed_silence = Duration::from_secs(29);
+        assert_eq!(
+            link.validate(),
+            Err(
+                "feed_silence = 29s: a quiet remote writes a heartbeat every 15s; use at least 30s"
+                    .into()
+            )
+        );
+        link.feed_silence = Duration::from_secs(30);
+        assert_eq!(link.validate(), Ok(()));
     }
 }

@@ -17,6 +17,7 @@ use tend_detector::config::parse_duration;
 use super::target::{ServerArgs, Target};
 use crate::client;
 use crate::error::CliError;
+use crate::remote::FEED_HEARTBEAT;
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -642,9 +643,6 @@ pub fn answer(
 /// Changes arriving within this window after the first go out as one
 /// snapshot (an agent's turn changes several panes' facts at once).
 const FEED_COALESCE: Duration = Duration::from_millis(30);
-
-/// A line at least this often, changes or not.
-const FEED_HEARTBEAT: Duration = Duration::from_secs(15);
 
 /// `tend events --feed`: what the local daemon's link to this machine
 /// reads over ssh. A full snapshot each time keeps the link stateless: a

@@ -159,6 +159,7 @@ async fn run(
     stderr: Arc<Mutex<String>>,
 ) {
     let argv = crate::remote::feed_argv(&cfg, &link);
+    let by_hand = format!("ssh {} {} events --feed", cfg.dest, cfg.tend());
     let mut backoff = link.first_backoff();
     loop {
         let send = |ev: LinkEvent| {
@@ -177,10 +178,11 @@ async fn run(
         if !send(LinkEvent::Connecting).await {
             return;
         }
-        let (error, got_snapshot) = match once(&argv, &stderr, &send).await {
-            Ok(v) => v,
-            Err(e) => (e, false),
-        };
+        let (error, got_snapshot) =
+            match once(&argv, link.feed_silence, &by_hand, &stderr, &send).await {
+                Ok(v) => v,
+                Err(e) => (e, false),
+            };
         if !send(LinkEvent::Down { error }).await {
             return;
         }
@@ -193,9 +195,14 @@ async fn run(
     }
 }
 
-/// One ssh run: returns why it ended and whether a snapshot came.
+/// One ssh run: returns why it ended and whether a snapshot came. A feed
+/// that says nothing for `silence` (no snapshot, no heartbeat) is given
+/// up: ssh is stopped and the error names the wait and `by_hand`, the
+/// command that shows what the remote does.
 async fn once<F, Fut>(
     argv: &[String],
+    silence: std::time::Duration,
+    by_hand: &str,
     stderr: &Arc<Mutex<String>>,
     send: &F,
 ) -> Result<(String, bool), String>
@@ -232,9 +239,14 @@ where
         let mut line = String::new();
         loop {
             line.clear();
-            match (&mut r).take(MAX_FEED_LINE).read_line(&mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
+            let mut limited = (&mut r).take(MAX_FEED_LINE);
+            match tokio::time::timeout(silence, limited.read_line(&mut line)).await {
+                Ok(Ok(0) | Err(_)) => break,
+                Ok(Ok(_)) => {}
+                Err(_) => {
+                    bad = Some(silent_feed(silence, got, by_hand));
+                    break;
+                }
             }
             let v: Value = match serde_json::from_str(line.trim()) {
                 Ok(v) => v,
@@ -282,6 +294,23 @@ where
         (None, Err(e)) => format!("ssh ended: {e}"),
     };
     Ok((error, got))
+}
+
+/// Why a link whose feed said nothing for `silence` was given up.
+fn silent_feed(silence: std::time::Duration, got: bool, by_hand: &str) -> String {
+    let wait = tend_detector::config::format_duration(silence);
+    if got {
+        format!(
+            "the remote's feed said nothing for {wait} (not even its heartbeat): its tend may be \
+             stuck; connecting again (`{by_hand}` shows what it does)"
+        )
+    } else {
+        format!(
+            "no snapshot from the remote {wait} after ssh started: its login shell or tend \
+             hangs there (a prompt, a slow rc file?); connecting again (`{by_hand}` shows what \
+             it does)"
+        )
+    }
 }
 
 /// A remote pane as the rest of tend sees it: its id prefixed with the
@@ -564,6 +593,70 @@ mod tests {
             view_of("box", &link, &p).state.as_deref(),
             Some("unreachable")
         );
+    }
+
+    /// Runs `once` on `script` (sh) with a short silence limit; returns
+    /// its error, whether a snapshot came, and how many were sent on.
+    async fn run_once(script: &str) -> (String, bool, usize) {
+        let argv: Vec<String> = vec!["sh".into(), "-c".into(), script.into()];
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let sent = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = sent.clone();
+        let send = move |ev: LinkEvent| {
+            if matches!(ev, LinkEvent::Snapshot { .. }) {
+                count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            async { true }
+        };
+        let silence = std::time::Duration::from_millis(300);
+        let (error, got) = once(&argv, silence, "ssh box tend events --feed", &stderr, &send)
+            .await
+            .expect("sh runs");
+        (error, got, sent.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    #[tokio::test]
+    async fn a_remote_that_never_answers_is_given_up_with_a_reason() {
+        // A login shell stuck before tend starts (seen: a stale lock made
+        // `pyenv rehash` in .bashrc wait a minute on every login).
+        let (error, got, sent) = run_once("exec sleep 30").await;
+        assert!(!got);
+        assert_eq!(sent, 0);
+        assert_eq!(
+            error,
+            "no snapshot from the remote 300ms after ssh started: its login shell or tend hangs \
+             there (a prompt, a slow rc file?); connecting again (`ssh box tend events --feed` \
+             shows what it does)"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_feed_that_falls_silent_after_its_snapshot_is_given_up() {
+        let (error, got, sent) = run_once(
+            r#"echo '{"event":"feed.snapshot","hostname":"box","panes":[]}'; exec sleep 30"#,
+        )
+        .await;
+        assert!(got);
+        assert_eq!(sent, 1);
+        assert!(
+            error.starts_with("the remote's feed said nothing for 300ms (not even its heartbeat)"),
+            "{error}"
+        );
+    }
+
+    #[tokio::test]
+    async fn heartbeats_keep_a_quiet_feed_alive_until_it_ends() {
+        // Lines closer together than the limit: the feed runs to its end,
+        // and the error is what ended it.
+        let (error, got, sent) = run_once(
+            r#"echo '{"event":"feed.snapshot","panes":[]}'
+               for i in 1 2 3 4 5; do sleep 0.1; echo '{"event":"feed.heartbeat"}'; done
+               echo 'tend: the daemon stopped' >&2"#,
+        )
+        .await;
+        assert!(got);
+        assert_eq!(sent, 1);
+        assert_eq!(error, "tend: the daemon stopped");
     }
 
     #[test]
