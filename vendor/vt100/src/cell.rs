@@ -53,6 +53,25 @@ impl Cell {
         self.attrs = a;
     }
 
+    /// tend fork: [`Cell::set`] for a character the caller knows to be one
+    /// cell wide (so not U+FE0F, which is zero wide): none of `set`'s width
+    /// lookups are needed.
+    pub(crate) fn set_narrow(&mut self, c: char, a: crate::attrs::Attrs) {
+        debug_assert_eq!(c.width(), Some(1));
+        // Not wide, not a wide continuation: the flags live in `len`.
+        if c.is_ascii() {
+            // An ASCII character is its one UTF-8 byte.
+            #[allow(clippy::as_conversions, clippy::cast_possible_truncation)]
+            let byte = c as u8;
+            self.contents[0] = byte;
+            self.len = 1;
+        } else {
+            self.len = 0;
+            self.append_char(0, c);
+        }
+        self.attrs = a;
+    }
+
     pub(crate) fn append(&mut self, c: char) {
         let len = self.len();
         if len >= CONTENT_BYTES - 4 {
