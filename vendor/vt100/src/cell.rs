@@ -127,6 +127,19 @@ impl Cell {
         core::str::from_utf8(&self.contents[..self.len()]).unwrap()
     }
 
+    /// tend fork: appends the cell's text to `out` (what `contents` returns),
+    /// without validating it again as UTF-8 when it is one ASCII byte, as
+    /// most cells are: reading a row into text is the first step of every
+    /// evaluation.
+    pub(crate) fn push_contents(&self, out: &mut alloc::string::String) {
+        let first = self.contents[0];
+        if self.len() == 1 && first.is_ascii() {
+            out.push(char::from(first));
+        } else {
+            out.push_str(self.contents());
+        }
+    }
+
     /// Returns whether the cell contains any text data.
     #[must_use]
     pub fn has_contents(&self) -> bool {

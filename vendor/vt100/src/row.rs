@@ -375,7 +375,7 @@ impl Row {
                 }
                 prev_col += col - prev_col;
 
-                contents.push_str(cell.contents());
+                cell.push_contents(contents);
                 prev_col += if cell.is_wide() { 2 } else { 1 };
             }
         }
