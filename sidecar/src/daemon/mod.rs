@@ -18,6 +18,7 @@
 pub mod capture;
 pub mod control;
 pub mod core;
+mod deadline;
 pub mod guard;
 pub mod ipc;
 pub mod mux;
@@ -241,6 +242,7 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
         .map_err(|e| CliError::new("signal", format!("cannot watch SIGINT: {e}")))?;
     let mut wait = Duration::from_millis(10);
+    let mut deadline = deadline::Deadline::new();
     // Events from the pipes thread and the worker not handled yet, in the
     // order they came (a re-seed's capture must not be overtaken by output
     // read before it). Bounded: the pipes thread holds back a pane whose
@@ -262,7 +264,7 @@ async fn serve(opts: Options) -> Result<(), CliError> {
                 let Some(ev) = ev else { break };
                 queue(&mut backlog, ev);
             }
-            _ = tokio::time::sleep_until(wake_at(wait).into()), if backlog.is_empty() => {}
+            _ = deadline.until(wake_at(wait)), if backlog.is_empty() => {}
             // Behind (a flood on a slow machine): the control connections'
             // tasks and the sockets are served before the next round.
             _ = tokio::task::yield_now(), if !backlog.is_empty() => {}
