@@ -7,9 +7,9 @@
 //! be moved down, before it wakes it again at its own instant. The loop
 //! sets a new deadline at every round, tens of milliseconds ahead, so under
 //! busy panes it crossed a block boundary most of the time: about 16 extra
-//! wake-ups a second (1000 / 64), a fifth of the loop's, each costing tens
-//! of microseconds on a virtual machine. A `timerfd` wakes the loop once,
-//! at the instant asked.
+//! wake-ups a second (1000 / 64), a quarter of the loop's (68 fell to 51),
+//! each costing tens of microseconds on a virtual machine. A `timerfd`
+//! wakes the loop once, at the instant asked.
 //!
 //! Should the kernel refuse a `timerfd` (no such thing where tend could
 //! start at all, but a limit on descriptors could), the loop falls back to

@@ -280,7 +280,8 @@ struct Reader {
     /// readable without handing the kernel the whole list (`poll` did, and
     /// it was a fifth of the thread's time).
     epoll: Epoll,
-    /// What the last [`Reader::ready`] returned, reused.
+    /// What the last [`Reader::ready`] returned, reused; grown to hold
+    /// every watched descriptor.
     ready_events: Vec<EpollEvent>,
     /// Ordered by `conn` (connections are numbered in the order they are
     /// accepted, and pipes are only ever appended or removed).
@@ -302,7 +303,7 @@ impl Reader {
             listener,
             events,
             epoll,
-            ready_events: vec![EpollEvent::empty(); 64],
+            ready_events: Vec::new(),
             pipes: Vec::new(),
             outbox: Vec::new(),
             next_conn: LISTENER + 1,
@@ -331,34 +332,35 @@ impl Reader {
     /// closed); marks the readable pipes (`Pipe::ready`) and says whether a
     /// tap is connecting.
     fn ready(&mut self, timeout: PollTimeout) -> bool {
-        let mut accept = false;
-        let mut timeout = timeout;
-        loop {
-            let n = match self.epoll.wait(&mut self.ready_events, timeout) {
-                Ok(n) => n,
-                Err(_) => {
-                    // EINTR, or out of memory: treat everything as ready;
-                    // the reads are non-blocking.
-                    for p in &mut self.pipes {
-                        p.ready = true;
-                    }
-                    return true;
-                }
-            };
-            for ev in &self.ready_events[..n] {
-                let conn = ev.data();
-                if conn == LISTENER {
-                    accept = true;
-                } else if let Ok(i) = self.pipes.binary_search_by_key(&conn, |p| p.conn) {
-                    self.pipes[i].ready = true;
-                }
-            }
-            if n < self.ready_events.len() {
-                return accept;
-            }
-            // More ready than the buffer holds: take the rest at once.
-            timeout = PollTimeout::ZERO;
+        // Room for every descriptor at once: level-triggered `epoll` answers
+        // the readable ones again at each call, so a smaller buffer asked
+        // again until it comes back short would never end while more pipes
+        // than it holds are readable.
+        let watched = self.pipes.len() + 1;
+        if self.ready_events.len() < watched {
+            self.ready_events.resize(watched, EpollEvent::empty());
         }
+        let n = match self.epoll.wait(&mut self.ready_events, timeout) {
+            Ok(n) => n,
+            Err(_) => {
+                // EINTR, or out of memory: treat everything as ready; the
+                // reads are non-blocking.
+                for p in &mut self.pipes {
+                    p.ready = true;
+                }
+                return true;
+            }
+        };
+        let mut accept = false;
+        for ev in &self.ready_events[..n] {
+            let conn = ev.data();
+            if conn == LISTENER {
+                accept = true;
+            } else if let Ok(i) = self.pipes.binary_search_by_key(&conn, |p| p.conn) {
+                self.pipes[i].ready = true;
+            }
+        }
+        accept
     }
 
     /// Waits for `tick`, reading the hot pipes every [`HOT_EVERY`]
@@ -501,19 +503,25 @@ impl Reader {
             if set_nonblocking(&file).is_err() {
                 continue;
             }
-            let conn = self.next_conn;
-            if let Err(e) = self
-                .epoll
-                .add(&file, EpollEvent::new(EpollFlags::EPOLLIN, conn))
-            {
-                eprintln!("tend: cannot watch the pipe of pane {pane} (epoll: {e}); closed");
-                continue;
+            match self.watch(file) {
+                Ok(conn) => batch.push(Event::TapHello { conn, pane }),
+                Err(e) => {
+                    eprintln!("tend: cannot watch the pipe of pane {pane} (epoll: {e}); closed")
+                }
             }
-            self.next_conn += 1;
-            batch.push(Event::TapHello { conn, pane });
-            // Read at the next ticks: the pane is printing, or will.
-            self.pipes.push(Pipe::new(conn, file, LINGER_TICKS));
         }
+    }
+
+    /// Adds a pipe to the ones read, under the next connection number;
+    /// it is read at the next ticks (the pane is printing, or will). A
+    /// pipe `epoll` refuses is closed.
+    fn watch(&mut self, file: std::fs::File) -> nix::Result<u64> {
+        let conn = self.next_conn;
+        self.epoll
+            .add(&file, EpollEvent::new(EpollFlags::EPOLLIN, conn))?;
+        self.next_conn += 1;
+        self.pipes.push(Pipe::new(conn, file, LINGER_TICKS));
+        Ok(conn)
     }
 }
 
@@ -644,23 +652,27 @@ mod tests {
         assert!(p.closed);
     }
 
-    #[test]
-    fn the_reader_is_told_which_pipes_are_readable_or_closed() {
+    /// A reader on a fresh tap socket in `dir`, watching `n` pipes (conn 1
+    /// to `n`) through [`Reader::watch`]; returns tmux's ends.
+    fn reader_with_pipes(dir: &std::path::Path, n: u64) -> (Reader, Vec<UnixStream>) {
         let (tx, _rx) = tokio::sync::mpsc::channel(4);
-        let dir = tempfile::tempdir().expect("dir");
-        let listener = UnixListener::bind(dir.path().join("tap")).expect("bind");
+        let listener = UnixListener::bind(dir.join("tap")).expect("bind");
         let mut r = Reader::new(listener, tx).expect("epoll");
         let mut ends = Vec::new();
-        for conn in 1..=3 {
+        for _ in 0..n {
             let (tmux, ours) = UnixStream::pair().expect("pair");
             ours.set_nonblocking(true).expect("nonblocking");
-            let file = std::fs::File::from(OwnedFd::from(ours));
-            r.epoll
-                .add(&file, EpollEvent::new(EpollFlags::EPOLLIN, conn))
-                .expect("add");
-            r.pipes.push(Pipe::new(conn, file, 0));
+            r.watch(std::fs::File::from(OwnedFd::from(ours)))
+                .expect("watch");
             ends.push(tmux);
         }
+        (r, ends)
+    }
+
+    #[test]
+    fn the_reader_is_told_which_pipes_are_readable_or_closed() {
+        let dir = tempfile::tempdir().expect("dir");
+        let (mut r, mut ends) = reader_with_pipes(dir.path(), 3);
         assert!(!r.ready(PollTimeout::ZERO));
         assert!(r.pipes.iter().all(|p| !p.ready));
         (&ends[2]).write_all(b"x").expect("write");
@@ -670,6 +682,21 @@ mod tests {
         assert_eq!(ready, [1, 3], "the closed pipe and the one with output");
         let _tap = UnixStream::connect(dir.path().join("tap")).expect("connect");
         assert!(r.ready(PollTimeout::ZERO), "a tap connecting");
+    }
+
+    #[test]
+    fn more_readable_pipes_than_one_answer_used_to_hold_are_all_marked() {
+        // Level-triggered `epoll` answers every readable pipe again at each
+        // call: a fixed buffer of 64 that asked again while it came back
+        // full never ended once 64 pipes printed at the same tick.
+        let dir = tempfile::tempdir().expect("dir");
+        let (mut r, ends) = reader_with_pipes(dir.path(), 150);
+        for end in &ends {
+            let mut end = end;
+            end.write_all(b"x").expect("write");
+        }
+        assert!(!r.ready(PollTimeout::ZERO));
+        assert_eq!(r.pipes.iter().filter(|p| p.ready).count(), 150);
     }
 
     #[test]
