@@ -66,8 +66,11 @@ impl Cell {
             self.contents[0] = byte;
             self.len = 1;
         } else {
-            self.len = 0;
-            self.append_char(0, c);
+            // Its UTF-8 bytes (at most four) and their count; no flags
+            // (not wide, not a continuation), and no emoji presentation to
+            // look for in a one-cell character.
+            let n = c.encode_utf8(&mut self.contents).len();
+            self.len = u8::try_from(n).unwrap_or(0);
         }
         self.attrs = a;
     }

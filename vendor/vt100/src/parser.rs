@@ -55,7 +55,12 @@ impl<CB: crate::Callbacks> Parser<CB> {
         );
         Self {
             parser: vte::Parser::new(),
-            screen: crate::screen::WrappedScreen { screen, callbacks },
+            screen: crate::screen::WrappedScreen {
+                screen,
+                callbacks,
+                run: alloc::vec::Vec::new(),
+                narrow: ' ',
+            },
         }
     }
 
@@ -63,6 +68,9 @@ impl<CB: crate::Callbacks> Parser<CB> {
     /// in-memory terminal state.
     pub fn process(&mut self, bytes: &[u8]) {
         self.parser.advance(&mut self.screen, bytes);
+        // tend fork: the characters held for a run are on the screen
+        // before anyone reads it.
+        self.screen.flush_run();
     }
 
     /// Resizes the terminal.

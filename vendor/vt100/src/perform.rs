@@ -1,4 +1,5 @@
 use alloc::vec::Vec;
+use unicode_width::UnicodeWidthChar as _;
 
 const BASE64: &[u8] =
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=";
@@ -6,7 +7,21 @@ const CLIPBOARD_SELECTOR: &[u8] = b"cpqs01234567";
 
 impl<CB: crate::Callbacks> vte::Perform for crate::screen::WrappedScreen<CB> {
     fn print(&mut self, c: char) {
-        if c == '\u{fffd}' || ('\u{80}'..'\u{a0}').contains(&c) {
+        // tend fork: a one-cell character joins the run written together
+        // (WrappedScreen::print_narrow); anything else writes the run
+        // first, as does every other action below.
+        if c.is_ascii_graphic() || c == ' ' || c == self.narrow {
+            self.print_narrow(c);
+            return;
+        }
+        let special = c == '\u{fffd}' || ('\u{80}'..'\u{a0}').contains(&c);
+        if !special && c.width() == Some(1) {
+            self.narrow = c;
+            self.print_narrow(c);
+            return;
+        }
+        self.flush_run();
+        if special {
             self.callbacks.unhandled_char(&mut self.screen, c);
         } else {
             self.text(c);
@@ -14,6 +29,7 @@ impl<CB: crate::Callbacks> vte::Perform for crate::screen::WrappedScreen<CB> {
     }
 
     fn execute(&mut self, b: u8) {
+        self.flush_run();
         match b {
             7 => self.callbacks.audible_bell(&mut self.screen),
             8 => self.bs(),
@@ -30,6 +46,7 @@ impl<CB: crate::Callbacks> vte::Perform for crate::screen::WrappedScreen<CB> {
     }
 
     fn esc_dispatch(&mut self, intermediates: &[u8], _ignore: bool, b: u8) {
+        self.flush_run();
         if let Some(i) = intermediates.first() {
             self.callbacks.unhandled_escape(
                 &mut self.screen,
@@ -65,6 +82,7 @@ impl<CB: crate::Callbacks> vte::Perform for crate::screen::WrappedScreen<CB> {
         _ignore: bool,
         c: char,
     ) {
+        self.flush_run();
         let unhandled = |screen: &mut Self| {
             screen.callbacks.unhandled_csi(
                 &mut screen.screen,
@@ -195,6 +213,7 @@ impl<CB: crate::Callbacks> vte::Perform for crate::screen::WrappedScreen<CB> {
     }
 
     fn osc_dispatch(&mut self, params: &[&[u8]], _bel_terminated: bool) {
+        self.flush_run();
         match params {
             [b"0", s] => {
                 self.callbacks.set_window_icon_name(&mut self.screen, s);

@@ -1085,7 +1085,19 @@ impl Screen {
 pub struct WrappedScreen<CB: crate::Callbacks> {
     pub screen: Screen,
     pub callbacks: CB,
+    /// tend fork: one-cell characters printed and not yet written (see
+    /// [`WrappedScreen::print_narrow`]).
+    pub run: alloc::vec::Vec<char>,
+    /// tend fork: the last character past ASCII found one cell wide (box
+    /// drawing and spinners repeat the same few): its width is not looked
+    /// up again.
+    pub narrow: char,
 }
+
+/// tend fork: most characters [`WrappedScreen::print_narrow`] holds before
+/// writing them (a run is written at the latest by the next control, escape
+/// sequence or the end of the bytes processed).
+const RUN_MAX: usize = 256;
 
 impl<CB: crate::Callbacks> WrappedScreen<CB> {
     /// Gets the `on_row` callback for methods like
@@ -1216,6 +1228,59 @@ impl<CB: crate::Callbacks> WrappedScreen<CB> {
             screen.grid().drawing_cell(base_pos).unwrap().is_wide();
 
         screen.text_cleanup(base_pos, cell_was_wide, cell_is_wide);
+    }
+
+    /// tend fork: prints `c`, one cell wide, as [`WrappedScreen::text`]
+    /// does, but holds it with the characters printed just before it and
+    /// writes them together ([`WrappedScreen::flush_run`]): the row is
+    /// looked up, grown and marked once for the run, not once a character.
+    /// Everything else that reads or changes the screen writes the run
+    /// first, so that nothing sees it held.
+    #[inline]
+    pub fn print_narrow(&mut self, c: char) {
+        if self.run.len() >= RUN_MAX {
+            self.flush_run();
+        }
+        self.run.push(c);
+    }
+
+    /// tend fork: writes the characters [`WrappedScreen::print_narrow`]
+    /// holds, as [`WrappedScreen::text_narrow`] for each in turn would:
+    /// the part that fits on the cursor's row at once, and any character
+    /// that must wrap first one at a time.
+    pub fn flush_run(&mut self) {
+        if self.run.is_empty() {
+            return;
+        }
+        let run = core::mem::take(&mut self.run);
+        let mut rest = &run[..];
+        while let Some(&c) = rest.first() {
+            let screen = &mut self.screen;
+            let pos = screen.grid().pos();
+            let cols = screen.grid().size().cols();
+            if pos.col >= cols {
+                // Past the last column: the wrap, one character.
+                self.text_narrow(c);
+                rest = &rest[1..];
+                continue;
+            }
+            let n = rest.len().min(usize::from(cols - pos.col));
+            let (now, later) = rest.split_at(n);
+            let attrs = screen.attrs;
+            let Some(row) = screen.grid_mut().drawing_row_mut(pos.row) else {
+                // As text_narrow: no row, nothing written.
+                break;
+            };
+            row.set_narrow_run(pos.col, now, attrs);
+            screen.last_char = now.last().copied();
+            // n is at most the columns left, a u16.
+            screen
+                .grid_mut()
+                .col_inc(u16::try_from(n).unwrap_or(u16::MAX));
+            rest = later;
+        }
+        self.run = run;
+        self.run.clear();
     }
 
     /// tend fork: [`WrappedScreen::text`] for a character one cell wide
@@ -1750,6 +1815,8 @@ mod tests {
                 10,
             ),
             callbacks: (),
+            run: Vec::new(),
+            narrow: ' ',
         };
         let (mut fast, mut general) = (new(), new());
         // One-cell characters (ASCII, box drawing, braille, accented),
@@ -1801,5 +1868,88 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// tend fork: characters printed through the parser's `print`, held in
+    /// runs and written together, leave the screen upstream's
+    /// one-at-a-time path leaves, whatever the run's length, wherever the
+    /// cursor and whatever the row holds (wide characters, their halves,
+    /// wrapping, scrolling).
+    #[test]
+    fn runs_of_characters_leave_the_screen_one_at_a_time_leaves() {
+        use vte::Perform as _;
+        let n = |v| core::num::NonZeroU16::new(v).unwrap();
+        let new = || super::WrappedScreen {
+            screen: super::Screen::new(
+                crate::grid::Size {
+                    rows: n(4),
+                    cols: n(7),
+                },
+                10,
+            ),
+            callbacks: (),
+            run: Vec::new(),
+            narrow: ' ',
+        };
+        let (mut runs, mut general) = (new(), new());
+        let chars = ['a', ' ', '─', '⠋', 'é', '中', '😀', '\u{301}', '\u{fe0f}', '~', 'b', 'c'];
+        let mut x: u32 = 0x2545_f491;
+        let mut step = || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        };
+        let same = |runs: &super::WrappedScreen<()>,
+                    general: &super::WrappedScreen<()>,
+                    i: usize| {
+            assert_eq!(
+                runs.screen.contents_formatted(),
+                general.screen.contents_formatted(),
+                "step {i}"
+            );
+            assert_eq!(runs.screen.grid().pos(), general.screen.grid().pos(), "step {i}");
+            assert_eq!(runs.screen.last_char, general.screen.last_char, "step {i}");
+            for row in 0..4 {
+                assert_eq!(
+                    runs.screen.grid().visible_row(row).map(crate::row::Row::wrapped),
+                    general.screen.grid().visible_row(row).map(crate::row::Row::wrapped),
+                    "step {i}, row {row}"
+                );
+            }
+        };
+        let mut longest = 0;
+        for i in 0..40_000 {
+            let r = step();
+            if r % 13 == 0 {
+                // What every control and escape sequence does first.
+                longest = longest.max(runs.run.len());
+                runs.flush_run();
+                same(&runs, &general, i);
+                if r % 2 == 0 {
+                    let pos = crate::grid::Pos {
+                        row: u16::try_from((r >> 8) % 4).unwrap(),
+                        col: u16::try_from((r >> 16) % 8).unwrap(),
+                    };
+                    runs.screen.grid_mut().set_pos(pos);
+                    general.screen.grid_mut().set_pos(pos);
+                } else {
+                    let attrs = &mut runs.screen.attrs;
+                    if attrs.bold() {
+                        attrs.set_normal_intensity();
+                    } else {
+                        attrs.set_bold();
+                    }
+                    general.screen.attrs = runs.screen.attrs;
+                }
+                continue;
+            }
+            let c = chars[usize::try_from(r >> 4).unwrap() % chars.len()];
+            runs.print(c);
+            general.text_general(c);
+        }
+        runs.flush_run();
+        same(&runs, &general, 40_000);
+        assert!(longest >= 8, "runs longer than a row were tried ({longest})");
     }
 }
