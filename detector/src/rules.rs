@@ -4,6 +4,9 @@
 //! the title, the progress state and whether the alternate screen is on. It
 //! never holds scrollback, so no rule can match a stale dialog in history.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use serde::Serialize;
 
 use crate::manifest::{Manifest, Region, RegionSource, Rule, RuleState};
@@ -185,6 +188,38 @@ impl Layout {
 struct Source<'a> {
     view: &'a ScreenView,
     layout: Layout,
+    /// Each region's rows and their text joined, read once per evaluation:
+    /// a manifest's rules look at a few regions between them, and reading
+    /// and joining a region again for every rule cost as much as some of
+    /// the rules' matching.
+    texts: RefCell<Vec<(Region, Rc<RegionText<'a>>)>>,
+}
+
+/// A region's rows and their text joined by newlines.
+struct RegionText<'a> {
+    rows: Vec<&'a str>,
+    joined: String,
+}
+
+impl<'a> Source<'a> {
+    fn new(view: &'a ScreenView, manifest: &Manifest) -> Self {
+        Source {
+            view,
+            layout: Layout::of(view, manifest),
+            texts: RefCell::new(Vec::new()),
+        }
+    }
+
+    fn text(&self, region: Region) -> Rc<RegionText<'a>> {
+        if let Some((_, t)) = self.texts.borrow().iter().find(|(r, _)| *r == region) {
+            return t.clone();
+        }
+        let rows = self.view.region_in(&self.layout, region);
+        let joined = rows.join("\n");
+        let text = Rc::new(RegionText { rows, joined });
+        self.texts.borrow_mut().push((region, text.clone()));
+        text
+    }
 }
 
 impl RegionSource for Source<'_> {
@@ -203,9 +238,8 @@ fn rule_matches(src: &Source<'_>, rule: &Rule) -> Result<bool, String> {
             ));
         }
     }
-    let rows = src.rows_of(rule.region);
-    let joined = rows.join("\n");
-    Ok(rule.matcher.matches(src, &rows, &joined))
+    let text = src.text(rule.region);
+    Ok(rule.matcher.matches(src, &text.rows, &text.joined))
 }
 
 /// The rule's own reason, when the manifest gives `prompt` in its place.
@@ -215,10 +249,7 @@ fn downgraded(manifest: &Manifest, rule: &Rule) -> Option<Reason> {
 
 /// The first (highest-priority) matching rule, without evaluating the rest.
 pub fn evaluate(view: &ScreenView, manifest: &Manifest) -> Option<Evidence> {
-    let src = Source {
-        view,
-        layout: Layout::of(view, manifest),
-    };
+    let src = Source::new(view, manifest);
     manifest
         .rules
         .iter()
@@ -234,10 +265,7 @@ pub fn evaluate(view: &ScreenView, manifest: &Manifest) -> Option<Evidence> {
 
 /// Every rule's verdict, in priority order (for `tend explain`).
 pub fn verdicts(view: &ScreenView, manifest: &Manifest) -> Vec<Verdict> {
-    let src = Source {
-        view,
-        layout: Layout::of(view, manifest),
-    };
+    let src = Source::new(view, manifest);
     manifest
         .rules
         .iter()
