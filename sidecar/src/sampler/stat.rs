@@ -22,16 +22,27 @@ pub(super) fn parse_stat(text: &str) -> Option<Stat> {
     let open = text.find('(')?;
     let close = text.rfind(')')?;
     let comm = text.get(open + 1..close)?.to_owned();
-    let f: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
-    let num = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok());
-    let tpgid = f.get(5).and_then(|v| v.parse::<i64>().ok())?;
+    // The fields after `comm`, numbered from 0 (state): read in one pass up
+    // to the last one used (start time, 19), none collected. A probe reads
+    // one of these for every printing pane five times a second.
+    let mut f = text.get(close + 1..)?.split_whitespace();
+    let state = f.next()?.chars().next()?;
+    let num = |v: Option<&str>| v.and_then(|v| v.parse::<u64>().ok());
+    let ppid = u32::try_from(num(f.next())?).ok()?;
+    let pgrp = u32::try_from(num(f.next())?).ok()?;
+    let tpgid = f.nth(2).and_then(|v| v.parse::<i64>().ok())?; // field 5
+    let utime = num(f.nth(5))?; // field 11
+    let stime = num(f.next())?;
+    let cutime = num(f.next()).unwrap_or(0);
+    let cstime = num(f.next()).unwrap_or(0);
+    let start = num(f.nth(4))?; // field 19
     Some(Stat {
         comm,
-        state: f.first()?.chars().next()?,
-        ppid: u32::try_from(num(1)?).ok()?,
-        pgrp: u32::try_from(num(2)?).ok()?,
+        state,
+        ppid,
+        pgrp,
         tpgid: u32::try_from(tpgid).ok().filter(|t| *t > 0),
-        ticks: num(11)? + num(12)? + num(13).unwrap_or(0) + num(14).unwrap_or(0),
-        start: num(19)?,
+        ticks: utime + stime + cutime + cstime,
+        start,
     })
 }
