@@ -188,10 +188,12 @@ impl Layout {
 struct Source<'a> {
     view: &'a ScreenView,
     layout: Layout,
-    /// Each region's rows and their text joined, read once per evaluation:
-    /// a manifest's rules look at a few regions between them, and reading
+    /// Each region's rows and their text joined, read once per evaluation
+    /// (for the rules and for matchers that look at another region): a
+    /// manifest's rules look at a few regions between them, and reading
     /// and joining a region again for every rule cost as much as some of
-    /// the rules' matching.
+    /// the rules' matching. Shared (`Rc`) so that no borrow is held while
+    /// a matcher reads another region.
     texts: RefCell<Vec<(Region, Rc<RegionText<'a>>)>>,
 }
 
@@ -223,8 +225,9 @@ impl<'a> Source<'a> {
 }
 
 impl RegionSource for Source<'_> {
-    fn rows_of(&self, region: Region) -> Vec<&str> {
-        self.view.region_in(&self.layout, region)
+    fn with_region(&self, region: Region, f: &mut dyn FnMut(&[&str], &str) -> bool) -> bool {
+        let text = self.text(region);
+        f(&text.rows, &text.joined)
     }
 }
 
@@ -238,8 +241,9 @@ fn rule_matches(src: &Source<'_>, rule: &Rule) -> Result<bool, String> {
             ));
         }
     }
-    let text = src.text(rule.region);
-    Ok(rule.matcher.matches(src, &text.rows, &text.joined))
+    Ok(src.with_region(rule.region, &mut |rows, joined| {
+        rule.matcher.matches(src, rows, joined)
+    }))
 }
 
 /// The rule's own reason, when the manifest gives `prompt` in its place.

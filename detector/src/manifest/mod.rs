@@ -178,8 +178,9 @@ pub enum Matcher {
 
 /// Gives the rows of a region (so a matcher can look elsewhere).
 pub trait RegionSource {
-    /// The rows of `region`.
-    fn rows_of(&self, region: Region) -> Vec<&str>;
+    /// `f` applied to the rows of `region` and to their text joined by
+    /// newlines.
+    fn with_region(&self, region: Region, f: &mut dyn FnMut(&[&str], &str) -> bool) -> bool;
 }
 
 impl Matcher {
@@ -194,9 +195,7 @@ impl Matcher {
             Matcher::Any(ms) => ms.iter().any(|m| m.matches(src, rows, joined)),
             Matcher::Not(m) => !m.matches(src, rows, joined),
             Matcher::In(region, m) => {
-                let rows = src.rows_of(*region);
-                let joined = rows.join("\n");
-                m.matches(src, &rows, &joined)
+                src.with_region(*region, &mut |rows, joined| m.matches(src, rows, joined))
             }
         }
     }

@@ -55,12 +55,7 @@ impl<CB: crate::Callbacks> Parser<CB> {
         );
         Self {
             parser: vte::Parser::new(),
-            screen: crate::screen::WrappedScreen {
-                screen,
-                callbacks,
-                run: alloc::vec::Vec::new(),
-                narrow: ' ',
-            },
+            screen: crate::screen::WrappedScreen::new(screen, callbacks),
         }
     }
 

@@ -1087,11 +1087,11 @@ pub struct WrappedScreen<CB: crate::Callbacks> {
     pub callbacks: CB,
     /// tend fork: one-cell characters printed and not yet written (see
     /// [`WrappedScreen::print_narrow`]).
-    pub run: alloc::vec::Vec<char>,
+    pub(crate) run: alloc::vec::Vec<char>,
     /// tend fork: the last character past ASCII found one cell wide (box
     /// drawing and spinners repeat the same few): its width is not looked
     /// up again.
-    pub narrow: char,
+    pub(crate) narrow: char,
 }
 
 /// tend fork: most characters [`WrappedScreen::print_narrow`] holds before
@@ -1100,6 +1100,16 @@ pub struct WrappedScreen<CB: crate::Callbacks> {
 const RUN_MAX: usize = 256;
 
 impl<CB: crate::Callbacks> WrappedScreen<CB> {
+    /// tend fork: a screen and its callbacks, no characters held.
+    pub fn new(screen: Screen, callbacks: CB) -> Self {
+        Self {
+            screen,
+            callbacks,
+            run: alloc::vec::Vec::new(),
+            narrow: ' ',
+        }
+    }
+
     /// Gets the `on_row` callback for methods like
     /// [`crate::grid::Grid::scroll_up`].
     fn on_row<'cb>(
@@ -1806,18 +1816,16 @@ mod tests {
     #[test]
     fn narrow_characters_take_a_short_path_to_the_same_screen() {
         let n = |v| core::num::NonZeroU16::new(v).unwrap();
-        let new = || super::WrappedScreen {
-            screen: super::Screen::new(
+        let new = || super::WrappedScreen::new(
+            super::Screen::new(
                 crate::grid::Size {
                     rows: n(4),
                     cols: n(7),
                 },
                 10,
             ),
-            callbacks: (),
-            run: Vec::new(),
-            narrow: ' ',
-        };
+            (),
+        );
         let (mut fast, mut general) = (new(), new());
         // One-cell characters (ASCII, box drawing, braille, accented),
         // wide ones, a combining mark and emoji presentation around them.
@@ -1879,18 +1887,16 @@ mod tests {
     fn runs_of_characters_leave_the_screen_one_at_a_time_leaves() {
         use vte::Perform as _;
         let n = |v| core::num::NonZeroU16::new(v).unwrap();
-        let new = || super::WrappedScreen {
-            screen: super::Screen::new(
+        let new = || super::WrappedScreen::new(
+            super::Screen::new(
                 crate::grid::Size {
                     rows: n(4),
                     cols: n(7),
                 },
                 10,
             ),
-            callbacks: (),
-            run: Vec::new(),
-            narrow: ' ',
-        };
+            (),
+        );
         let (mut runs, mut general) = (new(), new());
         let chars = ['a', ' ', '─', '⠋', 'é', '中', '😀', '\u{301}', '\u{fe0f}', '~', 'b', 'c'];
         let mut x: u32 = 0x2545_f491;
