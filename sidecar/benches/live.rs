@@ -6,12 +6,17 @@
 //! TEND_BENCH_AGENTS=claude,codex cargo bench -p tend --bench live -- --load agents
 //! TEND_BENCH_BIN=/path/to/other/tend cargo bench -p tend --bench live    # another build
 //! TEND_BENCH_BEFORE=/tmp/tend-before cargo bench -p tend --bench live -- --rounds 3 --load agents,real
+//! TEND_BENCH_BEFORE=/tmp/tend-before cargo bench -p tend --bench live -- \
+//!     --latency-runs 0 --together 3 --secs 40 --settle 8 --panes 10 --load agents,real
 //! ```
 //!
 //! With `TEND_BENCH_BEFORE` each cell is measured for that build and this
 //! one alternately, `--rounds` times (latency: `--latency-rounds`, runs
 //! pooled), and a table of medians closes the run: two builds side by side
-//! on the same machine in the same minutes.
+//! on the same machine in the same minutes. With `--together N` the cost
+//! cells are measured instead with every build watching its own copy of the
+//! load at once, over the same N windows (the figures to compare two builds
+//! by on a noisy machine).
 //!
 //! 1. **Latency**: a pane whose process is an identified agent alternates
 //!    between a working frame (then a spinner redrawn for a second) and an
@@ -399,6 +404,43 @@ fn count_spawns(pid: u32, secs: u64) -> f64 {
     n as f64 / secs as f64
 }
 
+/// Every build watching its own copy of the same load at the same time,
+/// each on a server of its own: the CPU of each daemon (all its threads)
+/// over the same `windows` windows of `secs` seconds, in % of a core.
+/// Builds measured one after another let whatever else the machine does
+/// land in one build's figure and not the other's; here they share it.
+fn cost_together(
+    panes: usize,
+    secs: u64,
+    settle: u64,
+    load: Load,
+    builds: &[(&str, PathBuf)],
+    windows: usize,
+) -> Vec<Vec<f64>> {
+    let servers: Vec<Server> = builds
+        .iter()
+        .map(|(_, bin)| cost_server(panes, load, bin))
+        .collect();
+    std::thread::sleep(Duration::from_secs(2));
+    for s in &servers {
+        s.tend(&["start"]);
+    }
+    std::thread::sleep(Duration::from_secs(settle));
+    let pids: Vec<u32> = servers.iter().map(daemon_pid).collect();
+    let mut out = vec![Vec::new(); builds.len()];
+    for _ in 0..windows {
+        let before: Vec<u64> = pids.iter().map(|p| cpu_ns(*p)).collect();
+        let t0 = Instant::now();
+        std::thread::sleep(Duration::from_secs(secs));
+        let elapsed = t0.elapsed().as_secs_f64();
+        for (i, pid) in pids.iter().enumerate() {
+            let used = cpu_ns(*pid).saturating_sub(before[i]) as f64 / 1e9;
+            out[i].push(used / elapsed * 100.0);
+        }
+    }
+    out
+}
+
 /// Measures one build of tend on `panes` panes for `secs` seconds.
 fn cost_tend(
     panes: usize,
@@ -613,6 +655,37 @@ fn main() {
                 latency_line(label, identity, lat);
             }
         }
+    }
+    // `--together N`: N windows with every build watching the same load at
+    // once, instead of the cells below taking turns.
+    let together: usize = get("--together").and_then(|v| v.parse().ok()).unwrap_or(0);
+    if together > 0 {
+        println!("\n{together} windows of {secs} s, every build at once (CPU of each daemon, % of one core):\n");
+        println!(
+            "| load | panes | {} |",
+            builds
+                .iter()
+                .map(|(l, _)| *l)
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
+        println!("|---|---:|{}", "---|".repeat(builds.len()));
+        for &load in &loads {
+            for &n in &panes {
+                let cells = cost_together(n, secs, settle, load, &builds, together);
+                let shown: Vec<String> = cells
+                    .iter()
+                    .map(|w| {
+                        w.iter()
+                            .map(|v| format!("{v:.2}"))
+                            .collect::<Vec<_>>()
+                            .join(" · ")
+                    })
+                    .collect();
+                println!("| {} | {n} | {} |", load.label(), shown.join(" | "));
+            }
+        }
+        return;
     }
     let mut summary = Vec::new();
     for load in loads {
