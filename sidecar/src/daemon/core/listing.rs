@@ -152,6 +152,7 @@ impl Core {
                             conn,
                             tap_since: self.clock,
                             seeded: false,
+                            check: Default::default(),
                             seen: false,
                             last_poll: None,
                             last_polled: None,
@@ -232,7 +233,7 @@ impl Core {
                 }
                 p.last_polled = Some(key);
             }
-            CapturePurpose::Seed | CapturePurpose::Resync => {}
+            CapturePurpose::Seed | CapturePurpose::Resync | CapturePurpose::Verify => {}
         }
         // Rebuild the screen: main screen first, alternate when on.
         if cap.alternate_on {
@@ -256,6 +257,13 @@ impl Core {
             format!("\x1b[0m\x1b[{};{}H", cap.cursor_y + 1, cap.cursor_x + 1).as_bytes(),
         );
         let (h, w) = (cap.height as u16, cap.width as u16);
+        if purpose == CapturePurpose::Verify
+            && (h, w) == p.det.screen().size()
+            && !p.check.differs(&bytes, p.det.screen())
+        {
+            crate::trace!("verified pane={pane} same=true");
+            return;
+        }
         if (h, w) != p.det.screen().size() {
             p.det.resize(now, h, w);
             p.tape.resize(now, h, w, p.det.screen());
@@ -268,8 +276,12 @@ impl Core {
             // The tape starts (again) from the screen the capture rebuilt:
             // output before it was never seen, or was lost.
             _ => {
+                if purpose == CapturePurpose::Verify {
+                    crate::trace!("verified pane={pane} same=false");
+                }
                 p.det.seed(now, &bytes);
                 p.tape.checkpoint(now, p.det.screen());
+                p.check.seeded(now, purpose == CapturePurpose::Verify);
             }
         }
         self.touched.insert(pane);

@@ -21,6 +21,7 @@ use tend_detector::{DetectorConfig, Registry};
 use tend_tmux::{Capture, Client, Pane, PaneId, Scope};
 
 mod listing;
+mod seed_check;
 mod tick;
 
 use crate::daemon::publish::{self, PaneRow};
@@ -99,6 +100,10 @@ pub enum CapturePurpose {
     Resync,
     /// Periodic, for a pane whose pipe belongs to someone else.
     Poll,
+    /// Output soon after a seed may have been drawn twice: compared with
+    /// the emulated screen, which is re-seeded when they differ
+    /// ([`seed_check`]).
+    Verify,
 }
 
 /// How a pane's output reaches the daemon.
@@ -135,6 +140,8 @@ pub(crate) struct PaneEntry {
     /// connects).
     tap_since: Instant,
     seeded: bool,
+    /// Whether output may have overlapped the seed ([`seed_check`]).
+    check: seed_check::SeedCheck,
     /// The current completion has been looked at.
     pub(crate) seen: bool,
     last_poll: Option<Instant>,
@@ -154,6 +161,21 @@ pub(crate) struct PaneEntry {
     pub(crate) tape: Tape,
     /// The last few process samples (daemon clock), for `tend capture`.
     pub(crate) procs: VecDeque<(Duration, Vec<ProcessInfo>)>,
+}
+
+impl PaneEntry {
+    /// When the pane next needs a visit: its detector's next deadline, its
+    /// next process probe or sample, or a seed check.
+    fn due(&self) -> Duration {
+        let mut due = self.watch.next_wakeup();
+        if let Some(d) = self.det.poll_timeout() {
+            due = due.min(d);
+        }
+        if let Some(d) = self.check.due() {
+            due = due.min(d);
+        }
+        due
+    }
 }
 
 /// Process samples a pane keeps for `tend capture`: enough for a replay to
@@ -420,6 +442,7 @@ impl Core {
         match ev {
             Event::TapHello { conn, pane } => {
                 self.conns.insert(conn, pane);
+                let now = self.now();
                 if let Some(p) = self.panes.get_mut(&pane) {
                     // tmux gives a pane one pipe: while the daemon holds it,
                     // another hand-over (the owner's own tool) may add
@@ -427,6 +450,9 @@ impl Core {
                     if p.conn.is_none() {
                         p.conn = Some(conn);
                         p.tap = TapState::Connected;
+                        if p.seeded {
+                            p.check.handed_over(now);
+                        }
                     }
                 }
             }
@@ -448,13 +474,11 @@ impl Core {
                             p.det.feed(at, &bytes);
                             p.tape.output(at, &bytes, p.det.screen());
                             p.watch.on_output(at);
+                            p.check.output(at);
                             // Visit the pane only when something is due: the
                             // detector coalesces frames into one evaluation
                             // per interval, so most chunks need no tick.
-                            let due = p
-                                .det
-                                .poll_timeout()
-                                .map_or(p.watch.next_wakeup(), |d| d.min(p.watch.next_wakeup()));
+                            let due = p.due();
                             crate::trace!(
                                 "feed pane={pane} bytes={} queued_us={} due_in_us={}",
                                 bytes.len(),

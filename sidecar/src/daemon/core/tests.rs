@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tend_detector::{DetectorConfig, Registry};
+use tend_detector::{DetectorConfig, Reason, Registry, State};
 use tend_tmux::{Capture, Client, Pane, PaneId, SessionId, WindowId};
 
 use super::{CapturePurpose, Core, Event, Job};
@@ -559,4 +559,188 @@ fn a_listing_naming_another_foreground_command_brings_the_sample_forward() {
     });
     assert!(r.core.panes[&PaneId(1)].watch.next_wakeup() <= now);
     assert_eq!(r.core.sweep_ids(now), vec![PaneId(1)]);
+}
+
+impl Rig {
+    /// A pane's only process: `sleep` started with `TEND_AGENT=agent`, in
+    /// its own group in the foreground (a pane started as
+    /// `env TEND_AGENT=… sh -c "…; exec sleep …"`).
+    fn declared_agent(&self, pid: u32, agent: &str) {
+        let dir = self._procs.path().join(pid.to_string());
+        std::fs::create_dir_all(dir.join("task").join(pid.to_string())).expect("procfs dir");
+        std::fs::write(
+            dir.join("stat"),
+            format!(
+                "{pid} (sleep) S 50 {pid} {pid} 34816 {pid} 4194304 97 0 0 0 0 0 0 0 20 0 1 0 \
+                 2952162 3133440 363 0 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n"
+            ),
+        )
+        .expect("stat");
+        std::fs::write(dir.join("cmdline"), "sleep\x00100000\x00").expect("cmdline");
+        std::fs::write(dir.join("environ"), format!("TEND_AGENT={agent}\x00")).expect("environ");
+        std::fs::write(dir.join("task").join(pid.to_string()).join("children"), "")
+            .expect("children");
+    }
+
+    fn at_ms(&mut self, ms: u64) {
+        self.core.set_clock(self.t0 + Duration::from_millis(ms));
+        self.core.tick();
+    }
+
+    fn data(&mut self, conn: u64, ms: u64, bytes: &[u8]) {
+        self.core.handle(Event::TapData {
+            conn,
+            bytes: bytes.to_vec(),
+            at: self.t0 + Duration::from_millis(ms),
+            held: crate::daemon::pipes::Held::untracked(bytes.len()),
+        });
+    }
+}
+
+/// What `capture-pane` would answer for `screen`.
+fn capture_of(n: u32, screen: &tend_detector::screen::Screen) -> Capture {
+    let (rows, cols) = screen.size();
+    let (y, x) = screen.cursor();
+    Capture {
+        pane_id: PaneId(n),
+        text: screen.rows().join("\n") + "\n",
+        cursor_x: u32::from(x),
+        cursor_y: u32::from(y),
+        cursor_visible: true,
+        alternate_on: screen.alternate(),
+        in_mode: false,
+        width: u32::from(cols),
+        height: u32::from(rows),
+    }
+}
+
+/// Claude Code's approval dialog as its recording has it 8 s in, and the
+/// same screen with the last 30 % of those bytes drawn twice.
+fn approval_drawn_twice() -> (Vec<u8>, Vec<u8>) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/corpus/claude/approval/pane.cast");
+    let text = std::fs::read_to_string(path).expect("the claude/approval recording");
+    let cast = tend_detector::cast::Cast::parse(&text).expect("a recording");
+    let mut bytes = Vec::new();
+    for ev in cast
+        .events
+        .iter()
+        .filter(|e| e.at <= Duration::from_secs(8))
+    {
+        if let tend_detector::cast::EventKind::Output(b) = &ev.kind {
+            bytes.extend_from_slice(b);
+        }
+    }
+    // A tail that starts where a line or an escape sequence does.
+    let mut k = bytes.len() * 7 / 10;
+    while k > 0 && bytes[k - 1] != b'\n' && bytes[k] != 0x1b {
+        k -= 1;
+    }
+    let tail = bytes[k..].to_vec();
+    (bytes, tail)
+}
+
+#[test]
+fn output_already_in_the_seed_is_found_by_a_second_capture_and_the_screen_put_right() {
+    let mut r = Rig::new(Mux::Tmux);
+    r.declared_agent(4545, "claude");
+    let mut p1 = pane(1);
+    p1.pane_pid = 4545;
+    p1.width = 200;
+    p1.height = 50;
+    r.core.handle(Event::Listed {
+        panes: vec![p1],
+        clients: vec![],
+    });
+    let (bytes, tail) = approval_drawn_twice();
+    let mut truth = tend_detector::screen::Screen::new(50, 200);
+    truth.process(&bytes);
+    // tmux has drawn the dialog when the seed is captured; the pipe,
+    // handed over after it, still holds the tail of it.
+    r.core.handle(Event::Captured {
+        pane: PaneId(1),
+        capture: capture_of(1, &truth),
+        purpose: CapturePurpose::Seed,
+    });
+    r.core.handle(Event::TapHello {
+        conn: 1,
+        pane: PaneId(1),
+    });
+    r.data(1, 40, &tail);
+    let shown = &r.core.panes[&PaneId(1)].det;
+    assert_ne!(
+        shown.screen().rows(),
+        truth.rows(),
+        "the tail drawn twice changes the screen (else this test shows nothing)"
+    );
+    r.drain_jobs();
+    let mut verify = 0;
+    for ms in (100..=3000).step_by(20) {
+        r.at_ms(ms);
+        verify += r
+            .drain_jobs()
+            .iter()
+            .filter(|j| matches!(j, Job::Capture(PaneId(1), CapturePurpose::Verify)))
+            .count();
+    }
+    assert_eq!(verify, 1, "one verifying capture once the pane is quiet");
+    let st = r.core.panes[&PaneId(1)].det.status();
+    assert_eq!(st.agent.as_deref(), Some("claude"));
+    assert_ne!(
+        (st.state, st.reason),
+        (Some(State::Waiting), Some(Reason::Approval)),
+        "drawn twice, the dialog is not recognised (else this test shows nothing)"
+    );
+    // tmux answers with the screen it shows: the table re-seeds from it.
+    r.core.handle(Event::Captured {
+        pane: PaneId(1),
+        capture: capture_of(1, &truth),
+        purpose: CapturePurpose::Verify,
+    });
+    assert_eq!(r.core.panes[&PaneId(1)].det.screen().rows(), truth.rows());
+    for ms in (3020..=4000).step_by(20) {
+        r.at_ms(ms);
+    }
+    let st = r.core.panes[&PaneId(1)].det.status();
+    assert_eq!(
+        (st.state, st.reason),
+        (Some(State::Waiting), Some(Reason::Approval))
+    );
+    // The re-seed is checked too; this time nothing followed it.
+    assert!(!r
+        .drain_jobs()
+        .iter()
+        .any(|j| matches!(j, Job::Capture(_, CapturePurpose::Verify))));
+}
+
+#[test]
+fn a_verifying_capture_that_matches_changes_nothing() {
+    let mut r = Rig::new(Mux::Tmux);
+    r.list(&[1], vec![]);
+    r.core.handle(Event::TapHello {
+        conn: 1,
+        pane: PaneId(1),
+    });
+    r.data(1, 10, b"ls\r\n");
+    r.drain_jobs();
+    r.at_ms(200);
+    assert!(r
+        .drain_jobs()
+        .iter()
+        .any(|j| matches!(j, Job::Capture(PaneId(1), CapturePurpose::Verify))));
+    let cap = capture_of(1, r.core.panes[&PaneId(1)].det.screen());
+    r.core.handle(Event::Captured {
+        pane: PaneId(1),
+        capture: cap,
+        purpose: CapturePurpose::Verify,
+    });
+    // Not re-seeded: output now is not checked again (a re-seed would be).
+    r.data(1, 400, b"x");
+    for ms in (420..=3000).step_by(20) {
+        r.at_ms(ms);
+    }
+    assert!(!r
+        .drain_jobs()
+        .iter()
+        .any(|j| matches!(j, Job::Capture(_, CapturePurpose::Verify))));
 }

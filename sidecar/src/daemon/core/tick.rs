@@ -36,6 +36,7 @@ impl Core {
             self.touched.drain().collect()
         };
         let mut polls = Vec::new();
+        let mut verifies = Vec::new();
         let mut visited: Vec<PaneId> = Vec::new();
         for id in ids {
             let Some(p) = self.panes.get_mut(&id) else {
@@ -93,10 +94,11 @@ impl Core {
             if p.focused && p.det.status().state == Some(State::Completed) {
                 p.seen = true;
             }
-            let mut due = p.watch.next_wakeup();
-            if let Some(d) = p.det.poll_timeout() {
-                due = due.min(d);
+            if p.check.due().is_some_and(|d| d <= now) {
+                p.check.ask();
+                verifies.push(id);
             }
+            let mut due = p.due();
             if p.tap == TapState::Polling {
                 if p.last_poll
                     .is_none_or(|t| self.clock.saturating_duration_since(t) >= POLL_EVERY)
@@ -111,6 +113,10 @@ impl Core {
         }
         for id in polls {
             self.job(Job::Capture(id, CapturePurpose::Poll));
+        }
+        for id in verifies {
+            crate::trace!("verify pane={id}");
+            self.job(Job::Capture(id, CapturePurpose::Verify));
         }
         // Leases, quiet and gone of self-reporting agents; parks and
         // snoozes running out.
@@ -209,10 +215,7 @@ impl Core {
             if ids.contains(id) {
                 continue;
             }
-            let mut due = p.watch.next_wakeup();
-            if let Some(d) = p.det.poll_timeout() {
-                due = due.min(d);
-            }
+            let due = p.due();
             if due <= now || p.tap == TapState::Polling || !p.seeded {
                 ids.insert(*id);
             } else {
