@@ -102,7 +102,7 @@ pub enum CapturePurpose {
     Poll,
     /// Output soon after a seed may have been drawn twice: compared with
     /// the emulated screen, which is re-seeded when they differ
-    /// ([`seed_check`]).
+    /// (`core/seed_check.rs`).
     Verify,
 }
 
