@@ -54,6 +54,7 @@ BURNED = {
     "aider/question@100x30": "a slow start-up's output read as a turn, and its silence as waiting",
     "qwen/approval@80x24": "read while setting the recorder up: the approval dialog comes seconds after the tool call",
     "qwen/working_then_done@80x24": "read while setting the recorder up: the first turn the profile drove",
+    "aider/exit@160x45": "read with aider/exit: '/exit' submitted read as work until aider ended",
 }
 
 
