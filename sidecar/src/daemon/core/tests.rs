@@ -127,16 +127,24 @@ impl Rig {
     /// An idle `sh` at its prompt with process id `pid`, in the table's
     /// procfs (its own process group in the foreground).
     fn idle_shell(&self, pid: u32) {
+        self.leader(pid, "sh", 1);
+    }
+
+    /// Process `pid` running `comm`, child of `ppid`, in the table's
+    /// procfs: its own group and session, holding its terminal. Returns
+    /// its directory.
+    fn leader(&self, pid: u32, comm: &str, ppid: u32) -> std::path::PathBuf {
         let dir = self._procs.path().join(pid.to_string());
-        std::fs::create_dir_all(&dir).expect("procfs dir");
+        std::fs::create_dir_all(dir.join("task").join(pid.to_string())).expect("procfs dir");
         std::fs::write(
             dir.join("stat"),
             format!(
-                "{pid} (sh) S 1 {pid} {pid} 34816 {pid} 4194304 97 0 0 0 0 0 0 0 20 0 1 0 \
+                "{pid} ({comm}) S {ppid} {pid} {pid} 34816 {pid} 4194304 97 0 0 0 0 0 0 0 20 0 1 0 \
                  2952162 3133440 363 0 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n"
             ),
         )
         .expect("stat");
+        dir
     }
 
     /// Moves the clock to `secs` after the start and ticks.
@@ -566,16 +574,7 @@ impl Rig {
     /// its own group in the foreground (a pane started as
     /// `env TEND_AGENT=… sh -c "…; exec sleep …"`).
     fn declared_agent(&self, pid: u32, agent: &str) {
-        let dir = self._procs.path().join(pid.to_string());
-        std::fs::create_dir_all(dir.join("task").join(pid.to_string())).expect("procfs dir");
-        std::fs::write(
-            dir.join("stat"),
-            format!(
-                "{pid} (sleep) S 50 {pid} {pid} 34816 {pid} 4194304 97 0 0 0 0 0 0 0 20 0 1 0 \
-                 2952162 3133440 363 0 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n"
-            ),
-        )
-        .expect("stat");
+        let dir = self.leader(pid, "sleep", 50);
         std::fs::write(dir.join("cmdline"), "sleep\x00100000\x00").expect("cmdline");
         std::fs::write(dir.join("environ"), format!("TEND_AGENT={agent}\x00")).expect("environ");
         std::fs::write(dir.join("task").join(pid.to_string()).join("children"), "")
