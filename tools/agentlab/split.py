@@ -10,9 +10,9 @@ number, is divisible by 3. Detection rules are written against the other
 recordings only; detector/tests/corpus.rs reports both parts and checks that
 no manifest cites a held-out recording.
 
-Every recording at 100x30 or 160x45 is held out as well, whatever the agent:
-a batch recorded after the agent's rules were frozen, at sizes no earlier
-recording of it has (for agents added later, e.g. Kilo Code, the only
+Every recording at 100x30, 160x45 or 140x35 is held out as well, whatever the
+agent: batches recorded after the agent's rules were frozen, at sizes no
+earlier recording of it has (for agents added later, e.g. Kilo Code, the only
 held-out recordings).
 
 BURNED lists held-out recordings that were looked at to mend a rule after all
@@ -39,9 +39,9 @@ HEADER = """# The corpus split. Detection rules are written against every record
 # name, read as a number, is divisible by 3 (aider, Claude Code, Codex,
 # Gemini CLI and Qwen Code; recordings of the other agents added later were
 # read whole to write their rules and are in-sample). Every recording at
-# 100x30 or 160x45 is held out too, whatever the agent: a batch recorded
-# after the agent's rules were frozen, at sizes no earlier recording of it
-# has. `burned` lists held-out
+# 100x30, 160x45 or 140x35 is held out too, whatever the agent: batches
+# recorded after the agent's rules were frozen, at sizes no earlier recording
+# of it has. `burned` lists held-out
 # recordings that were looked at to mend a rule after all: they count as
 # in-sample from then on. Regenerate with `python3 tools/agentlab/split.py`.
 """
@@ -61,7 +61,9 @@ BURNED = {
 # A second held-out batch, recorded after the rules were frozen (commit
 # e73f86c), at sizes no earlier recording has: every recording at these
 # sizes is held out.
-FRESH_SIZES = ("@100x30", "@160x45")
+# A third batch at 140x35, recorded on 2026-12-03 with the rules of commit
+# 640a456 (the last rule change before it), is held out the same way.
+FRESH_SIZES = ("@100x30", "@160x45", "@140x35")
 
 
 # The agents the name rule applies to: their second set was recorded in one
