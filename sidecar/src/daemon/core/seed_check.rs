@@ -45,8 +45,6 @@ pub struct SeedCheck {
     open_until: Option<Duration>,
     /// The latest output that may have overlapped it.
     suspect: Option<Duration>,
-    /// A verifying capture has been asked for and not answered.
-    asked: bool,
     /// Verifications in a row that found the screen wrong.
     rounds: u8,
 }
@@ -58,7 +56,6 @@ impl SeedCheck {
         if !by_check {
             self.rounds = 0;
         }
-        self.asked = false;
         self.suspect = None;
         self.open(at);
     }
@@ -66,41 +63,34 @@ impl SeedCheck {
     /// The pane's pipe was handed over at `at`: what it holds was written
     /// before, perhaps before the seed.
     pub fn handed_over(&mut self, at: Duration) {
-        if !self.asked {
-            self.open(at);
-        }
+        self.open(at);
     }
 
     fn open(&mut self, at: Duration) {
         if self.rounds < MAX_ROUNDS {
-            self.open_until = Some(self.open_until.unwrap_or(at).max(at + OVERLAP));
+            let until = at + OVERLAP;
+            self.open_until = Some(self.open_until.map_or(until, |u| u.max(until)));
         }
     }
 
-    /// The pane printed at `at`.
+    /// The pane printed at `at`. Output in the window makes the pane
+    /// suspect; once suspect, the check waits for the pane to be quiet
+    /// after its latest output, window or not.
     pub fn output(&mut self, at: Duration) {
-        match self.open_until {
-            Some(until) if at <= until => self.suspect = Some(at),
-            Some(_) if self.suspect.is_none() => self.open_until = None,
-            _ => {}
-        }
-        if let Some(s) = &mut self.suspect {
-            // Still printing: the check waits for the pane to be quiet.
-            *s = (*s).max(at);
+        if self.suspect.is_some() || self.open_until.is_some_and(|u| at <= u) {
+            self.suspect = Some(self.suspect.map_or(at, |s| s.max(at)));
         }
     }
 
     /// When the verifying capture is due, if one is.
     pub fn due(&self) -> Option<Duration> {
-        if self.asked {
-            return None;
-        }
         self.suspect.map(|s| s + QUIET)
     }
 
-    /// The verifying capture was asked for.
+    /// The verifying capture was asked for: nothing more is suspect until
+    /// the next seed or hand-over (a capture that fails, the pane gone,
+    /// leaves nothing waiting).
     pub fn ask(&mut self) {
-        self.asked = true;
         self.suspect = None;
         self.open_until = None;
     }
@@ -109,7 +99,6 @@ impl SeedCheck {
     /// it); returns whether `screen` shows something else, in which case
     /// the caller re-seeds from the capture and calls [`SeedCheck::seeded`].
     pub fn differs(&mut self, capture: &[u8], screen: &Screen) -> bool {
-        self.asked = false;
         let (rows, cols) = screen.size();
         let mut truth = Screen::with_history(rows, cols, 0);
         truth.process(capture);
