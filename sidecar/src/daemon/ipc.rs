@@ -18,12 +18,11 @@ use crate::protocol::{Request, Response};
 
 /// Longest control request line.
 const MAX_LINE: usize = 1 << 20;
-/// How often pane pipes are read. Reading every write woke the daemon
-/// once per chunk per pane (a few hundred times a second for ten busy
-/// agents, each wake-up costing more than the parsing it led to); reading
-/// on a tick shared by all pipes wakes it at most fifty times a second
-/// whatever the number of panes. The cost: output reaches the detector up
-/// to 20 ms later.
+/// The grid the pane table's own deadlines (evaluations, probes, timers)
+/// are rounded up to while no pane prints, so that the panes' deadlines
+/// share wake-ups instead of each waking the daemon on its own schedule.
+/// While panes print, the pipes' read ticks play that part
+/// ([`super::pipes::Cadence`]).
 pub const TAP_BATCH: Duration = Duration::from_millis(20);
 
 /// Binds a socket, replacing a stale one left by a dead daemon. Refuses
@@ -531,9 +530,8 @@ async fn prompt(req: &Request, events: &Sender<Event>, bus: &Bus) -> Response {
 }
 
 /// The first batch tick after `at`. Ticks fall on the same instants for
-/// every pipe and for the pane table (multiples of [`TAP_BATCH`] since the
-/// first call), so the daemon wakes once for all the busy panes, not once
-/// each.
+/// every pane (multiples of [`TAP_BATCH`] since the first call), so the
+/// daemon wakes once for all the panes with a deadline, not once each.
 pub fn next_batch_tick(at: Instant) -> Instant {
     static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
     let epoch = *EPOCH.get_or_init(Instant::now);

@@ -1,11 +1,12 @@
 //! The daemon: one per tmux server or zellij session. It owns the pane
 //! table ([`core`]), listens on two Unix sockets (control requests; taps
-//! handing over their pane's pipe), reads every pane's pipe on one thread
-//! ([`pipes`]), and runs every multiplexer command on one backend thread:
-//! [`worker`] for tmux, [`zellij`] for zellij ([`mux`] says which).
+//! handing over their pane's pipe), reads every pane's pipe on its own
+//! event loop's read ticks ([`pipes`]), and runs every multiplexer command
+//! on one backend thread: [`worker`] for tmux, [`zellij`] for zellij
+//! ([`mux`] says which).
 //!
 //! ```text
-//!  tend tap ──pipe fd──▶ tap socket ─▶ pipes thread ─▶ events ──┐ (reads each pane's pipe on the tick)
+//!  tend tap ──pipe fd──▶ tap socket ─▶ pipes reader ─▶ output ──┐ (each pane's pipe, on the read ticks)
 //!  tend CLI ──JSON─────▶ control ─────────────────────▶ requests ┼─▶ Core (pane table) ─▶ jobs ─▶ backend
 //!  tmux hooks ─poke────▶ control ─────────────────────▶ requests ┘        ▲                        │
 //!                                                                       └── results as events ───┘
@@ -19,6 +20,7 @@ pub mod capture;
 pub mod control;
 pub mod core;
 mod deadline;
+mod doorbell;
 pub mod guard;
 pub mod ipc;
 pub mod mux;
@@ -53,27 +55,33 @@ pub const RECONCILE_EVERY: Duration = Duration::from_secs(1);
 /// plus one piece.
 pub const FEED_ROUND: Duration = Duration::from_millis(10);
 
-/// Puts an event from the pipes thread or the worker in the backlog, a
-/// tick's batch of pane output as its events.
-fn queue(backlog: &mut VecDeque<Event>, ev: Event) {
-    match ev {
-        Event::Taps(list) => backlog.extend(list),
-        other => backlog.push_back(other),
-    }
-}
-
-/// When the loop wakes for the pane table's next deadline, `wait` from now:
-/// on the pipes' batch tick ([`ipc::next_batch_tick`]), so that
-/// evaluations, identity probes and tap reads of all panes share one
-/// wake-up instead of each pane waking the daemon on its own schedule. The
-/// deadlines are soft (an evaluation interval, a probe gap): up to one tick
-/// late is within their meaning.
-fn wake_at(wait: Duration) -> std::time::Instant {
+/// When the loop wakes next: for the pane table's next deadline, `wait`
+/// from now, and for the pipes. While panes print, only on the pipes' read
+/// ticks ([`pipes::Cadence`]): the table's deadlines due before the next
+/// read wait for it, so that reads, evaluations and identity probes of all
+/// panes share one wake-up instead of each waking the daemon on its own
+/// schedule. While none prints, on the table's deadline rounded up to a
+/// shared grid ([`ipc::next_batch_tick`]) or on the doorbell. The deadlines
+/// are soft (an evaluation interval, a probe gap): up to one tick late is
+/// within their meaning.
+/// A quiet reader with no doorbell (`bell`: whether one is armed) is read
+/// on ticks anyway.
+fn wake_at(wait: Duration, reader: &pipes::Reader, bell: bool) -> std::time::Instant {
     let now = std::time::Instant::now();
-    if wait.is_zero() {
-        return now;
+    let table = if wait.is_zero() {
+        now
+    } else {
+        ipc::next_batch_tick(now + wait - Duration::from_nanos(1))
+    };
+    let read = match reader.next_wake() {
+        None if !bell => Some(now + pipes::READ_EVERY),
+        read => read,
+    };
+    match read {
+        Some(read) if reader.quiet() => read.min(table),
+        Some(read) => read.min(reader.cadence().align(table)),
+        None => table,
     }
-    ipc::next_batch_tick(now + wait - Duration::from_nanos(1))
 }
 
 /// What the daemon needs to run.
@@ -161,6 +169,12 @@ async fn serve(opts: Options) -> Result<(), CliError> {
         })?;
     let control = ipc::bind(&opts.control)?;
     let taps = ipc::bind_std(&opts.tap)?;
+    let mut reader = pipes::Reader::new(taps).map_err(|e| {
+        CliError::new(
+            "pipes",
+            format!("cannot watch the tap socket for the panes' pipes: {e}"),
+        )
+    })?;
     let (ev_tx, mut ev_rx) = tokio::sync::mpsc::channel::<Event>(4096);
     // Control connections have their own queue, read before pane output.
     let (ctl_tx, mut ctl_rx) = tokio::sync::mpsc::channel::<Event>(1024);
@@ -192,12 +206,6 @@ async fn serve(opts: Options) -> Result<(), CliError> {
         bus.clone(),
         guards.clone(),
     ));
-    pipes::spawn(taps, ev_tx.clone()).map_err(|e| {
-        CliError::new(
-            "pipes",
-            format!("cannot start the thread that reads the panes' pipes: {e}"),
-        )
-    })?;
     let _ = job_tx.send(worker::Job::Setup);
     let _ = job_tx.send(worker::Job::List);
     let (registry, errors) = tokio::task::spawn_blocking(move || manifests.join())
@@ -243,12 +251,27 @@ async fn serve(opts: Options) -> Result<(), CliError> {
         .map_err(|e| CliError::new("signal", format!("cannot watch SIGINT: {e}")))?;
     let mut wait = Duration::from_millis(10);
     let mut deadline = deadline::Deadline::new();
-    // Events from the pipes thread and the worker not handled yet, in the
-    // order they came (a re-seed's capture must not be overtaken by output
-    // read before it). Bounded: the pipes thread holds back a pane whose
+    // Events from the pipes and the worker not handled yet, in the order
+    // they came (a re-seed's capture must not be overtaken by output read
+    // before it). Bounded: the reader drops the output of a pane whose
     // output is not consumed (pipes::MAX_PENDING).
     let mut backlog: VecDeque<Event> = VecDeque::new();
+    let mut bell = doorbell::Doorbell::new(
+        reader
+            .doorbell()
+            .map_err(|e| eprintln!("tend: no doorbell for the pipes ({e}); they are read on ticks"))
+            .ok(),
+        "the panes' pipes (read on ticks instead)",
+    );
     loop {
+        // While no pane prints, the pipes themselves wake the loop.
+        let armed = if reader.quiet() {
+            bell.arm()
+        } else {
+            bell.disarm();
+            false
+        };
+        let mut rang = false;
         tokio::select! {
             // Control requests first: they never wait behind pane output.
             biased;
@@ -262,23 +285,29 @@ async fn serve(opts: Options) -> Result<(), CliError> {
             _ = reconcile.tick() => core.reconcile(),
             ev = ev_rx.recv(), if backlog.is_empty() => {
                 let Some(ev) = ev else { break };
-                queue(&mut backlog, ev);
+                backlog.push_back(ev);
             }
-            _ = deadline.until(wake_at(wait)), if backlog.is_empty() => {}
+            _ = bell.ring(), if backlog.is_empty() => rang = true,
+            _ = deadline.until(wake_at(wait, &reader, armed)), if backlog.is_empty() => {}
             // Behind (a flood on a slow machine): the control connections'
             // tasks and the sockets are served before the next round.
             _ = tokio::task::yield_now(), if !backlog.is_empty() => {}
         }
         // The table reads no clock: it is told the time.
-        core.set_clock(std::time::Instant::now());
-        // Whatever else is already queued, but no more: the pipes thread
-        // keeps queueing while the table works.
+        let now = std::time::Instant::now();
+        core.set_clock(now);
+        // The pipes, when a read is due (or hot pipes to drain): every
+        // round, so that a flood being fed never keeps them unread longer
+        // than a round.
+        reader.poll(now, rang || (reader.quiet() && !armed), &mut backlog);
+        // Whatever else is already queued, but no more: the worker keeps
+        // queueing while the table works.
         while let Ok(ev) = ctl_rx.try_recv() {
             core.handle(ev);
         }
         for _ in 0..ev_rx.len() {
             match ev_rx.try_recv() {
-                Ok(ev) => queue(&mut backlog, ev),
+                Ok(ev) => backlog.push_back(ev),
                 Err(_) => break,
             }
         }

@@ -1,26 +1,29 @@
-//! The pane pipes: one thread that receives each pane's pipe from its tap
-//! (`SCM_RIGHTS` on the tap socket, see [`crate::tap`]) and reads every
-//! pipe on the daemon's batch tick ([`super::ipc::next_batch_tick`]).
+//! The pane pipes: the daemon receives each pane's pipe from its tap
+//! (`SCM_RIGHTS` on the tap socket, see [`crate::tap`]) and its event loop
+//! reads every pipe on shared read ticks ([`Cadence`]): one wake-up of one
+//! thread for all the panes that printed, not one per write, nor one for
+//! a reading thread and another for the loop it hands the output to.
 //!
 //! tmux buffers whatever its reader does not take, without bound (tmux
 //! 3.3a, measured: a pane running `yes` with a reader that holds the pipe
 //! and never reads grew the server by ~8 MB a second, and the memory stayed
-//! after the pipe was read). So this thread never waits for anyone: it
-//! drains every pipe at each tick whatever the event loop is doing, and
-//! when the pane table falls behind a pane (more than [`MAX_PENDING`] bytes
-//! of it handed on and not yet consumed) it drops that pane's output and
-//! reports a gap, which makes the daemon re-seed the pane from
-//! `capture-pane`. Under a flood, gaps are reported at most once per
-//! [`GAP_EVERY`] (output between a drop and its report is dropped too: the
-//! re-seed replaces it), so a pane printing megabytes a second costs a few
-//! captures a second, not hundreds.
+//! after the pipe was read). So the loop reads at every tick whatever the
+//! pane table still has to consume, and never spends more than a bounded
+//! round ([`super::FEED_ROUND`]) between reads; when the pane table falls
+//! behind a pane (more than [`MAX_PENDING`] bytes of it read and not yet
+//! consumed) the reader drops that pane's output and reports a gap, which
+//! makes the daemon re-seed the pane from `capture-pane`. Under a flood,
+//! gaps are reported at most once per [`GAP_EVERY`] (output between a drop
+//! and its report is dropped too: the re-seed replaces it), so a pane
+//! printing megabytes a second costs a few captures a second, not
+//! hundreds; a pipe that gives [`HOT_READ`] in a tick is also drained every
+//! [`HOT_EVERY`] until the next one, before the socket's buffer fills.
 //!
-//! A quiet server costs nothing: with no pane printing, the thread sleeps
-//! in `epoll_wait` on all pipes and the socket. Once a pane prints, the
-//! thread keeps to the tick for `LINGER_TICKS` ticks after its last data
-//! (agents print in bursts tens of milliseconds apart), reading at each
-//! tick the pipes `epoll` calls readable.
+//! A quiet server costs nothing: with no pane printing, the loop sleeps on
+//! the pipes' `epoll` set (the [`Reader::doorbell`]), and the first byte
+//! wakes it.
 
+use std::collections::VecDeque;
 use std::io::{ErrorKind, IoSliceMut, Read};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -32,11 +35,8 @@ use nix::poll::PollTimeout;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
 use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags, UnixAddr};
 use tend_tmux::PaneId;
-use tokio::sync::mpsc::error::TrySendError;
-use tokio::sync::mpsc::Sender;
 
 use super::core::Event;
-use super::ipc::next_batch_tick;
 use crate::tap::MAX_PANE_ID;
 
 /// Most bytes of one pane handed to the pane table and not yet consumed;
@@ -47,16 +47,20 @@ pub const MAX_PENDING: usize = 128 * 1024;
 /// capture the pane).
 pub const GAP_EVERY: Duration = Duration::from_millis(250);
 
-/// Ticks a pipe keeps being read at each tick after its last data (200 ms
-/// at 20 ms a tick).
-const LINGER_TICKS: u32 = 10;
+/// The shortest time between two read ticks while panes print (see
+/// [`Cadence`]): output waits at most this long to be read (a dialog drawn
+/// after a silence is read at once). 30 ms: ten busy agents wake the
+/// daemon ~33 times a second, and a dialog drawn while others print still
+/// reaches the status line well within the 50 ms the benchmarks ask of
+/// the slowest run (`docs/PERFORMANCE.md`).
+pub const READ_EVERY: Duration = Duration::from_millis(30);
 
-/// Most bytes taken from one pipe at one tick (50 MB/s at 20 ms a tick,
-/// several times what tmux 3.3a writes into a pipe under `yes`).
+/// Most bytes taken from one pipe at one tick (33 MB/s at a tick every
+/// 30 ms, several times what tmux 3.3a writes into a pipe under `yes`).
 const DRAIN_MAX: usize = 1 << 20;
 
 /// Reads of at least this much in one tick make a pipe hot: read every
-/// [`HOT_EVERY`] until the next tick as well (1.6 MB a second and more; agents
+/// [`HOT_EVERY`] until the next tick as well (about 1 MB a second and more; agents
 /// print far less). Read only on the tick, a pane printing 10 MB a second
 /// fills the pipe's socket buffer (about 200 KiB) before the tick, and tmux
 /// then keeps the rest in memory it does not give back.
@@ -151,8 +155,6 @@ fn same_user(stream: &UnixStream) -> bool {
 struct Pipe {
     conn: u64,
     file: std::fs::File,
-    /// Ticks left during which the thread keeps to the tick for this pipe.
-    linger: u32,
     held: Arc<AtomicUsize>,
     /// Output was dropped and the pane table has not been told yet.
     gap: bool,
@@ -170,13 +172,11 @@ struct Pipe {
 }
 
 impl Pipe {
-    /// A pipe just handed over, the thread on the tick for it for `linger`
-    /// ticks.
-    fn new(conn: u64, file: std::fs::File, linger: u32) -> Self {
+    /// A pipe just handed over.
+    fn new(conn: u64, file: std::fs::File) -> Self {
         Pipe {
             conn,
             file,
-            linger,
             held: Arc::new(AtomicUsize::new(0)),
             gap: false,
             last_gap: None,
@@ -244,8 +244,7 @@ impl Pipe {
     /// Whether the tick has anything to do for this pipe: `epoll` just
     /// called it readable, a gap is outstanding, or reads between ticks
     /// (a hot pipe) left output or an end to hand on. Otherwise a read
-    /// would only answer EAGAIN: lingering keeps the thread on the tick,
-    /// it need not read what has nothing.
+    /// would only answer EAGAIN.
     fn needs_tick(&self, readable: bool) -> bool {
         readable || self.gap || self.closed || self.read > 0 || !self.carry.is_empty()
     }
@@ -273,23 +272,79 @@ impl Pipe {
     }
 }
 
-/// Starts the thread that takes pipes from `listener` (the tap socket)
-/// and reads them. It ends when the pane table's channel closes.
-pub fn spawn(listener: UnixListener, events: Sender<Event>) -> std::io::Result<()> {
-    listener.set_nonblocking(true)?;
-    let reader = Reader::new(listener, events)?;
-    std::thread::Builder::new()
-        .name("tend-pipes".into())
-        .spawn(move || reader.run())?;
-    Ok(())
+/// The pipes' read ticks: when the event loop reads them next.
+///
+/// Reading is what wakes the daemon, and on a virtual machine a wake-up
+/// costs more than the parsing it leads to (measured in
+/// `docs/PERFORMANCE.md`), so the pipes are read on ticks, not on every
+/// write: after a read that found output, the next one is [`READ_EVERY`]
+/// later, whatever was written meanwhile (ten busy agents wake the daemon
+/// at most that often, not once per write). A tick that finds nothing
+/// makes the reader *quiet*: the loop then waits on the pipes themselves
+/// (the [`Reader::doorbell`]) and the first byte is read at once, so an
+/// agent that goes silent and then draws a dialog is read without waiting
+/// for a tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cadence {
+    /// The last read tick that found something; `None` while quiet.
+    busy_since_read: Option<Instant>,
 }
 
-struct Reader {
+impl Cadence {
+    /// A quiet cadence.
+    pub const fn new() -> Cadence {
+        Cadence {
+            busy_since_read: None,
+        }
+    }
+
+    /// The next read tick, or `None` while quiet (wait on the doorbell).
+    pub fn next_tick(&self) -> Option<Instant> {
+        self.busy_since_read.map(|t| t + READ_EVERY)
+    }
+
+    /// Whether a read tick is due at `now` (`rang`: the doorbell rang).
+    pub fn due(&self, now: Instant, rang: bool) -> bool {
+        match self.next_tick() {
+            Some(t) => now >= t,
+            None => rang,
+        }
+    }
+
+    /// A read tick at `now` found output (`found`) or nothing.
+    pub fn read(&mut self, now: Instant, found: bool) {
+        self.busy_since_read = found.then_some(now);
+    }
+
+    /// The first instant at or after `at` that falls on this cadence's
+    /// ticks while it is busy (the pane table's soft deadlines are served
+    /// at the next read instead of waking the loop on their own); `at`
+    /// itself while quiet.
+    pub fn align(&self, at: Instant) -> Instant {
+        let Some(last) = self.busy_since_read else {
+            return at;
+        };
+        let step = READ_EVERY.as_nanos().max(1);
+        let since = at.saturating_duration_since(last).as_nanos();
+        let ticks = since.div_ceil(step).max(1);
+        last + Duration::from_nanos((ticks * step).min(u64::MAX as u128) as u64)
+    }
+}
+
+impl Default for Cadence {
+    fn default() -> Self {
+        Cadence::new()
+    }
+}
+
+/// Takes pipes from the tap socket and reads them on the event loop's
+/// read ticks ([`Cadence`]).
+pub struct Reader {
     listener: UnixListener,
-    events: Sender<Event>,
     /// Every pipe and the listener, registered once: a tick asks which are
     /// readable without handing the kernel the whole list (`poll` did, and
-    /// it was a fifth of the thread's time).
+    /// it was a fifth of the reading's time). While the reader is quiet the
+    /// event loop waits on this set itself (the doorbell).
     epoll: Epoll,
     /// What the last [`Reader::ready`] returned, reused; grown to hold
     /// every watched descriptor.
@@ -297,52 +352,67 @@ struct Reader {
     /// Ordered by `conn` (connections are numbered in the order they are
     /// accepted, and pipes are only ever appended or removed).
     pipes: Vec<Pipe>,
-    /// Hello, gap and close events the pane table's queue had no room for:
-    /// sent first at the next tick (only data may be dropped).
-    outbox: Vec<Event>,
     next_conn: u64,
+    cadence: Cadence,
+    /// When hot pipes are next read between ticks.
+    next_hot: Option<Instant>,
+    /// The one buffer reads go through, allocated once.
+    scratch: Vec<u8>,
 }
 
 /// The `epoll` data of the tap socket (pipes carry their `conn`, from 1).
 const LISTENER: u64 = 0;
 
 impl Reader {
-    fn new(listener: UnixListener, events: Sender<Event>) -> std::io::Result<Reader> {
+    /// A reader taking pipes from `listener` (set non-blocking here).
+    pub fn new(listener: UnixListener) -> std::io::Result<Reader> {
+        listener.set_nonblocking(true)?;
         let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)?;
         epoll.add(&listener, EpollEvent::new(EpollFlags::EPOLLIN, LISTENER))?;
         Ok(Reader {
             listener,
-            events,
             epoll,
             ready_events: Vec::new(),
             pipes: Vec::new(),
-            outbox: Vec::new(),
             next_conn: LISTENER + 1,
+            cadence: Cadence::new(),
+            next_hot: None,
+            scratch: vec![0u8; DRAIN_MAX],
         })
     }
 
-    /// Something to do at the next tick whatever `epoll` says.
-    fn busy(&self) -> bool {
-        !self.outbox.is_empty() || self.pipes.iter().any(|p| p.linger > 0)
+    /// A descriptor that is readable when a pipe has output or closed, or
+    /// a tap connects: what the event loop waits on while the reader is
+    /// quiet (an `epoll` set can be waited on like any descriptor; this is
+    /// another descriptor of the reader's own set).
+    pub fn doorbell(&self) -> std::io::Result<OwnedFd> {
+        self.epoll.0.try_clone()
     }
 
-    /// How long a quiet reader may sleep: until an outstanding gap may be
-    /// reported.
-    fn gap_timer(&self) -> Option<Duration> {
-        self.pipes
-            .iter()
-            .filter(|p| p.gap)
-            .map(|p| {
-                let since = p.last_gap.map_or(GAP_EVERY, |t| t.elapsed());
-                GAP_EVERY.saturating_sub(since)
-            })
+    /// The reading cadence.
+    pub fn cadence(&self) -> &Cadence {
+        &self.cadence
+    }
+
+    /// When [`Reader::poll`] has something to do without the doorbell
+    /// ringing: the next read tick, hot pipes to drain, a gap that may be
+    /// reported. `None`: wait on the doorbell.
+    pub fn next_wake(&self) -> Option<Instant> {
+        [self.cadence.next_tick(), self.next_hot]
+            .into_iter()
+            .flatten()
             .min()
     }
 
-    /// Waits up to `timeout` for a pipe or the socket to be readable (or
-    /// closed); marks the readable pipes (`Pipe::ready`) and says whether a
-    /// tap is connecting.
-    fn ready(&mut self, timeout: PollTimeout) -> bool {
+    /// Whether the loop should wait on the doorbell (no read tick is due
+    /// on its own).
+    pub fn quiet(&self) -> bool {
+        self.cadence.next_tick().is_none()
+    }
+
+    /// Marks the readable pipes (`Pipe::ready`, without waiting) and says
+    /// whether a tap is connecting.
+    fn ready(&mut self) -> bool {
         // Room for every descriptor at once: level-triggered `epoll` answers
         // the readable ones again at each call, so a smaller buffer asked
         // again until it comes back short would never end while more pipes
@@ -351,7 +421,7 @@ impl Reader {
         if self.ready_events.len() < watched {
             self.ready_events.resize(watched, EpollEvent::empty());
         }
-        let n = match self.epoll.wait(&mut self.ready_events, timeout) {
+        let n = match self.epoll.wait(&mut self.ready_events, PollTimeout::ZERO) {
             Ok(n) => n,
             Err(_) => {
                 // EINTR, or out of memory: treat everything as ready; the
@@ -374,119 +444,73 @@ impl Reader {
         accept
     }
 
-    /// Waits for `tick`, reading the hot pipes every [`HOT_EVERY`]
-    /// meanwhile (a quiet server just sleeps).
-    fn wait_for(&mut self, tick: Instant, scratch: &mut [u8]) {
-        loop {
-            let left = tick.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return;
+    /// Does what is due at `now` (`rang`: the doorbell rang): at a read
+    /// tick, takes waiting hand-overs and reads every readable pipe,
+    /// appending what it found to `out` (each pane's output in pieces of
+    /// at most [`FEED_CHUNK`]); between ticks, drains hot pipes into what
+    /// the next tick hands on. A pane whose output is queued and not
+    /// consumed beyond [`MAX_PENDING`] has its output dropped and a gap
+    /// reported (the reader stays on its ticks until it is).
+    pub fn poll(&mut self, now: Instant, rang: bool, out: &mut VecDeque<Event>) {
+        if !self.cadence.due(now, rang) {
+            if self.next_hot.is_some_and(|t| now >= t) {
+                let scratch = &mut self.scratch;
+                for p in self.pipes.iter_mut().filter(|p| p.hot && !p.closed) {
+                    p.drain(scratch);
+                }
+                self.next_hot = Some(now + HOT_EVERY);
             }
-            if !self.pipes.iter().any(|p| p.hot) {
-                std::thread::sleep(left);
-                return;
-            }
-            std::thread::sleep(left.min(HOT_EVERY));
-            for p in self.pipes.iter_mut().filter(|p| p.hot && !p.closed) {
-                p.drain(scratch);
-            }
+            return;
         }
-    }
-
-    fn run(mut self) {
-        let mut scratch = vec![0u8; DRAIN_MAX];
-        loop {
-            if !self.busy() {
-                // Nothing printing: sleep until something is.
-                let timeout = match self.gap_timer() {
-                    Some(d) => {
-                        PollTimeout::from(d.as_millis().saturating_add(1).min(60_000) as u16)
-                    }
-                    None => PollTimeout::NONE,
-                };
-                let _ = self.ready(timeout);
-                for p in &mut self.pipes {
-                    p.ready = false;
-                }
-            }
-            // Every pane's output of this tick read together, on the same
-            // instants as the pane table's own wake-ups.
-            let tick = next_batch_tick(Instant::now());
-            self.wait_for(tick, &mut scratch);
-            let accept = self.ready(PollTimeout::ZERO);
-            let mut batch = std::mem::take(&mut self.outbox);
-            if accept {
-                self.accept(&mut batch);
-            }
-            let at = Instant::now();
-            for p in self.pipes.iter_mut() {
-                let readable = std::mem::take(&mut p.ready);
-                if !p.needs_tick(readable) {
-                    if p.linger > 0 {
-                        p.linger -= 1;
-                        p.end_tick();
-                    }
-                    continue;
-                }
-                let n = p.drain(&mut scratch);
-                if n > 0 {
-                    crate::trace!("read conn={} bytes={}", p.conn, n);
-                    p.linger = LINGER_TICKS;
-                } else {
-                    p.linger = p.linger.saturating_sub(1);
-                }
-                p.end_tick();
-                if p.report_due() {
-                    batch.push(Event::TapGap { conn: p.conn });
-                    p.gap = false;
-                    p.last_gap = Some(Instant::now());
-                }
-                for piece in p.carry.chunks(FEED_CHUNK) {
-                    batch.push(Event::TapData {
-                        conn: p.conn,
-                        bytes: piece.to_vec(),
-                        at,
-                        held: p.hold(piece.len()),
-                    });
-                }
-                p.carry.clear();
-                if p.carry.capacity() > MAX_PENDING {
-                    p.carry.shrink_to(MAX_PENDING);
-                }
-                if p.closed {
-                    batch.push(Event::TapClosed { conn: p.conn });
-                }
-            }
-            self.pipes.retain(|p| !p.closed);
-            if batch.is_empty() {
+        let before = out.len();
+        if self.ready() {
+            self.accept(out);
+        }
+        let scratch = &mut self.scratch;
+        let mut found = out.len() > before;
+        for p in self.pipes.iter_mut() {
+            let readable = std::mem::take(&mut p.ready);
+            if !p.needs_tick(readable) {
                 continue;
             }
-            match self.events.try_send(Event::Taps(batch)) {
-                Ok(()) => {}
-                Err(TrySendError::Closed(_)) => return,
-                Err(TrySendError::Full(Event::Taps(batch))) => self.requeue(batch),
-                Err(TrySendError::Full(_)) => {}
+            let n = p.drain(scratch);
+            if n > 0 {
+                crate::trace!("read conn={} bytes={}", p.conn, n);
+                found = true;
             }
-        }
-    }
-
-    /// The pane table's queue is full: keep the events that must arrive,
-    /// drop the output (and mark those panes for a re-seed).
-    fn requeue(&mut self, batch: Vec<Event>) {
-        for ev in batch {
-            match ev {
-                Event::TapData { conn, .. } => {
-                    if let Some(p) = self.pipes.iter_mut().find(|p| p.conn == conn) {
-                        p.gap = true;
-                    }
-                }
-                other => self.outbox.push(other),
+            p.end_tick();
+            if p.report_due() {
+                out.push_back(Event::TapGap { conn: p.conn });
+                p.gap = false;
+                p.last_gap = Some(Instant::now());
+                found = true;
             }
+            for piece in p.carry.chunks(FEED_CHUNK) {
+                out.push_back(Event::TapData {
+                    conn: p.conn,
+                    bytes: piece.to_vec(),
+                    at: now,
+                    held: p.hold(piece.len()),
+                });
+            }
+            p.carry.clear();
+            if p.carry.capacity() > MAX_PENDING {
+                p.carry.shrink_to(MAX_PENDING);
+            }
+            if p.closed {
+                out.push_back(Event::TapClosed { conn: p.conn });
+                found = true;
+            }
+            // A gap not reported yet keeps the reader on its ticks.
+            found |= p.gap;
         }
+        self.pipes.retain(|p| !p.closed);
+        self.cadence.read(now, found);
+        self.next_hot = self.pipes.iter().any(|p| p.hot).then(|| now + HOT_EVERY);
     }
 
     /// Takes every waiting hand-over.
-    fn accept(&mut self, batch: &mut Vec<Event>) {
+    fn accept(&mut self, out: &mut VecDeque<Event>) {
         loop {
             let stream = match self.listener.accept() {
                 Ok((s, _)) => s,
@@ -515,7 +539,7 @@ impl Reader {
                 continue;
             }
             match self.watch(file) {
-                Ok(conn) => batch.push(Event::TapHello { conn, pane }),
+                Ok(conn) => out.push_back(Event::TapHello { conn, pane }),
                 Err(e) => {
                     eprintln!("tend: cannot watch the pipe of pane {pane} (epoll: {e}); closed")
                 }
@@ -523,15 +547,14 @@ impl Reader {
         }
     }
 
-    /// Adds a pipe to the ones read, under the next connection number;
-    /// it is read at the next ticks (the pane is printing, or will). A
+    /// Adds a pipe to the ones read, under the next connection number. A
     /// pipe `epoll` refuses is closed.
     fn watch(&mut self, file: std::fs::File) -> nix::Result<u64> {
         let conn = self.next_conn;
         self.epoll
             .add(&file, EpollEvent::new(EpollFlags::EPOLLIN, conn))?;
         self.next_conn += 1;
-        self.pipes.push(Pipe::new(conn, file, LINGER_TICKS));
+        self.pipes.push(Pipe::new(conn, file));
         Ok(conn)
     }
 }
@@ -552,7 +575,7 @@ mod tests {
         let (tmux, ours) = UnixStream::pair().expect("pair");
         ours.set_nonblocking(true).expect("nonblocking");
         let file = std::fs::File::from(OwnedFd::from(ours));
-        (tmux, Pipe::new(1, file, 0))
+        (tmux, Pipe::new(1, file))
     }
 
     #[test]
@@ -666,9 +689,8 @@ mod tests {
     /// A reader on a fresh tap socket in `dir`, watching `n` pipes (conn 1
     /// to `n`) through [`Reader::watch`]; returns tmux's ends.
     fn reader_with_pipes(dir: &std::path::Path, n: u64) -> (Reader, Vec<UnixStream>) {
-        let (tx, _rx) = tokio::sync::mpsc::channel(4);
         let listener = UnixListener::bind(dir.join("tap")).expect("bind");
-        let mut r = Reader::new(listener, tx).expect("epoll");
+        let mut r = Reader::new(listener).expect("epoll");
         let mut ends = Vec::new();
         for _ in 0..n {
             let (tmux, ours) = UnixStream::pair().expect("pair");
@@ -684,15 +706,15 @@ mod tests {
     fn the_reader_is_told_which_pipes_are_readable_or_closed() {
         let dir = tempfile::tempdir().expect("dir");
         let (mut r, mut ends) = reader_with_pipes(dir.path(), 3);
-        assert!(!r.ready(PollTimeout::ZERO));
+        assert!(!r.ready());
         assert!(r.pipes.iter().all(|p| !p.ready));
         (&ends[2]).write_all(b"x").expect("write");
         drop(ends.remove(0));
-        assert!(!r.ready(PollTimeout::ZERO));
+        assert!(!r.ready());
         let ready: Vec<u64> = r.pipes.iter().filter(|p| p.ready).map(|p| p.conn).collect();
         assert_eq!(ready, [1, 3], "the closed pipe and the one with output");
         let _tap = UnixStream::connect(dir.path().join("tap")).expect("connect");
-        assert!(r.ready(PollTimeout::ZERO), "a tap connecting");
+        assert!(r.ready(), "a tap connecting");
     }
 
     #[test]
@@ -706,8 +728,106 @@ mod tests {
             let mut end = end;
             end.write_all(b"x").expect("write");
         }
-        assert!(!r.ready(PollTimeout::ZERO));
+        assert!(!r.ready());
         assert_eq!(r.pipes.iter().filter(|p| p.ready).count(), 150);
+    }
+
+    #[test]
+    fn the_cadence_reads_at_once_after_silence_and_on_ticks_while_busy() {
+        let t0 = Instant::now();
+        let mut c = Cadence::new();
+        assert_eq!(c.next_tick(), None, "quiet: nothing due on its own");
+        assert!(!c.due(t0, false));
+        assert!(c.due(t0, true), "the doorbell is read at once");
+        assert_eq!(
+            c.align(t0 + Duration::from_millis(7)),
+            t0 + Duration::from_millis(7)
+        );
+        c.read(t0, true);
+        assert_eq!(c.next_tick(), Some(t0 + READ_EVERY));
+        assert!(!c.due(t0 + READ_EVERY - Duration::from_millis(1), false));
+        assert!(c.due(t0 + READ_EVERY, false));
+        // Deadlines of the pane table land on the next read.
+        assert_eq!(c.align(t0 + Duration::from_millis(1)), t0 + READ_EVERY);
+        assert_eq!(c.align(t0 + READ_EVERY), t0 + READ_EVERY);
+        assert_eq!(
+            c.align(t0 + READ_EVERY + Duration::from_millis(1)),
+            t0 + 2 * READ_EVERY
+        );
+        assert_eq!(c.align(t0), t0 + READ_EVERY, "never before the next read");
+        // A tick that finds nothing: quiet again.
+        c.read(t0 + READ_EVERY, false);
+        assert_eq!(c.next_tick(), None);
+    }
+
+    fn data_of(out: &VecDeque<Event>) -> Vec<(u64, Vec<u8>)> {
+        out.iter()
+            .filter_map(|e| match e {
+                Event::TapData { conn, bytes, .. } => Some((*conn, bytes.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_reader_reads_on_its_ticks_and_goes_quiet_when_nothing_came() {
+        let dir = tempfile::tempdir().expect("dir");
+        let (mut r, ends) = reader_with_pipes(dir.path(), 2);
+        let (mut a, mut b) = (&ends[0], &ends[1]);
+        assert!(r.quiet());
+        assert_eq!(r.next_wake(), None);
+        a.write_all(b"spinner").expect("write");
+        let t0 = Instant::now();
+        let mut out = VecDeque::new();
+        r.poll(t0, true, &mut out);
+        assert_eq!(data_of(&out), [(1, b"spinner".to_vec())]);
+        assert!(!r.quiet());
+        assert_eq!(r.next_wake(), Some(t0 + READ_EVERY));
+        // Written before the next tick: waits for it.
+        out.clear();
+        b.write_all(b"dialog").expect("write");
+        r.poll(t0 + Duration::from_millis(5), false, &mut out);
+        assert!(out.is_empty(), "read before its tick: {out:?}");
+        r.poll(t0 + READ_EVERY, false, &mut out);
+        assert_eq!(data_of(&out), [(2, b"dialog".to_vec())]);
+        // A tick with nothing to read: quiet, waiting on the doorbell.
+        out.clear();
+        r.poll(t0 + 2 * READ_EVERY, false, &mut out);
+        assert!(out.is_empty());
+        assert!(r.quiet());
+        // Its end is an event like output.
+        drop(ends);
+        r.poll(t0 + 3 * READ_EVERY, true, &mut out);
+        let closed: Vec<u64> = out
+            .iter()
+            .filter_map(|e| match e {
+                Event::TapClosed { conn } => Some(*conn),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(closed, [1, 2]);
+        assert!(r.pipes.is_empty());
+    }
+
+    #[test]
+    fn the_doorbell_rings_for_output_and_for_a_tap_connecting() {
+        use nix::poll::{poll, PollFd, PollFlags};
+        use std::os::fd::AsFd;
+        let dir = tempfile::tempdir().expect("dir");
+        let (mut r, ends) = reader_with_pipes(dir.path(), 1);
+        let rings = |r: &Reader| {
+            let fd = r.doorbell().expect("doorbell");
+            let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
+            poll(&mut fds, PollTimeout::ZERO).expect("poll") == 1
+        };
+        assert!(!rings(&r));
+        (&ends[0]).write_all(b"x").expect("write");
+        assert!(rings(&r));
+        let mut out = VecDeque::new();
+        r.poll(Instant::now(), true, &mut out);
+        assert!(!rings(&r), "read: silent again");
+        let _tap = UnixStream::connect(dir.path().join("tap")).expect("connect");
+        assert!(rings(&r));
     }
 
     #[test]

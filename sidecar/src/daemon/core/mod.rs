@@ -35,8 +35,6 @@ use tend_detector::identity::ProcessInfo;
 /// Something that happened.
 #[derive(Debug)]
 pub enum Event {
-    /// What the pipe reader took at one tick (the events below, in order).
-    Taps(Vec<Event>),
     /// A tap handed over its pane's pipe.
     TapHello { conn: u64, pane: PaneId },
     /// Pane output read from a pipe.
@@ -454,11 +452,6 @@ impl Core {
                             p.check.handed_over(now);
                         }
                     }
-                }
-            }
-            Event::Taps(list) => {
-                for ev in list {
-                    self.handle(ev);
                 }
             }
             Event::TapData {
