@@ -158,3 +158,54 @@ fn a_slow_start_is_neither_a_turn_nor_a_wait() {
     d.tick(ms(21_000));
     assert_eq!(d.status().state, Some(State::Idle));
 }
+
+/// The kernel reports an agent's end at once, before the shell draws its
+/// prompt: the screen the agent left (its prompt, even with output not yet
+/// read into a state, and with the shell's prompt drawn below it) is not
+/// the agent starting again, and the exit code the shell reports next is
+/// the run's. Its process coming back is.
+#[test]
+fn the_screen_an_agent_leaves_is_not_a_restart() {
+    let mut d = detector_with("aider");
+    d.feed(ms(100), b"aider v0.86.2\r\n> ");
+    d.tick(ms(500));
+    assert_eq!(d.status().state, Some(State::Idle));
+    // Its last output, not evaluated yet when its end is reported (an
+    // evaluation just before it: the next one is not due yet).
+    d.feed(ms(950), b"\r\n> ");
+    d.tick(ms(960));
+    d.feed(ms(990), b"\r\n> ");
+    d.observe_process(ms(1000), gone(None));
+    d.tick(ms(1200));
+    let st = d.status();
+    assert_eq!(st.state, Some(State::Exited));
+    assert_eq!(st.run, 1, "still the first run");
+    // The shell's prompt, with how the command ended (OSC 133;D).
+    d.feed(ms(1300), b"\x1b]133;D;3\x07\r\n$ ");
+    d.tick(ms(2000));
+    let st = d.status();
+    assert_eq!(
+        (st.state, st.run, st.exit_code),
+        (Some(State::Exited), 1, Some(3))
+    );
+    // Drawn again: the screen alone does not say whether that is a
+    // restart or the old screen; the process coming back does.
+    d.feed(ms(3000), b"\x1b[2J\x1b[Haider v0.86.2\r\n> ");
+    d.tick(ms(3500));
+    assert_eq!(d.status().run, 1);
+    d.observe_process(
+        ms(3600),
+        ProcessObservation {
+            agent_alive: true,
+            exit_code: None,
+            cpu_percent: None,
+            live_child: Some(false),
+        },
+    );
+    d.tick(ms(4000));
+    let st = d.status();
+    assert_eq!(
+        (st.state, st.run, st.exit_code),
+        (Some(State::Idle), 2, None)
+    );
+}

@@ -195,7 +195,7 @@ impl Harness {
         let tmux = Tmux::start(name, dir.path(), &[bin, venv], env);
         tmux.wait_prompt();
         let start = Instant::now();
-        let watch = PaneWatch::new(tmux.pane_pid(), Duration::ZERO, SamplePolicy::default());
+        let watch = PaneWatch::new(tmux.pane_pid(), 0, Duration::ZERO, SamplePolicy::default());
         Some(Harness {
             tmux,
             dir,
@@ -590,6 +590,61 @@ fn the_schedule_samples_on_foreground_change() {
     assert_eq!(h.watch.agent(), Some("codex"));
     assert!(samples <= 8, "sampled {samples} times");
     println!("schedule: {probes} probes, {samples} samples");
+}
+
+#[test]
+fn a_printing_agent_is_not_probed_and_its_end_is_reported_by_the_kernel() {
+    let Some(mut h) = Harness::new("exitwatch") else {
+        return;
+    };
+    h.tmux.type_line("TEND_AGENT=codex sleep 1000");
+    h.until(15, "identity codex", |_, w| w.agent().is_some());
+    // The agent prints steadily (as a working one does): with its job's
+    // end watched by a pidfd, no probe of the shell is taken.
+    let leader = {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let at = h.start.elapsed();
+            h.watch.on_output(at);
+            h.watch.poll(&mut h.sampler, &h.registry, at, false);
+            if let Some(pid) = h.sampler.exits.watching(0) {
+                break pid;
+            }
+            assert!(Instant::now() < deadline, "the job's end is not watched");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    assert_ne!(leader, h.tmux.pane_pid(), "the job, not the shell");
+    let mut probes = 0;
+    for _ in 0..20 {
+        let at = h.start.elapsed();
+        h.watch.on_output(at);
+        probes += usize::from(h.watch.poll(&mut h.sampler, &h.registry, at, false).probed);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(probes, 0, "a second of printing probed the shell");
+    assert!(h.sampler.exits.take_ended().is_empty(), "still running");
+    // The agent ends: the kernel says so, and the next poll samples the
+    // shell back in the foreground.
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(leader as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let ended = loop {
+        let ended = h.sampler.exits.take_ended();
+        if !ended.is_empty() {
+            break ended;
+        }
+        assert!(Instant::now() < deadline, "the end was not reported");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(ended, [0]);
+    let at = h.start.elapsed();
+    h.watch.exit_seen(at);
+    let up = h.watch.poll(&mut h.sampler, &h.registry, at, true);
+    assert!(up.sampled, "the end is sampled at once");
+    assert_eq!(h.sampler.exits.watching(0), None);
 }
 
 /// The opt-in tier: the real agent CLIs, where installed.

@@ -85,8 +85,13 @@ impl PaneDetector {
                 }
                 // The same agent's UI back, unmistakably, after its run
                 // ended: it was started again (an exit and a restart faster
-                // than the process sampler notices). That is a new run.
+                // than the process sampler notices). That is a new run —
+                // unless the process sampler saw the end: the screen the
+                // agent left behind (its prompt above the shell's) still
+                // shows its UI, and the process coming back is what says
+                // it restarted (`observe_process`).
                 if cur_state == Some(State::Exited)
+                    && !self.exited_by_process
                     && e.state != RuleState::Exited
                     && e.confidence >= self.cfg.strong_confidence
                 {

@@ -113,6 +113,10 @@ pub struct PaneDetector {
     /// The shell has reported how the agent's command ended (its first
     /// OSC 133;D mark of the run): later marks are other commands'.
     finish_seen: bool,
+    /// The run ended because its process did (not because the screen
+    /// showed it): only the process coming back starts another run, since
+    /// the screen the agent left behind still shows its UI.
+    exited_by_process: bool,
     recent: std::collections::VecDeque<Transition>,
     out: std::collections::VecDeque<Transition>,
 }
@@ -159,6 +163,7 @@ impl PaneDetector {
             exit_code: None,
             finish_code: None,
             finish_seen: false,
+            exited_by_process: false,
             recent: Default::default(),
             out: Default::default(),
         }
@@ -220,6 +225,7 @@ impl PaneDetector {
         self.exit_code = None;
         self.finish_code = None;
         self.finish_seen = false;
+        self.exited_by_process = false;
     }
 
     /// The manifest in use.
@@ -347,6 +353,13 @@ impl PaneDetector {
             }
         }
         self.live_child = obs.live_child.or(self.live_child);
+        let exited = self.machine.current().state == Some(State::Exited);
+        if obs.agent_alive && exited && self.exited_by_process && self.manifest.is_some() {
+            // The process that ended is back (started again before the
+            // identity was dropped): a new run, read from the screen.
+            self.new_run();
+            self.dirty = true;
+        }
         if !obs.agent_alive && self.manifest.is_some() {
             self.exit_code = obs.exit_code.or(self.exit_code);
             let rule = match obs.exit_code {
@@ -363,6 +376,7 @@ impl PaneDetector {
                     trigger: Trigger::Process,
                 },
             );
+            self.exited_by_process = self.machine.current().state == Some(State::Exited);
         }
         self.run_timers(now);
     }

@@ -147,6 +147,12 @@ pub struct SamplePolicy {
     pub launch_window: Duration,
     /// The probe gap inside the launch window.
     pub launch_probe_gap: Duration,
+    /// The shortest gap between two full samples triggered by output while
+    /// the kernel reports the end of the pane's foreground job
+    /// ([`SampleScheduler::watch_exit`]): the probes are then not needed,
+    /// and output brings a sample only this often, plus one `output_gap`
+    /// after it stops (what the CPU backstop reads when silence begins).
+    pub watched_output_gap: Duration,
 }
 
 impl Default for SamplePolicy {
@@ -159,6 +165,7 @@ impl Default for SamplePolicy {
             max: Duration::from_secs(16),
             launch_window: Duration::from_secs(3),
             launch_probe_gap: Duration::from_millis(100),
+            watched_output_gap: Duration::from_secs(5),
         }
     }
 }
@@ -179,6 +186,11 @@ pub struct SampleScheduler {
     last_output: Option<Duration>,
     /// No agent is committed: watch for one being launched.
     watching_launch: bool,
+    /// The end of the foreground job is reported by the kernel
+    /// ([`SampleScheduler::watch_exit`]).
+    exit_watched: bool,
+    /// The latest full sample.
+    last_sample: Option<Duration>,
 }
 
 impl SampleScheduler {
@@ -193,7 +205,39 @@ impl SampleScheduler {
             tpgid: None,
             last_output: None,
             watching_launch: true,
+            exit_watched: false,
+            last_sample: None,
         }
+    }
+
+    /// Whether the end of the pane's foreground job is reported to the
+    /// caller (a pidfd on its leader): then output no longer brings probes
+    /// of the shell, which only look for that end, and brings full samples
+    /// less often (`watched_output_gap`). The caller reports the end with
+    /// [`SampleScheduler::exit_seen`].
+    pub fn watch_exit(&mut self, on: bool) {
+        self.exit_watched = on;
+    }
+
+    /// The foreground job's leader ended at `at`: a sample is due at once.
+    pub fn exit_seen(&mut self, at: Duration) {
+        self.exit_watched = false;
+        self.interval = self.policy.base;
+        self.next_sample = self.next_sample.min(at);
+    }
+
+    /// The foreground process group the last probe or sample read (`None`:
+    /// unknown; `Some(None)`: none).
+    pub fn tpgid(&self) -> Option<Option<u32>> {
+        self.tpgid
+    }
+
+    /// With the exit watched, the sample one `output_gap` after output
+    /// stopped, while none has been taken since it.
+    fn after_output(&self) -> Option<Duration> {
+        let o = self.last_output?;
+        (self.exit_watched && self.last_sample.is_none_or(|s| s < o))
+            .then_some(o + self.policy.output_gap)
     }
 
     /// Whether to watch closely for a launch after output (no agent is
@@ -214,11 +258,20 @@ impl SampleScheduler {
         self.output_since_probe = true;
         self.last_output = Some(at);
         self.interval = self.policy.base;
-        self.next_sample = self.next_sample.min(at + self.policy.output_gap);
+        let gap = if self.exit_watched {
+            self.policy.watched_output_gap
+        } else {
+            self.policy.output_gap
+        };
+        self.next_sample = self.next_sample.min(at + gap);
     }
 
     /// Whether a cheap foreground probe (the shell's `tpgid`) is due.
     pub fn probe_due(&self, at: Duration) -> bool {
+        if self.exit_watched {
+            // What a probe looks for, the job's end, is reported.
+            return false;
+        }
         match self.last_probe {
             None => true,
             Some(t) => {
@@ -252,7 +305,7 @@ impl SampleScheduler {
 
     /// Whether a full sample is due.
     pub fn sample_due(&self, at: Duration) -> bool {
-        at >= self.next_sample
+        at >= self.next_sample || self.after_output().is_some_and(|t| at >= t)
     }
 
     /// A full sample was taken at `at`; `changed` says its resolution
@@ -261,10 +314,20 @@ impl SampleScheduler {
     pub fn sampled(&mut self, at: Duration, tpgid: Option<u32>, changed: bool) {
         self.tpgid = Some(tpgid);
         self.last_probe = Some(at);
+        self.last_sample = Some(at);
         self.output_since_probe = false;
         if changed {
             self.interval = self.policy.base;
             self.next_sample = at + self.policy.confirm;
+        } else if self.exit_watched
+            && self
+                .last_output
+                .is_some_and(|o| at < o + self.policy.output_gap)
+        {
+            // Printing, its end reported by the kernel: the next sample
+            // when it stops, or `watched_output_gap` on.
+            self.interval = self.policy.base;
+            self.next_sample = at + self.policy.watched_output_gap;
         } else {
             self.next_sample = at + self.interval;
             self.interval = (self.interval * 2).min(self.policy.max);
@@ -274,21 +337,31 @@ impl SampleScheduler {
     /// When the next probe or sample is due, whichever is first (for the
     /// caller's timer).
     pub fn next_wakeup(&self) -> Duration {
-        let probe = self.last_probe.map_or(Duration::ZERO, |t| {
-            // Without output a pane's foreground seldom changes (a program
-            // starting or ending prints, and that brings the probe forward):
-            // the idle probe backs off with the samples, to `max`.
-            let mut gap = if self.output_since_probe {
-                self.policy.probe_gap
-            } else {
-                self.interval
-            };
-            if let Some(g) = self.launch_gap(t + self.policy.launch_probe_gap) {
-                gap = gap.min(g);
-            }
-            t + gap
-        });
-        probe.min(self.next_sample)
+        let probe = if self.exit_watched {
+            // No probes: the job's end is reported.
+            Duration::MAX
+        } else {
+            self.last_probe.map_or(Duration::ZERO, |t| {
+                // Without output a pane's foreground seldom changes (a
+                // program starting or ending prints, and that brings the
+                // probe forward): the idle probe backs off with the
+                // samples, to `max`.
+                let mut gap = if self.output_since_probe {
+                    self.policy.probe_gap
+                } else {
+                    self.interval
+                };
+                if let Some(g) = self.launch_gap(t + self.policy.launch_probe_gap) {
+                    gap = gap.min(g);
+                }
+                t + gap
+            })
+        };
+        let sample = match self.after_output() {
+            Some(t) => self.next_sample.min(t),
+            None => self.next_sample,
+        };
+        probe.min(sample)
     }
 }
 
@@ -462,6 +535,58 @@ mod tests {
         // Output still brings a probe within probe_gap.
         sch.on_output(s(22));
         assert!(sch.probe_due(s(22) + pol.probe_gap));
+    }
+
+    #[test]
+    fn a_watched_exit_replaces_the_probes_of_a_printing_pane() {
+        let ms = Duration::from_millis;
+        let pol = SamplePolicy::default();
+        let mut sch = SampleScheduler::new(pol, s(0));
+        sch.sampled(s(0), Some(555), false);
+        sch.watch_launch(false);
+        sch.watch_exit(true);
+        assert_eq!(sch.tpgid(), Some(Some(555)));
+        // Printing every 50 ms for 12 s: no probe, a sample every
+        // `watched_output_gap`.
+        let mut probes = 0;
+        let mut samples = Vec::new();
+        let mut t = s(0);
+        while t < s(12) {
+            t += ms(50);
+            sch.on_output(t);
+            if sch.probe_due(t) {
+                probes += 1;
+                sch.probed(t, Some(555));
+            }
+            if sch.sample_due(t) {
+                samples.push(t);
+                sch.sampled(t, Some(555), false);
+            }
+        }
+        assert_eq!(probes, 0);
+        assert_eq!(samples.len(), 3, "{samples:?}");
+        for pair in samples.windows(2) {
+            assert!(pair[1] - pair[0] >= pol.watched_output_gap, "{samples:?}");
+        }
+        // Silence: a sample one output_gap after the last output (the CPU
+        // backstop reads a fresh figure when the settle window ends).
+        let last = t;
+        assert_eq!(
+            sch.next_wakeup().min(last + pol.output_gap),
+            last + pol.output_gap
+        );
+        assert!(!sch.sample_due(last + pol.output_gap - ms(1)));
+        assert!(sch.sample_due(last + pol.output_gap));
+        sch.sampled(last + pol.output_gap, Some(555), false);
+        assert!(!sch.sample_due(last + pol.output_gap + ms(500)));
+        // The job's end, reported: a sample at once, and probes on output
+        // again until the caller watches the next job.
+        let end = last + s(3);
+        sch.exit_seen(end);
+        assert!(sch.sample_due(end));
+        sch.sampled(end, Some(100), true);
+        sch.on_output(end + ms(10));
+        assert!(sch.probe_due(end + ms(10) + pol.probe_gap));
     }
 
     #[test]

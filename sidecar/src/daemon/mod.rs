@@ -256,6 +256,15 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     // before it). Bounded: the reader drops the output of a pane whose
     // output is not consumed (pipes::MAX_PENDING).
     let mut backlog: VecDeque<Event> = VecDeque::new();
+    // The kernel reporting foreground jobs that ended: rare, so always
+    // registered.
+    let mut exits = doorbell::Doorbell::new(
+        core.exit_doorbell(),
+        "agents ending (panes are probed instead)",
+    );
+    if !exits.arm() {
+        core.without_exit_watch();
+    }
     let mut bell = doorbell::Doorbell::new(
         reader
             .doorbell()
@@ -288,6 +297,7 @@ async fn serve(opts: Options) -> Result<(), CliError> {
                 backlog.push_back(ev);
             }
             _ = bell.ring(), if backlog.is_empty() => rang = true,
+            _ = exits.ring() => core.jobs_ended(),
             _ = deadline.until(wake_at(wait, &reader, armed)), if backlog.is_empty() => {}
             // Behind (a flood on a slow machine): the control connections'
             // tasks and the sockets are served before the next round.

@@ -22,6 +22,7 @@
 //! reads; `stat.rs` parsing `/proc/<pid>/stat`; `tree.rs` the walk below a
 //! shell (probe and sample); `process.rs` what one process runs, cached;
 //! `agent_version.rs` an agent's version from its package metadata;
+//! `exits.rs` the kernel reporting a foreground job's end ([`ExitWatch`]);
 //! `watch.rs` [`PaneWatch`].
 
 use std::collections::HashMap;
@@ -32,6 +33,7 @@ use std::path::{Path, PathBuf};
 use tend_detector::identity::{ProcessInfo, WalkLimits};
 
 mod agent_version;
+mod exits;
 mod fds;
 mod process;
 mod stat;
@@ -46,6 +48,7 @@ use process::Identity;
 use stat::{parse_stat, Stat};
 use tree::ChildrenMode;
 
+pub use exits::ExitWatch;
 pub use watch::{PaneWatch, WatchUpdate};
 
 /// Why a pane could not be sampled.
@@ -137,6 +140,8 @@ pub struct Sampler {
     versions: HashMap<(String, String), Option<String>>,
     /// `stat`, `task` and `children` files kept open for re-reading.
     fds: FdCache,
+    /// Pidfds of the panes' foreground jobs (real `/proc` only).
+    pub exits: ExitWatch,
 }
 
 impl Default for Sampler {
@@ -156,11 +161,8 @@ impl Sampler {
     /// would not notice its process being removed.
     pub fn with_root(root: impl Into<PathBuf>) -> Self {
         let root = root.into();
-        let cap = if root == Path::new("/proc") {
-            fds::default_cap()
-        } else {
-            0
-        };
+        let real = root == Path::new("/proc");
+        let cap = if real { fds::default_cap() } else { 0 };
         Sampler {
             root,
             limits: WalkLimits::default(),
@@ -172,6 +174,12 @@ impl Sampler {
             buf: Vec::with_capacity(4096),
             versions: HashMap::new(),
             fds: FdCache::new(cap),
+            // A pid in a fake tree is no process of this machine.
+            exits: if real {
+                ExitWatch::new()
+            } else {
+                ExitWatch::disabled()
+            },
         }
     }
 

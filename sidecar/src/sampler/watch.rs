@@ -40,6 +40,9 @@ pub struct WatchUpdate {
 #[derive(Debug)]
 pub struct PaneWatch {
     shell_pid: u32,
+    /// What the pane is known by in the sampler's [`ExitWatch`]
+    /// (`crate::sampler::ExitWatch`).
+    key: u64,
     sched: SampleScheduler,
     identity: IdentityTracker,
     procs: ProcessTracker,
@@ -56,11 +59,13 @@ pub struct PaneWatch {
 }
 
 impl PaneWatch {
-    /// Watches the pane whose shell is `shell_pid`, first sample due `now`.
-    pub fn new(shell_pid: u32, now: Duration, policy: SamplePolicy) -> Self {
+    /// Watches the pane whose shell is `shell_pid`, first sample due `now`;
+    /// `key` names it among the sampler's exit watches (one per pane).
+    pub fn new(shell_pid: u32, key: u64, now: Duration, policy: SamplePolicy) -> Self {
         let hz = Sampler::ticks_per_sec();
         PaneWatch {
             shell_pid,
+            key,
             sched: SampleScheduler::new(policy, now),
             identity: IdentityTracker::new(),
             procs: ProcessTracker::with_ticks_per_sec(hz),
@@ -109,6 +114,12 @@ impl PaneWatch {
         self.sched.foreground_hint(at);
     }
 
+    /// The kernel reported that the pane's foreground job ended (see
+    /// [`crate::sampler::ExitWatch`]): sample at the next poll.
+    pub fn exit_seen(&mut self, at: Duration) {
+        self.sched.exit_seen(at);
+    }
+
     /// Probes and samples as the schedule says. `prompt_visible`: the
     /// screen shows the shell's prompt.
     pub fn poll(
@@ -127,6 +138,7 @@ impl PaneWatch {
                 }
                 Err(_) => {
                     up.gone = true;
+                    self.forget_exit(sampler);
                     return up;
                 }
             }
@@ -134,7 +146,36 @@ impl PaneWatch {
         if self.sched.sample_due(at) {
             return self.sample_now(sampler, registry, at, prompt_visible);
         }
+        self.watch_exit(sampler);
         up
+    }
+
+    /// Has the kernel report the end of the foreground job's leader while
+    /// an agent is committed (then printing needs no probes, which look
+    /// only for that: the shell taking the terminal back); otherwise stops
+    /// that. The leader is the agent's job in an interactive shell, or the
+    /// pane's own process when the agent is that (`tmux new-window
+    /// claude`), or a shell without job control runs it: its end is then
+    /// the pane's, and no probe would see a change before it either.
+    fn watch_exit(&mut self, sampler: &mut Sampler) {
+        let leader = match (self.identity.agent(), self.sched.tpgid()) {
+            (Some(_), Some(Some(pgid))) => Some(pgid),
+            _ => None,
+        };
+        match leader {
+            Some(pid) => {
+                let on = sampler.exits.watch(self.key, pid);
+                self.sched.watch_exit(on);
+            }
+            None => self.forget_exit(sampler),
+        }
+    }
+
+    /// Stops having the end of the foreground job reported (the pane is
+    /// gone, or its agent is).
+    pub fn forget_exit(&mut self, sampler: &mut Sampler) {
+        sampler.exits.unwatch(self.key);
+        self.sched.watch_exit(false);
     }
 
     /// Samples now, whatever the schedule.
@@ -153,6 +194,7 @@ impl PaneWatch {
             Ok(s) => s,
             Err(_) => {
                 up.gone = true;
+                self.forget_exit(sampler);
                 return up;
             }
         };
@@ -174,6 +216,7 @@ impl PaneWatch {
         let pending = self.identity.evidence().pending.is_some();
         self.sched
             .sampled(at, tpgid, changed || up.change.is_some() || pending);
+        self.watch_exit(sampler);
         if let Some(agent) = self.identity.agent() {
             if self.followed.as_deref() != Some(agent) {
                 self.followed = Some(agent.to_owned());

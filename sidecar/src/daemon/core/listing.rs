@@ -114,14 +114,25 @@ impl Core {
                     // The pane's process was not known at first sight (zellij
                     // finds it in /proc, where a starting pane may not be yet).
                     if p.info.pane_pid == 0 && info.pane_pid != 0 {
-                        p.watch = PaneWatch::new(info.pane_pid, now, SamplePolicy::default());
+                        p.watch.forget_exit(&mut self.sampler);
+                        p.watch = PaneWatch::new(
+                            info.pane_pid,
+                            id.number().into(),
+                            now,
+                            SamplePolicy::default(),
+                        );
                     }
                     p.info = info;
                 }
                 None => {
                     let det =
                         PaneDetector::new(self.cfg.clone(), info.height as u16, info.width as u16);
-                    let watch = PaneWatch::new(info.pane_pid, now, SamplePolicy::default());
+                    let watch = PaneWatch::new(
+                        info.pane_pid,
+                        id.number().into(),
+                        now,
+                        SamplePolicy::default(),
+                    );
                     // A tap may have said hello before this first listing (a
                     // restarted daemon: the old taps reconnect at once).
                     let conn = self
@@ -174,9 +185,10 @@ impl Core {
 
     /// A pane vanished: its run ends, gated parks on it release.
     pub(super) fn pane_closed(&mut self, id: PaneId) {
-        let Some(p) = self.panes.remove(&id) else {
+        let Some(mut p) = self.panes.remove(&id) else {
             return;
         };
+        p.watch.forget_exit(&mut self.sampler);
         let name = self.mux.name(id);
         let _ = self
             .bus

@@ -394,6 +394,34 @@ impl Core {
         self.sampler = sampler;
     }
 
+    /// A descriptor readable when the kernel reports a pane's foreground
+    /// job ended (see [`crate::sampler::ExitWatch`]); the event loop waits
+    /// on it and then calls [`Core::jobs_ended`]. `None` without pidfds.
+    pub fn exit_doorbell(&self) -> Option<std::os::fd::OwnedFd> {
+        self.sampler.exits.doorbell()
+    }
+
+    /// The event loop cannot wait on [`Core::exit_doorbell`]: panes are
+    /// probed for their foreground job's end instead.
+    pub fn without_exit_watch(&mut self) {
+        self.sampler.exits = crate::sampler::ExitWatch::disabled();
+    }
+
+    /// Takes the foreground jobs the kernel reports ended: their panes are
+    /// sampled at the next tick.
+    pub fn jobs_ended(&mut self) {
+        let now = self.now();
+        for key in self.sampler.exits.take_ended() {
+            let Ok(n) = u32::try_from(key) else { continue };
+            let id = PaneId(n);
+            if let Some(p) = self.panes.get_mut(&id) {
+                crate::trace!("job ended pane={id}");
+                p.watch.exit_seen(now);
+                self.touched.insert(id);
+            }
+        }
+    }
+
     /// Time on the table's clock since it started.
     pub(crate) fn now(&self) -> Duration {
         self.clock.saturating_duration_since(self.start)
