@@ -221,6 +221,15 @@ impl Grid {
             .take(len)
     }
 
+    /// tend fork: frees the room blank visible rows kept (see
+    /// [`crate::row::Row::release_spare`]); rows pushed to scrollback are
+    /// trimmed, which frees a blank row's room.
+    pub fn release_spare(&mut self) {
+        for row in &mut self.rows {
+            row.release_spare();
+        }
+    }
+
     /// tend fork: bytes held on the heap by the cells of this grid's rows
     /// (visible and scrollback).
     pub fn heap_bytes(&self) -> usize {

@@ -64,8 +64,9 @@ impl<CB: crate::Callbacks> Parser<CB> {
     pub fn process(&mut self, bytes: &[u8]) {
         self.parser.advance(&mut self.screen, bytes);
         // tend fork: the characters held for a run are on the screen
-        // before anyone reads it.
+        // before anyone reads it, and blank rows hold no room after it.
         self.screen.flush_run();
+        self.screen.screen.release_spare();
     }
 
     /// Resizes the terminal.

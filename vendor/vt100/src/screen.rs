@@ -144,6 +144,14 @@ impl Screen {
         self.grid.set_size(crate::grid::Size { rows, cols }, |_| {});
         self.alternate_grid
             .set_size(crate::grid::Size { rows, cols }, |_| {});
+        self.release_spare();
+    }
+
+    /// tend fork: frees the room blank rows kept while bytes were
+    /// processed (see `Row::release_spare`).
+    pub(crate) fn release_spare(&mut self) {
+        self.grid.release_spare();
+        self.alternate_grid.release_spare();
     }
 
     /// Returns the current size of the terminal.
@@ -1144,6 +1152,7 @@ impl<CB: crate::Callbacks> WrappedScreen<CB> {
                 callbacks.on_scroll(crate::capture::RowContents(row), true);
             },
         );
+        self.screen.release_spare();
     }
 
     pub fn text(&mut self, c: char) {
