@@ -94,11 +94,13 @@ impl Deadline {
                 tokio::time::sleep_until(at.into()).await;
                 return;
             };
-            // Reads the expiration count; EAGAIN when the readiness was
-            // stale (the timer was re-armed since).
-            let fired = ready.get_inner().0.wait().is_ok();
+            // The expiration count is not read (a system call at every
+            // wake-up): the runtime waits for edges, arming the timer again
+            // resets the count, and its next expiry is a new edge. The
+            // readiness is stale when the timer was re-armed since it
+            // fired; the clock tells.
             ready.clear_ready();
-            if fired {
+            if Instant::now() >= at {
                 self.armed = None;
                 return;
             }
