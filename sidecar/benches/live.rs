@@ -3,6 +3,8 @@
 //! ```text
 //! cargo bench -p tend --bench live                      # latency + 10 and 50 panes
 //! cargo bench -p tend --bench live -- --latency-runs 100 --panes 10,50,200 --secs 30
+//! cargo bench -p tend --bench live -- --latency-runs 40 --latency-busy 9 --panes 10 --load agents
+//! cargo bench -p tend --bench live -- --latency-runs 0 --floor 20,30 --panes 10 --load agents,real --rounds 0
 //! TEND_BENCH_AGENTS=claude,codex cargo bench -p tend --bench live -- --load agents
 //! TEND_BENCH_BIN=/path/to/other/tend cargo bench -p tend --bench live    # another build
 //! TEND_BENCH_BEFORE=/tmp/tend-before cargo bench -p tend --bench live -- --rounds 3 --load agents,real
@@ -25,8 +27,14 @@
 //!    max. Twice: the agent declared with `TEND_AGENT=claude`, and the agent
 //!    known only from its process tree (`node …/@anthropic-ai/claude-code/
 //!    cli.js`, a real `node` printing the frames, as Claude Code ran before
-//!    its native build), so that a delay in the identity path shows.
-//! 2. **Cost**: N panes streaming (a spinner line at 60 Hz, as a working
+//!    its native build), so that a delay in the identity path shows; and
+//!    the latter again beside `--latency-busy` (9) panes replaying working
+//!    agents, so that the delay of a daemon busy with other panes shows.
+//! 2. **Floor** (`--floor MS,…`): the same panes' pipes handed over by
+//!    `tend tap` to this bench and read on a tick of MS, nothing parsed:
+//!    what waking and reading alone cost on this machine, the part of
+//!    tend's cost no work of its own can remove.
+//! 3. **Cost**: N panes streaming (a spinner line at 60 Hz, as a working
 //!    agent redraws) for S seconds; CPU (user+system, % of one core) and
 //!    memory of the daemon (RSS) and of the taps (PSS, summed), and the tmux
 //!    server's CPU, and the tmux processes the daemon starts per second
@@ -165,8 +173,11 @@ enum Identity {
     ProcessTree,
 }
 
-/// Dialog → `@tend_state` delays in milliseconds, `runs` of them.
-fn latency(runs: usize, identity: Identity, bin: &Path) -> Vec<f64> {
+/// Dialog → `@tend_state` delays in milliseconds, `runs` of them, with
+/// `busy` other panes printing beside the pane (the *agents* load: each
+/// replays a real agent's working turn), so that the delay a busy daemon
+/// adds shows too.
+fn latency(runs: usize, identity: Identity, busy: usize, bin: &Path) -> Vec<f64> {
     let s = Server::new(
         match identity {
             Identity::Declared => "lat",
@@ -174,6 +185,25 @@ fn latency(runs: usize, identity: Identity, bin: &Path) -> Vec<f64> {
         },
         bin,
     );
+    if busy > 0 {
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
+        let agents = ["claude", "codex", "gemini", "aider"];
+        for i in 0..busy {
+            let agent = agents[i % agents.len()];
+            s.tmux(&[
+                "new-window",
+                "-d",
+                &format!(
+                    "env TEND_AGENT={agent} '{}' play '{}' --repeat",
+                    s.tend.display(),
+                    corpus
+                        .join(agent)
+                        .join("working_then_done/pane.cast")
+                        .display()
+                ),
+            ]);
+        }
+    }
     s.tend(&["start"]);
     let cast_path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/claude/approval/pane.cast");
@@ -250,13 +280,18 @@ fn latency(runs: usize, identity: Identity, bin: &Path) -> Vec<f64> {
     lat
 }
 
-fn latency_line(label: &str, identity: Identity, mut lat: Vec<f64>) {
+fn latency_line(label: &str, identity: Identity, busy: usize, mut lat: Vec<f64>) {
     lat.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
     println!(
-        "latency dialog→@tend_state  {label:<6} agent={} runs={} p50={:.1}ms p99={:.1}ms max={:.1}ms (poll resolution ~1ms + a tmux call)",
+        "latency dialog→@tend_state  {label:<6} agent={}{} runs={} p50={:.1}ms p99={:.1}ms max={:.1}ms (poll resolution ~1ms + a tmux call)",
         match identity {
             Identity::Declared => "TEND_AGENT",
             Identity::ProcessTree => "process-tree",
+        },
+        if busy > 0 {
+            format!(" beside {busy} busy agents")
+        } else {
+            String::new()
         },
         lat.len(),
         pct(&lat, 0.5),
@@ -441,6 +476,84 @@ fn cost_together(
     out
 }
 
+/// CPU time of the calling thread in nanoseconds (the scheduler's own
+/// accounting, as [`cpu_ns`]).
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The floor under any tap reader on this machine: the same panes' pipes,
+/// handed over by `tend tap` exactly as to the daemon, read by one thread
+/// of this process on a tick of `tick` (`epoll` for the readable ones, one
+/// read each), nothing parsed, nothing evaluated. % of one core over
+/// `secs`. What tend costs above it is its own work; the floor itself is
+/// what waking up and reading costs here.
+fn cost_floor(panes: usize, secs: u64, settle: u64, load: Load, bin: &Path, tick: Duration) -> f64 {
+    use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
+    use std::io::Read;
+    use std::os::unix::net::UnixListener;
+    let s = cost_server(panes, load, bin);
+    let sock = s.dir.path().join("floor.sock");
+    let listener = UnixListener::bind(&sock).expect("bind the floor's tap socket");
+    let ids: Vec<String> = s
+        .tmux(&["list-panes", "-a", "-F", "#{pane_id}"])
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    for id in &ids {
+        let cmd = format!(
+            "exec '{}' tap --socket '{}' --pane {id}",
+            s.tend.display(),
+            sock.display()
+        );
+        s.tmux(&["pipe-pane", "-IO", "-t", id, &cmd]);
+    }
+    let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).expect("epoll");
+    let mut pipes: Vec<std::fs::File> = Vec::new();
+    for _ in &ids {
+        let (conn, _) = listener.accept().expect("a tap hands its pipe over");
+        let (_, fd) = tend::daemon::pipes::receive(&conn).expect("hand-over");
+        let file = std::fs::File::from(fd);
+        let flags = nix::fcntl::fcntl(&file, nix::fcntl::FcntlArg::F_GETFL).expect("flags");
+        let flags = nix::fcntl::OFlag::from_bits_truncate(flags) | nix::fcntl::OFlag::O_NONBLOCK;
+        nix::fcntl::fcntl(&file, nix::fcntl::FcntlArg::F_SETFL(flags)).expect("non-blocking");
+        epoll
+            .add(
+                &file,
+                EpollEvent::new(EpollFlags::EPOLLIN, pipes.len() as u64),
+            )
+            .expect("epoll add");
+        pipes.push(file);
+    }
+    std::thread::sleep(Duration::from_secs(settle));
+    let reader = std::thread::spawn(move || {
+        let mut buf = vec![0u8; 1 << 20];
+        let mut events = vec![EpollEvent::empty(); pipes.len().max(1)];
+        let t0 = Instant::now();
+        let cpu0 = thread_cpu_ns();
+        let mut next = t0 + tick;
+        while t0.elapsed() < Duration::from_secs(secs) {
+            std::thread::sleep(next.saturating_duration_since(Instant::now()));
+            next += tick;
+            let n = epoll.wait(&mut events, EpollTimeout::ZERO).unwrap_or(0);
+            for ev in &events[..n] {
+                let _ = (&pipes[ev.data() as usize]).read(&mut buf);
+            }
+        }
+        (thread_cpu_ns() - cpu0) as f64 / 1e9 / t0.elapsed().as_secs_f64() * 100.0
+    });
+    let pct = reader.join().expect("floor reader");
+    println!(
+        "floor         {:<6} panes={panes:>3} waking every {} ms and reading the readable pipes, nothing parsed: cpu={pct:.2}%",
+        load.label(),
+        tick.as_millis()
+    );
+    pct
+}
+
 /// Measures one build of tend on `panes` panes for `secs` seconds.
 fn cost_tend(
     panes: usize,
@@ -592,10 +705,8 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(50);
     let secs: u64 = get("--secs").and_then(|v| v.parse().ok()).unwrap_or(15);
-    let rounds: usize = get("--rounds")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1)
-        .max(1);
+    // `--rounds 0`: no cost cells (latency or floors only).
+    let rounds: usize = get("--rounds").and_then(|v| v.parse().ok()).unwrap_or(1);
     // Seconds from `tend start` to the measurement: a daemon starting on
     // 200 panes is still seeding and tapping them after the default 3.
     let settle: u64 = get("--settle").and_then(|v| v.parse().ok()).unwrap_or(3);
@@ -640,7 +751,16 @@ fn main() {
         .unwrap_or_else(|| vec![Load::Agents, Load::Spinner60Hz, Load::Idle]);
     if runs > 0 {
         let node = Command::new("node").arg("--version").output().is_ok();
-        for identity in [Identity::Declared, Identity::ProcessTree] {
+        // The pane alone, both ways of knowing its agent; then beside
+        // `--latency-busy` (default 9) panes of the *agents* load.
+        let busy: usize = get("--latency-busy")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(9);
+        let mut cells = vec![(Identity::Declared, 0), (Identity::ProcessTree, 0)];
+        if busy > 0 {
+            cells.push((Identity::ProcessTree, busy));
+        }
+        for (identity, busy) in cells {
             if identity == Identity::ProcessTree && !node {
                 println!("latency with a process-tree agent: skipped (no `node` on PATH)");
                 continue;
@@ -648,11 +768,32 @@ fn main() {
             let mut pooled: Vec<Vec<f64>> = vec![Vec::new(); builds.len()];
             for _ in 0..latency_rounds {
                 for (i, (_, bin)) in builds.iter().enumerate() {
-                    pooled[i].extend(latency(runs, identity, bin));
+                    pooled[i].extend(latency(runs, identity, busy, bin));
                 }
             }
             for ((label, _), lat) in builds.iter().zip(pooled) {
-                latency_line(label, identity, lat);
+                latency_line(label, identity, busy, lat);
+            }
+        }
+    }
+    // `--floor 20,30`: what only waking on such a tick and reading the
+    // same panes' pipes costs here, for each load and pane count.
+    let floors: Vec<u64> = get("--floor")
+        .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
+        .unwrap_or_default();
+    if !floors.is_empty() {
+        for &load in &loads {
+            for &n in &panes {
+                for &ms in &floors {
+                    cost_floor(
+                        n,
+                        secs,
+                        settle,
+                        load,
+                        &builds[builds.len() - 1].1,
+                        Duration::from_millis(ms),
+                    );
+                }
             }
         }
     }
@@ -685,6 +826,9 @@ fn main() {
                 println!("| {} | {n} | {} |", load.label(), shown.join(" | "));
             }
         }
+        return;
+    }
+    if rounds == 0 {
         return;
     }
     let mut summary = Vec::new();
