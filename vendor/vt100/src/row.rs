@@ -84,11 +84,26 @@ impl Row {
         self.cells.clear();
     }
 
-    /// tend fork: frees the room of a row that is blank at the end of the
-    /// bytes processed (see [`Row::blank`]): blank rows hold nothing.
+    /// tend fork: at the end of the bytes processed (see [`Row::blank`]),
+    /// frees the room of a row that is blank, and gives back what a row
+    /// written shorter than before keeps beyond the room growing to its
+    /// cells would have given it: blank rows hold nothing, and a short line
+    /// no more than it would have without the kept room.
     pub fn release_spare(&mut self) {
-        if self.cells.is_empty() && self.cells.capacity() > 0 {
-            self.cells = Vec::new();
+        let held = self.cells.len();
+        let cap = self.cells.capacity();
+        if held == 0 {
+            if cap > 0 {
+                self.cells = Vec::new();
+            }
+            return;
+        }
+        let room = held
+            .next_power_of_two()
+            .max(16)
+            .min(usize::from(self.len).max(held));
+        if cap > room {
+            self.cells.shrink_to(room);
         }
     }
 
@@ -857,7 +872,16 @@ mod tests {
         row.get_mut(5).unwrap().set('w', crate::attrs::Attrs::default());
         assert_eq!(row.heap_bytes(), 80 * 32, "written again without growing");
         row.release_spare();
-        assert_eq!(row.heap_bytes(), 80 * 32, "a written row keeps its cells");
+        assert_eq!(
+            row.heap_bytes(),
+            16 * 32,
+            "a short line keeps the room growing would have given it"
+        );
+        for col in 0..70 {
+            row.get_mut(col).unwrap().set('v', crate::attrs::Attrs::default());
+        }
+        row.release_spare();
+        assert_eq!(row.heap_bytes(), 80 * 32, "a long one keeps its cells");
         row.clear(crate::attrs::Attrs::default());
         row.release_spare();
         assert_eq!(row.heap_bytes(), 0);
