@@ -513,9 +513,22 @@ fn cost_floor(panes: usize, secs: u64, settle: u64, load: Load, bin: &Path, tick
     }
     let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).expect("epoll");
     let mut pipes: Vec<std::fs::File> = Vec::new();
-    for _ in &ids {
-        let (conn, _) = listener.accept().expect("a tap hands its pipe over");
-        let (_, fd) = tend::daemon::pipes::receive(&conn).expect("hand-over");
+    listener
+        .set_nonblocking(true)
+        .expect("non-blocking listener");
+    let patience = Instant::now() + Duration::from_secs(10);
+    while pipes.len() < ids.len() && Instant::now() < patience {
+        let conn = match listener.accept() {
+            Ok((conn, _)) => conn,
+            Err(_) => {
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+        };
+        conn.set_nonblocking(false).expect("blocking hand-over");
+        let Ok((_, fd)) = tend::daemon::pipes::receive(&conn) else {
+            continue;
+        };
         let file = std::fs::File::from(fd);
         let flags = nix::fcntl::fcntl(&file, nix::fcntl::FcntlArg::F_GETFL).expect("flags");
         let flags = nix::fcntl::OFlag::from_bits_truncate(flags) | nix::fcntl::OFlag::O_NONBLOCK;
@@ -527,6 +540,13 @@ fn cost_floor(panes: usize, secs: u64, settle: u64, load: Load, bin: &Path, tick
             )
             .expect("epoll add");
         pipes.push(file);
+    }
+    if pipes.len() < ids.len() {
+        println!(
+            "floor: only {} of {} panes handed their pipe over in 10 s",
+            pipes.len(),
+            ids.len()
+        );
     }
     std::thread::sleep(Duration::from_secs(settle));
     let reader = std::thread::spawn(move || {
