@@ -5,8 +5,8 @@
 //! as it reads it, so the pipe can hold bytes the capture already shows:
 //! output tmux read before the capture that the daemon reads after it (the
 //! tap hands its pipe over some milliseconds after `pipe-pane` installs it,
-//! and the pipes thread reads on its tick). Fed on top of the seed, those
-//! bytes are drawn twice. An agent redraws its UI with relative cursor
+//! and the event loop reads pipes on its read ticks). Fed on top of the
+//! seed, those bytes are drawn twice. An agent redraws its UI with relative cursor
 //! moves, so a tail of a frame drawn twice can leave a dialog half
 //! overwritten, and a dialog then stays unrecognised for as long as it
 //! waits (the last 30 % of Claude Code's approval dialog fed twice reads as
