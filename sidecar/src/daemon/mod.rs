@@ -64,6 +64,7 @@ pub const FEED_ROUND: Duration = Duration::from_millis(10);
 /// shared grid ([`ipc::next_batch_tick`]) or on the doorbell. The deadlines
 /// are soft (an evaluation interval, a probe gap): up to one tick late is
 /// within their meaning.
+///
 /// A quiet reader with no doorbell (`bell`: whether one is armed) is read
 /// on ticks anyway.
 fn wake_at(wait: Duration, reader: &pipes::Reader, bell: bool) -> std::time::Instant {
