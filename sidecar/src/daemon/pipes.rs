@@ -16,8 +16,8 @@
 //! gaps are reported at most once per [`GAP_EVERY`] (output between a drop
 //! and its report is dropped too: the re-seed replaces it), so a pane
 //! printing megabytes a second costs a few captures a second, not
-//! hundreds; a pipe that gives [`HOT_READ`] in a tick is also drained every
-//! [`HOT_EVERY`] until the next one, before the socket's buffer fills.
+//! hundreds; a pipe that gives 32 KiB in a tick is also drained every 2 ms
+//! until the next one, before the socket's buffer fills.
 //!
 //! A quiet server costs nothing: with no pane printing, the loop sleeps on
 //! the pipes' `epoll` set (the [`Reader::doorbell`]), and the first byte
