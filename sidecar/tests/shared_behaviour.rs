@@ -39,6 +39,29 @@ trait Multiplexer {
     fn pane_prefix(&self) -> &'static str;
     /// The input log of the pane replaying Claude Code's approval.
     fn typed_log(&self) -> PathBuf;
+    /// The `XDG_RUNTIME_DIR` tend runs with (its log is in `tend/`).
+    fn runtime_dir(&self) -> PathBuf;
+}
+
+/// The end of the daemon's log, for failure messages: what tend said about
+/// a job the multiplexer did not do.
+fn daemon_log(m: &dyn Multiplexer) -> String {
+    let dir = m.runtime_dir().join("tend");
+    let mut text = String::new();
+    for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "log") {
+            let log = std::fs::read_to_string(&path).unwrap_or_default();
+            let lines: Vec<&str> = log.lines().collect();
+            let tail = lines[lines.len().saturating_sub(30)..].join("\n");
+            text.push_str(&format!("\n--- {} ---\n{tail}", path.display()));
+        }
+    }
+    if text.is_empty() {
+        format!("(no daemon log in {})", dir.display())
+    } else {
+        text
+    }
 }
 
 /// When the replayed recording waits for a key at its idle prompt, then
@@ -319,8 +342,9 @@ fn scenario(m: &dyn Multiplexer) {
                 .to_owned();
             screen.contains("hello from tend")
         }),
-        "{}: the prompt never showed: {screen:?}",
-        m.label()
+        "{}: the prompt never showed: {screen:?}; the daemon's log:{}",
+        m.label(),
+        daemon_log(m)
     );
 
     // Unknown panes are refused the same way, in the multiplexer's words.
@@ -422,6 +446,9 @@ impl Multiplexer for Tmux {
     }
     fn typed_log(&self) -> PathBuf {
         self.env.path().join("typed.log")
+    }
+    fn runtime_dir(&self) -> PathBuf {
+        self.env.path().join("run")
     }
 }
 
@@ -643,6 +670,9 @@ impl Multiplexer for Zellij {
     }
     fn typed_log(&self) -> PathBuf {
         self.root().join("typed.log")
+    }
+    fn runtime_dir(&self) -> PathBuf {
+        self.root().join("tmp")
     }
 }
 

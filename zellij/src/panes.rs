@@ -344,7 +344,7 @@ impl Session {
     /// zellij reports success after waiting 1 s for its screen thread.
     pub fn focus_pane(&self, pane: PaneId) -> Result<()> {
         let id = pane.to_string();
-        self.action(&["focus-pane-id", id.as_str()])
+        self.act(&["focus-pane-id", id.as_str()])
             .map(|_| ())
             .map_err(|e| pane_error(e, "focus-pane-id", pane))
     }

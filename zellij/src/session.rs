@@ -135,6 +135,17 @@ impl Session {
         self.run(&all, None)
     }
 
+    /// Runs an action that changes something (`paste`, `write`,
+    /// `focus-pane-id`), trying again while zellij's command-line client
+    /// says "There is no active session!": it says that when the session's
+    /// socket does not answer its probe in time (a loaded machine), before it
+    /// sends anything, so trying again cannot do the thing twice. Any other
+    /// answer — success included — is final.
+    pub fn act<S: AsRef<OsStr>>(&self, args: &[S]) -> Result<Output> {
+        let label = label(args);
+        self.patiently(&label, || self.action(args).map(Some))
+    }
+
     /// Runs `zellij --session NAME ARGS…`, feeding `stdin` when given,
     /// within the session's deadline.
     pub fn run<S: AsRef<OsStr>>(&self, args: &[S], stdin: Option<&[u8]>) -> Result<Output> {

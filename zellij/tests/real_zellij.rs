@@ -579,7 +579,7 @@ fn panes_screens_subscriptions_focus_and_identity() {
         },
     );
     let id = late.to_string();
-    s.action(&["close-pane", "--pane-id", id.as_str()])
+    s.act(&["close-pane", "--pane-id", id.as_str()])
         .expect("close-pane");
     let mut closed = false;
     let mut ended = false;

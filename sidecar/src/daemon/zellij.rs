@@ -467,7 +467,7 @@ impl Backend {
                 let name = ZPaneId::Terminal(pane.0).to_string();
                 let pasted = self
                     .session
-                    .action(&["paste", "--pane-id", name.as_str(), text.as_str()])
+                    .act(&["paste", "--pane-id", name.as_str(), text.as_str()])
                     .map(|_| ())
                     .map_err(|e| e.to_string());
                 let r = pasted.and_then(|()| {
@@ -597,7 +597,7 @@ fn write_keys(session: &Session, pane: PaneId, bytes: &[u8]) -> Result<(), Strin
     let id = ZPaneId::Terminal(pane.0).to_string();
     let mut args = vec!["write".to_owned(), "--pane-id".into(), id];
     args.extend(bytes.iter().map(u8::to_string));
-    session.action(&args).map(|_| ()).map_err(|e| e.to_string())
+    session.act(&args).map(|_| ()).map_err(|e| e.to_string())
 }
 
 /// [`Job::Answer`] in zellij: the screen read again, checked, then the keys.
