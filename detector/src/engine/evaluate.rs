@@ -91,7 +91,7 @@ impl PaneDetector {
                 // shows its UI, and the process coming back is what says
                 // it restarted (`observe_process`).
                 if cur_state == Some(State::Exited)
-                    && !self.exited_by_process
+                    && !self.process_gone
                     && e.state != RuleState::Exited
                     && e.confidence >= self.cfg.strong_confidence
                 {

@@ -113,10 +113,10 @@ pub struct PaneDetector {
     /// The shell has reported how the agent's command ended (its first
     /// OSC 133;D mark of the run): later marks are other commands'.
     finish_seen: bool,
-    /// The run ended because its process did (not because the screen
-    /// showed it): only the process coming back starts another run, since
-    /// the screen the agent left behind still shows its UI.
-    exited_by_process: bool,
+    /// The process sampler saw this run's process gone: only the process
+    /// coming back starts another run, since the screen the agent left
+    /// behind still shows its UI.
+    process_gone: bool,
     recent: std::collections::VecDeque<Transition>,
     out: std::collections::VecDeque<Transition>,
 }
@@ -163,7 +163,7 @@ impl PaneDetector {
             exit_code: None,
             finish_code: None,
             finish_seen: false,
-            exited_by_process: false,
+            process_gone: false,
             recent: Default::default(),
             out: Default::default(),
         }
@@ -225,7 +225,7 @@ impl PaneDetector {
         self.exit_code = None;
         self.finish_code = None;
         self.finish_seen = false;
-        self.exited_by_process = false;
+        self.process_gone = false;
     }
 
     /// The manifest in use.
@@ -354,7 +354,7 @@ impl PaneDetector {
         }
         self.live_child = obs.live_child.or(self.live_child);
         let exited = self.machine.current().state == Some(State::Exited);
-        if obs.agent_alive && exited && self.exited_by_process && self.manifest.is_some() {
+        if obs.agent_alive && exited && self.process_gone && self.manifest.is_some() {
             // The process that ended is back (started again before the
             // identity was dropped): a new run, read from the screen.
             self.new_run();
@@ -376,7 +376,8 @@ impl PaneDetector {
                     trigger: Trigger::Process,
                 },
             );
-            self.exited_by_process = self.machine.current().state == Some(State::Exited);
+            // Exited is reachable from every state, at full confidence.
+            self.process_gone = true;
         }
         self.run_timers(now);
     }
