@@ -10,10 +10,12 @@
 //! the probes go on.
 
 use std::collections::HashMap;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 
 use nix::poll::PollTimeout;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
+use rustix::io::Errno;
+use rustix::process::{pidfd_open, Pid, PidfdFlags};
 
 /// Pidfds of the processes watched, by the caller's key (a pane).
 #[derive(Debug)]
@@ -54,22 +56,19 @@ impl ExitWatch {
         let Some(epoll) = &self.epoll else {
             return false;
         };
-        let Ok(raw) = i32::try_from(pid) else {
+        let Some(target) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
             return false;
         };
-        // SAFETY: pidfd_open takes a pid and flags and returns a new
-        // descriptor or -1; nothing is borrowed.
-        let fd = unsafe { nix::libc::syscall(nix::libc::SYS_pidfd_open, raw, 0) };
-        if fd < 0 {
-            if nix::errno::Errno::last() == nix::errno::Errno::ENOSYS {
-                // An old kernel: the probes go on, for every pane.
-                self.epoll = None;
+        let fd = match pidfd_open(target, PidfdFlags::empty()) {
+            Ok(fd) => fd,
+            Err(e) => {
+                if e == Errno::NOSYS {
+                    // An old kernel: the probes go on, for every pane.
+                    self.epoll = None;
+                }
+                return false;
             }
-            return false;
-        }
-        // SAFETY: the kernel just returned this descriptor to us; nothing
-        // else owns it.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+        };
         if epoll
             .add(&fd, EpollEvent::new(EpollFlags::EPOLLIN, key))
             .is_err()
