@@ -18,12 +18,6 @@ use crate::protocol::{Request, Response};
 
 /// Longest control request line.
 const MAX_LINE: usize = 1 << 20;
-/// The grid the pane table's own deadlines (evaluations, probes, timers)
-/// are rounded up to while no pane prints, so that the panes' deadlines
-/// share wake-ups instead of each waking the daemon on its own schedule.
-/// While panes print, the pipes' read ticks play that part
-/// ([`super::pipes::Cadence`]).
-pub const TAP_BATCH: Duration = Duration::from_millis(20);
 
 /// Binds a socket, replacing a stale one left by a dead daemon. Refuses
 /// when a live daemon answers on it.
@@ -527,16 +521,4 @@ async fn prompt(req: &Request, events: &Sender<Event>, bus: &Bus) -> Response {
     let after = ev["state_change_seq"].as_u64();
     let deadline = timeout_of(&req.params).map(|t| tokio::time::Instant::now() + t);
     wait_on(&mut rx, &pane, run, &until, after, deadline).await
-}
-
-/// The first batch tick after `at`. Ticks fall on the same instants for
-/// every pane (multiples of [`TAP_BATCH`] since the first call), so the
-/// daemon wakes once for all the panes with a deadline, not once each.
-pub fn next_batch_tick(at: Instant) -> Instant {
-    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    let epoch = *EPOCH.get_or_init(Instant::now);
-    let since = at.saturating_duration_since(epoch).as_nanos();
-    let step = TAP_BATCH.as_nanos();
-    let ticks = since / step + 1;
-    epoch + Duration::from_nanos((ticks * step).min(u64::MAX as u128) as u64)
 }

@@ -55,13 +55,31 @@ pub const RECONCILE_EVERY: Duration = Duration::from_secs(1);
 /// plus one piece.
 pub const FEED_ROUND: Duration = Duration::from_millis(10);
 
+/// The grid the pane table's own deadlines (evaluations, probes, timers)
+/// are rounded up to while no pane prints, so that the panes' deadlines
+/// share wake-ups instead of each waking the daemon on its own schedule.
+/// While panes print, the pipes' read ticks play that part
+/// ([`pipes::Cadence`]).
+const DEADLINE_GRID: Duration = Duration::from_millis(20);
+
+/// The first instant of the [`DEADLINE_GRID`] after `at` (multiples of it
+/// since the first call, the same for every pane).
+fn next_grid_tick(at: std::time::Instant) -> std::time::Instant {
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let epoch = *EPOCH.get_or_init(std::time::Instant::now);
+    let since = at.saturating_duration_since(epoch).as_nanos();
+    let step = DEADLINE_GRID.as_nanos();
+    let ticks = since / step + 1;
+    epoch + Duration::from_nanos((ticks * step).min(u64::MAX as u128) as u64)
+}
+
 /// When the loop wakes next: for the pane table's next deadline, `wait`
 /// from now, and for the pipes. While panes print, only on the pipes' read
 /// ticks ([`pipes::Cadence`]): the table's deadlines due before the next
 /// read wait for it, so that reads, evaluations and identity probes of all
 /// panes share one wake-up instead of each waking the daemon on its own
 /// schedule. While none prints, on the table's deadline rounded up to a
-/// shared grid ([`ipc::next_batch_tick`]) or on the doorbell. The deadlines
+/// shared grid ([`next_grid_tick`]) or on the doorbell. The deadlines
 /// are soft (an evaluation interval, a probe gap): up to one tick late is
 /// within their meaning.
 ///
@@ -72,7 +90,7 @@ fn wake_at(wait: Duration, reader: &pipes::Reader, bell: bool) -> std::time::Ins
     let table = if wait.is_zero() {
         now
     } else {
-        ipc::next_batch_tick(now + wait - Duration::from_nanos(1))
+        next_grid_tick(now + wait - Duration::from_nanos(1))
     };
     let read = match reader.next_wake() {
         None if !bell => Some(now + pipes::READ_EVERY),
@@ -371,4 +389,23 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     let _ = std::fs::remove_file(&opts.control);
     let _ = std::fs::remove_file(&opts.tap);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deadlines_round_up_to_one_grid_shared_by_every_pane() {
+        // The grid starts at the first call.
+        next_grid_tick(std::time::Instant::now());
+        let at = std::time::Instant::now();
+        let a = next_grid_tick(at);
+        assert!(a > at && a - at <= DEADLINE_GRID, "{:?}", a - at);
+        // A later deadline of another pane within the same step lands on
+        // the same instant; a deadline on a tick goes to the next one.
+        assert_eq!(next_grid_tick(a - Duration::from_nanos(1)), a);
+        assert_eq!(next_grid_tick(a), a + DEADLINE_GRID);
+        assert_eq!(next_grid_tick(a + DEADLINE_GRID / 2), a + DEADLINE_GRID);
+    }
 }
