@@ -185,24 +185,8 @@ fn latency(runs: usize, identity: Identity, busy: usize, bin: &Path) -> Vec<f64>
         },
         bin,
     );
-    if busy > 0 {
-        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
-        let agents = ["claude", "codex", "gemini", "aider"];
-        for i in 0..busy {
-            let agent = agents[i % agents.len()];
-            s.tmux(&[
-                "new-window",
-                "-d",
-                &format!(
-                    "env TEND_AGENT={agent} '{}' play '{}' --repeat",
-                    s.tend.display(),
-                    corpus
-                        .join(agent)
-                        .join("working_then_done/pane.cast")
-                        .display()
-                ),
-            ]);
-        }
+    for i in 0..busy {
+        s.tmux(&["new-window", "-d", &load_command(&s, Load::Agents, i)]);
     }
     s.tend(&["start"]);
     let cast_path =
@@ -356,37 +340,41 @@ struct PollCost {
 
 /// A server with `panes` panes printing `load`, for a cost run.
 fn cost_server(panes: usize, load: Load, bin: &Path) -> Server {
+    let s = Server::new(&format!("cost{panes}-{}", load.label()), bin);
+    for i in 0..panes {
+        s.tmux(&["new-window", "-d", &load_command(&s, load, i)]);
+    }
+    s
+}
+
+/// The command of the `i`-th pane of `load` on server `s`.
+fn load_command(s: &Server, load: Load, i: usize) -> String {
     // One process per pane (a shell loop forking `sleep` 60 times a second
     // per pane measured the forks: 12,000 a second at 200 panes).
     let spinner = "env TEND_AGENT=claude python3 -u -c 'import sys,time\ni=0\nwhile True:\n i+=1\n sys.stdout.write(\"\\r* Working… (%ds · esc to interrupt) frame %d   \" % (i//60, i))\n sys.stdout.flush()\n time.sleep(1/60)'";
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
-    let s = Server::new(&format!("cost{panes}-{}", load.label()), bin);
     let list =
         std::env::var("TEND_BENCH_AGENTS").unwrap_or_else(|_| "claude,codex,gemini,aider".into());
     let agents: Vec<&str> = list.split(',').filter(|a| !a.is_empty()).collect();
-    for i in 0..panes {
-        let agent = agents[i % agents.len()];
-        let play = |agent: &str, rec: &str, repeat: bool| {
-            format!(
-                "env TEND_AGENT={agent} '{}' play '{}'{}",
-                s.tend.display(),
-                corpus.join(agent).join(rec).join("pane.cast").display(),
-                if repeat { " --repeat" } else { "" }
-            )
-        };
-        let cmd = match load {
-            Load::Spinner60Hz => spinner.to_owned(),
-            Load::Agents => play(agent, "working_then_done", true),
-            Load::Real => play(
-                REAL_AGENTS[i % REAL_AGENTS.len()],
-                "working_then_done@80x24",
-                true,
-            ),
-            Load::Idle => play(agent, "idle", false),
-        };
-        s.tmux(&["new-window", "-d", &cmd]);
+    let agent = agents[i % agents.len()];
+    let play = |agent: &str, rec: &str, repeat: bool| {
+        format!(
+            "env TEND_AGENT={agent} '{}' play '{}'{}",
+            s.tend.display(),
+            corpus.join(agent).join(rec).join("pane.cast").display(),
+            if repeat { " --repeat" } else { "" }
+        )
+    };
+    match load {
+        Load::Spinner60Hz => spinner.to_owned(),
+        Load::Agents => play(agent, "working_then_done", true),
+        Load::Real => play(
+            REAL_AGENTS[i % REAL_AGENTS.len()],
+            "working_then_done@80x24",
+            true,
+        ),
+        Load::Idle => play(agent, "idle", false),
     }
-    s
 }
 
 /// The daemon's pid on server `s`.
@@ -530,9 +518,7 @@ fn cost_floor(panes: usize, secs: u64, settle: u64, load: Load, bin: &Path, tick
             continue;
         };
         let file = std::fs::File::from(fd);
-        let flags = nix::fcntl::fcntl(&file, nix::fcntl::FcntlArg::F_GETFL).expect("flags");
-        let flags = nix::fcntl::OFlag::from_bits_truncate(flags) | nix::fcntl::OFlag::O_NONBLOCK;
-        nix::fcntl::fcntl(&file, nix::fcntl::FcntlArg::F_SETFL(flags)).expect("non-blocking");
+        tend::daemon::pipes::set_nonblocking(&file).expect("non-blocking");
         epoll
             .add(
                 &file,

@@ -559,7 +559,9 @@ impl Reader {
     }
 }
 
-fn set_nonblocking(file: &std::fs::File) -> nix::Result<()> {
+/// Makes a handed-over pipe non-blocking (reads answer `EAGAIN` instead
+/// of waiting), as the reader needs it.
+pub fn set_nonblocking(file: &std::fs::File) -> nix::Result<()> {
     use nix::fcntl::{fcntl, FcntlArg, OFlag};
     let flags = OFlag::from_bits_truncate(fcntl(file, FcntlArg::F_GETFL)?);
     fcntl(file, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
