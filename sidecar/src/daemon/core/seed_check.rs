@@ -6,8 +6,8 @@
 //! output tmux read before the capture that the daemon reads after it (the
 //! tap hands its pipe over some milliseconds after `pipe-pane` installs it,
 //! and the event loop reads pipes on its read ticks). Fed on top of the
-//! seed, those bytes are drawn twice. An agent redraws its UI with relative cursor
-//! moves, so a tail of a frame drawn twice can leave a dialog half
+//! seed, those bytes are drawn twice. An agent redraws its UI with relative
+//! cursor moves, so a tail of a frame drawn twice can leave a dialog half
 //! overwritten, and a dialog then stays unrecognised for as long as it
 //! waits (the last 30 % of Claude Code's approval dialog fed twice reads as
 //! work in progress, not as a dialog).
