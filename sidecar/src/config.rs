@@ -10,7 +10,7 @@ use tend_attention::notify::{Policy, QuietHours, Switches};
 use tend_detector::config::{dur, format_duration};
 use tend_detector::DetectorConfig;
 
-use crate::error::CliError;
+use crate::error::{bound_quotes, excerpt, quoted, CliError};
 
 /// The whole configuration file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -60,7 +60,8 @@ impl Default for KeysConfig {
 }
 
 impl KeysConfig {
-    /// The configured key for a key action id (`next-waiting`, …).
+    /// The configured key for a key action id (`next-waiting`, …),
+    /// without surrounding spaces.
     pub fn key_for(&self, action: &str) -> &str {
         match action {
             "next-waiting" => &self.next,
@@ -68,6 +69,35 @@ impl KeysConfig {
             "next-working" => &self.working,
             _ => &self.picker,
         }
+        .trim()
+    }
+
+    /// The setting's name under `[keys]` for a key action id.
+    pub fn field_for(action: &str) -> &'static str {
+        match action {
+            "next-waiting" => "next",
+            "next-waiting-session" => "next_session",
+            "next-working" => "working",
+            _ => "picker",
+        }
+    }
+
+    /// Checks the table and every key name (without asking tmux, which
+    /// has the last word when the daemon binds them: `tend start` asks
+    /// it); names the setting and what to write instead.
+    pub fn validate(&self) -> Result<(), String> {
+        tend_tmux::keys::check_table_name(&self.table)
+            .map_err(|why| format!("table = {}: {why}", quoted(&self.table)))?;
+        for action in tend_tmux::keys::KEY_ACTIONS {
+            let value = self.key_for(action.id);
+            if tend_tmux::keys::disables_key(value) {
+                continue;
+            }
+            tend_tmux::keys::check_key_name(value).map_err(|why| {
+                format!("{} = {}: {why}", Self::field_for(action.id), quoted(value))
+            })?;
+        }
+        Ok(())
     }
 }
 
@@ -76,25 +106,64 @@ pub fn path() -> Option<PathBuf> {
     Some(crate::paths::config_dir()?.join("config.toml"))
 }
 
-/// Parses configuration text; `file` names it in errors.
+/// Parses configuration text; `file` names it in errors. An error quotes
+/// at most a short excerpt of the file's text, once.
 pub fn parse(file: &str, text: &str) -> Result<Config, CliError> {
-    let cfg: Config =
-        toml::from_str(text).map_err(|e| CliError::new("bad_config", format!("{file}: {e}")))?;
+    let bad =
+        |what: String| CliError::new("bad_config", format!("{file}: {}", bound_quotes(&what)));
+    let cfg: Config = toml::from_str(text).map_err(|e| bad(toml_error(text, &e)))?;
     cfg.detector
         .validate()
-        .map_err(|e| CliError::new("bad_config", format!("{file}: [detector] {e}")))?;
+        .map_err(|e| bad(format!("[detector] {e}")))?;
+    cfg.keys
+        .validate()
+        .map_err(|e| bad(format!("[keys] {e}")))?;
     cfg.notifications
         .validate()
-        .map_err(|e| CliError::new("bad_config", format!("{file}: [notifications] {e}")))?;
+        .map_err(|e| bad(format!("[notifications] {e}")))?;
     for (name, r) in &cfg.remotes {
         crate::remote::check_name(name)
             .and_then(|_| r.validate())
-            .map_err(|e| CliError::new("bad_config", format!("{file}: [remotes.{name}] {e}")))?;
+            .map_err(|e| bad(format!("[remotes.{}] {e}", excerpt(name, 60))))?;
     }
     cfg.remote_link
         .validate()
-        .map_err(|e| CliError::new("bad_config", format!("{file}: [remote_link] {e}")))?;
+        .map_err(|e| bad(format!("[remote_link] {e}")))?;
     Ok(cfg)
+}
+
+/// A TOML error in one line: where, what (its quotes cut short), and for
+/// a syntax error (a point in the text) the few characters around it.
+/// The parser's own text would quote the whole line and underline it.
+fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message().trim();
+    let Some(span) = e.span() else {
+        return message.to_owned();
+    };
+    let at = span.start.min(text.len());
+    let at = (0..=at)
+        .rev()
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(0);
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[..at].matches('\n').count() + 1;
+    let column = text[line_start..at].chars().count() + 1;
+    let mut out = format!("line {line}, column {column}: {message}");
+    if span.len() <= 1 {
+        let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+        let before: String = {
+            let b: Vec<char> = text[line_start..at].chars().rev().take(30).collect();
+            b.into_iter().rev().collect()
+        };
+        let after = excerpt(&text[at..line_end], 30);
+        let cut = if before.len() < at - line_start {
+            "…"
+        } else {
+            ""
+        };
+        out.push_str(&format!(" (here: `{cut}{before}{after}`)"));
+    }
+    out
 }
 
 /// Loads the configuration file, or the defaults when there is none.
@@ -410,5 +479,90 @@ mod tests {
             assert!(e.message.starts_with("c.toml: "), "{}", e.message);
             assert!(e.message.contains(want), "{text}: {}", e.message);
         }
+    }
+
+    #[test]
+    fn keys_section() {
+        let c = parse("c.toml", "[keys]\nnext = \" M-n \"\npicker = \"none\"\n").unwrap();
+        assert_eq!(c.keys.key_for("next-waiting"), "M-n");
+        assert_eq!(c.keys.key_for("picker"), "none");
+        for ok in [
+            "N", "C-a", "^a", "F5", "C-Space", "M-#", "é", "0x41", "off", "None", "",
+        ] {
+            assert!(
+                parse("c.toml", &format!("[keys]\nworking = {ok:?}\n")).is_ok(),
+                "{ok}"
+            );
+        }
+        let help = "tmux knows no key by that name; write a key as tmux does: `N`, `M-n` \
+                    (Alt+n), `C-a` (Ctrl+a), `F5`, `Space`, `C-Space`, or `none` for no key";
+        let e = parse(
+            "/home/u/.config/tend/config.toml",
+            "[keys]\nnext = \"#(touch x)\"\n",
+        )
+        .unwrap_err();
+        assert_eq!(e.code, "bad_config");
+        assert_eq!(
+            e.message,
+            format!("/home/u/.config/tend/config.toml: [keys] next = \"#(touch x)\": {help}")
+        );
+        let e = parse("c.toml", "[keys]\nnext_session = \"a b\"\n").unwrap_err();
+        assert_eq!(
+            e.message,
+            format!("c.toml: [keys] next_session = \"a b\": {help}")
+        );
+        let e = parse("c.toml", "[keys]\ntable = \"\"\n").unwrap_err();
+        assert_eq!(
+            e.message,
+            "c.toml: [keys] table = \"\": an empty name is no key table: use `prefix` (keys \
+             pressed after the prefix key) or `root` (keys pressed alone)"
+        );
+        let e = parse("c.toml", "[keys]\ntable = \"a\\tb\"\n").unwrap_err();
+        assert!(
+            e.message
+                .starts_with("c.toml: [keys] table = \"a\\tb\": a key table name cannot"),
+            "{}",
+            e.message
+        );
+        // Quotes and spaces are fine: tend reads such a table back.
+        let c = parse("c.toml", "[keys]\ntable = 'my \"tend\" keys'\n").unwrap();
+        assert_eq!(c.keys.table, "my \"tend\" keys");
+    }
+
+    /// A 10 MB line makes an error of a few hundred characters that quotes
+    /// at most EXCERPT_CHARS of it, once.
+    #[test]
+    fn errors_quote_a_short_excerpt_once() {
+        use crate::error::EXCERPT_CHARS;
+        let v = "x".repeat(10 * 1024 * 1024);
+        let cut = format!("{}…", "x".repeat(EXCERPT_CHARS));
+        // A value the deserialiser refuses: quoted once, cut.
+        let e = parse("c.toml", &format!("[detector]\nsettle = \"{v}\"\n")).unwrap_err();
+        assert_eq!(
+            e.message,
+            format!("c.toml: line 2, column 10: `{cut}` does not start with a number")
+        );
+        // A syntax error: where, and thirty characters either side.
+        let e = parse("c.toml", &format!("[keys]\nnext = \"{v}\" junk\n")).unwrap_err();
+        assert_eq!(
+            e.message,
+            format!(
+                "c.toml: line 2, column {}: unexpected key or value, expected newline, `#` \
+                 (here: `…{}\" junk`)",
+                v.len() + 11,
+                "x".repeat(28)
+            )
+        );
+        // A key validation, an unknown field, a remote's name.
+        let e = parse("c.toml", &format!("[keys]\nnext = \"{v}\"\n")).unwrap_err();
+        assert!(e
+            .message
+            .starts_with(&format!("c.toml: [keys] next = \"{cut}\": tmux knows")));
+        assert!(e.message.len() < 600, "{}", e.message.len());
+        let e = parse("c.toml", &format!("[detector]\n{v} = 1\n")).unwrap_err();
+        assert!(e.message.len() < 1_500, "{}", e.message.len());
+        assert_eq!(e.message.matches(&cut).count(), 1, "{}", e.message);
+        let e = parse("c.toml", &format!("[remotes.\"{v}\"]\ndest = \"h\"\n")).unwrap_err();
+        assert!(e.message.len() < 1_500, "{}", e.message.len());
     }
 }

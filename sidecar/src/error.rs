@@ -47,3 +47,92 @@ pub fn read_file(path: &std::path::Path) -> Result<String, CliError> {
     })?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
+
+/// The most characters of the user's text (a value, a line of a file) an
+/// error quotes: a 10 MB line makes a short message, not a 30 MB one.
+pub const EXCERPT_CHARS: usize = 200;
+
+/// `text` cut to at most `max` characters, on a character boundary, with
+/// `…` where it was cut.
+pub fn excerpt(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
+/// `text` as a quoted string (`"#(touch x)"`, control characters escaped),
+/// cut to [`EXCERPT_CHARS`] first.
+pub fn quoted(text: &str) -> String {
+    format!("{:?}", excerpt(text, EXCERPT_CHARS))
+}
+
+/// A message written elsewhere (a parser's) that may quote the user's
+/// text: each run between backticks or double quotes is cut to
+/// [`EXCERPT_CHARS`], and the whole to four times that.
+pub fn bound_quotes(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(4 * EXCERPT_CHARS + 16));
+    let mut rest = message;
+    while let Some(open) = rest.find(['`', '"']) {
+        let q = rest[open..].chars().next().unwrap_or('"');
+        out.push_str(&rest[..=open]);
+        let inner = &rest[open + 1..];
+        let (quoted, after) = match inner.find(q) {
+            Some(close) => (&inner[..close], &inner[close..]),
+            None => (inner, ""),
+        };
+        out.push_str(&excerpt(quoted, EXCERPT_CHARS));
+        if let Some(close) = after.chars().next() {
+            out.push(close);
+            rest = &after[close.len_utf8()..];
+        } else {
+            rest = "";
+        }
+        if out.chars().count() > 4 * EXCERPT_CHARS {
+            break;
+        }
+    }
+    out.push_str(rest);
+    excerpt(&out, 4 * EXCERPT_CHARS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpts_cut_on_a_character_boundary() {
+        assert_eq!(excerpt("abc", 3), "abc");
+        assert_eq!(excerpt("abcd", 3), "abc…");
+        assert_eq!(excerpt("ééééé", 2), "éé…");
+        assert_eq!(excerpt("", 0), "");
+        assert_eq!(quoted("it's \"x\"\n"), "\"it's \\\"x\\\"\\n\"");
+        let long = "🦀".repeat(10_000);
+        assert_eq!(quoted(&long).chars().count(), EXCERPT_CHARS + 3);
+    }
+
+    #[test]
+    fn quoted_runs_in_a_message_are_bounded() {
+        assert_eq!(
+            bound_quotes("unknown field `x`, expected `a` or \"b\""),
+            "unknown field `x`, expected `a` or \"b\""
+        );
+        let v = "x".repeat(10_000_000);
+        let m = bound_quotes(&format!("`{v}` does not start with a number"));
+        assert_eq!(
+            m,
+            format!(
+                "`{}…` does not start with a number",
+                "x".repeat(EXCERPT_CHARS)
+            )
+        );
+        // An unclosed quote, and a message long without quotes.
+        assert_eq!(
+            bound_quotes(&format!("bad \"{v}")),
+            format!("bad \"{}…", "x".repeat(EXCERPT_CHARS))
+        );
+        assert_eq!(bound_quotes(&v).chars().count(), 4 * EXCERPT_CHARS + 1);
+        let many = format!("`{v}` ").repeat(20);
+        assert!(bound_quotes(&many).chars().count() <= 4 * EXCERPT_CHARS + 1);
+    }
+}
