@@ -1484,3 +1484,96 @@ fn garbage_on_the_tap_socket_closes_only_that_connection() {
     assert!(call(&ctl, "ping", json!({})).is_some());
     assert!(wait_until(5, || all_tapped(&env, &ctl, &panes)));
 }
+
+// ---------------------------------------------------------------------------
+// 8. An agent started through a shim
+// ---------------------------------------------------------------------------
+
+/// A pane started as `env TEND_AGENT=claude sh -c 'exec <shim> …'`, the
+/// shim a script named as the program it runs that first runs a child (a
+/// version lookup, as pyenv, asdf and mise shims do) and then execs the
+/// program: the pane reads the agent's dialog, never `exited` while the
+/// program lives (the lookup inherits `TEND_AGENT`, and its end is not the
+/// agent's), and `exited` once the program ends.
+#[test]
+fn an_agent_behind_a_shim_exits_only_when_it_ends() {
+    let _serial = serial();
+    let env = Env::new("flt-shim");
+    // The pane stays when its program ends, to read `exited` on it.
+    env.tmux(&["set", "-g", "remain-on-exit", "on"]);
+    env.tend_ok(&["start"]);
+    let shims = env.path().join("shims");
+    std::fs::create_dir_all(&shims).expect("mkdir");
+    let shim = shims.join("tend");
+    std::fs::write(&shim, "#!/bin/sh\n/bin/sleep 1\nexec \"$REAL\" \"$@\"\n").expect("shim");
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    // Held at its dialog (7.5 s into the recording) until input comes.
+    let cast = corpus("claude/approval").join("pane.cast");
+    let pane = env.window(
+        "main",
+        &format!(
+            "env TEND_AGENT=claude REAL='{}' sh -c \"exec '{}' play '{}' --wait-input-at 9 --hold 600\"",
+            tend_bin(),
+            shim.display(),
+            cast.display()
+        ),
+    );
+    let pid: u32 = env
+        .tmux_out(&["display", "-p", "-t", &pane, "#{pane_pid}"])
+        .parse()
+        .expect("pane pid");
+    let read = || {
+        env.tmux_out(&[
+            "display",
+            "-p",
+            "-t",
+            &pane,
+            "#{@tend_agent}/#{@tend_state}/#{@tend_reason}",
+        ])
+    };
+    // Every state the pane reads until the dialog has been shown for a
+    // while; the state is read before the process, so `exited` read while
+    // the process is alive was published while it was alive.
+    let mut seen: Vec<String> = Vec::new();
+    let mut dialog_since: Option<Instant> = None;
+    let deadline = Instant::now() + Duration::from_secs(40);
+    while Instant::now() < deadline {
+        let s = read();
+        let lives = alive(pid);
+        if seen.last() != Some(&s) {
+            seen.push(s.clone());
+        }
+        assert!(
+            !(s.contains("/exited/") && lives),
+            "exited while the program lives: {seen:?}\n{}",
+            env.tend_ok(&["explain", &pane])
+        );
+        assert!(lives, "the program ended by itself: {seen:?}");
+        if s == "claude/waiting/approval" {
+            let since = *dialog_since.get_or_insert_with(Instant::now);
+            if since.elapsed() >= Duration::from_secs(2) {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        dialog_since.is_some(),
+        "the dialog was never read: {seen:?}\n{}",
+        env.tend_ok(&["explain", &pane])
+    );
+    // The program ends: `exited`.
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    assert!(
+        wait_until(20, || read() == "claude/exited/"),
+        "not exited once the program ended: {} {seen:?}",
+        read()
+    );
+    assert!(!alive(pid));
+    figure(format!(
+        "agent behind a shim: states {seen:?}, exited once it ended"
+    ));
+}

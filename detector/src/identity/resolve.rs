@@ -238,8 +238,9 @@ pub fn resolve_pane(registry: &Registry, procs: &[ProcessInfo], limits: &WalkLim
 
 /// The pane's root process as an agent: by image and argv only, or by a
 /// `TEND_AGENT` hint when the root is not an interactive shell (a shell
-/// that merely inherited the hint is still a shell).
-fn root_agent(registry: &Registry, root: &ProcessInfo) -> Option<IdentityMatch> {
+/// that merely inherited the hint is still a shell). [`ProcessTracker`]
+/// follows the same process.
+pub(super) fn root_agent(registry: &Registry, root: &ProcessInfo) -> Option<IdentityMatch> {
     let m = match_process(registry, root)?;
     let runs_something = |w: &String| {
         let option = w.starts_with('-') || w.starts_with('+');

@@ -5,6 +5,7 @@
 //! Separate because these drive the detector's process signals and the
 //! sampler's timing, not the choice of agent.
 
+use super::resolve::root_agent;
 use super::*;
 
 /// Turns successive snapshots into what the detector needs about one agent:
@@ -49,17 +50,25 @@ impl ProcessTracker {
         let is_agent = |p: &ProcessInfo| {
             !p.is_zombie() && match_process(registry, p).is_some_and(|m| m.agent == agent)
         };
-        let found = sample
-            .procs
-            .iter()
-            .filter(|p| p.depth > 0 && is_agent(p))
-            .min_by_key(|p| (p.depth, p.pid))
-            .or_else(|| {
-                // A pane started as `exec agent`: the root is the agent.
-                find_root(&sample.procs).filter(|p| {
-                    is_agent(p) && match_process(registry, p).is_some_and(|m| m.via != "env")
-                })
-            });
+        // A pane started as the agent (`exec claude`, or `env
+        // TEND_AGENT=claude sh -c 'exec python3 …'`): the pane's own
+        // process is the agent, as `resolve_pane` names it, and lives as long
+        // as the agent does, through every `exec` of a shim or wrapper.
+        // What runs below it inherited its environment: a shim's
+        // short-lived child (a version lookup) carries the hint but is a
+        // tool, and its end is not the agent's.
+        let as_root = find_root(&sample.procs).filter(|p| {
+            !p.is_zombie() && root_agent(registry, p).is_some_and(|m| m.agent == agent)
+        });
+        let found = as_root.or_else(|| {
+            // The agent below the shell: the shallowest of its processes
+            // (its job's leader; the rest are its own children).
+            sample
+                .procs
+                .iter()
+                .filter(|p| p.depth > 0 && is_agent(p))
+                .min_by_key(|p| (p.depth, p.pid))
+        });
         let Some(root) = found else {
             self.last = None;
             return if self.seen_alive {
@@ -443,6 +452,72 @@ mod tests {
             .observe(&reg, "claude", &sample(6, vec![shell]))
             .expect("obs");
         assert!(!obs.agent_alive);
+    }
+
+    /// `env TEND_AGENT=claude sh -c 'exec python3 agent.py'` as the pane's
+    /// command, with `python3` a shim (pyenv, asdf, mise): the pane's own
+    /// process runs the shim, whose version lookup inherits the hint, and
+    /// then, the same process, the interpreter. The lookup's end is not the
+    /// agent's; the pane's process ending is.
+    #[test]
+    fn a_pane_started_as_the_agent_outlives_its_shims_child() {
+        let reg = reg();
+        let mut t = ProcessTracker::default();
+        let hinted = |mut p: ProcessInfo| {
+            p.env_agent = Some("claude".into());
+            p
+        };
+        let shim = hinted(proc(
+            100,
+            50,
+            100,
+            &["/bin/sh", "/shims/python3", "agent.py"],
+        ));
+        let lookup = hinted(proc(101, 100, 100, &["/bin/sleep", "0.2"]));
+        let alive = |live_child| ProcessObservation {
+            agent_alive: true,
+            exit_code: None,
+            cpu_percent: None,
+            live_child: Some(live_child),
+        };
+        assert_eq!(
+            t.observe(&reg, "claude", &sample(1, vec![shim, lookup])),
+            Some(alive(true))
+        );
+        let real = hinted(proc(100, 50, 100, &["/usr/bin/python3", "agent.py"]));
+        let obs = t.observe(&reg, "claude", &sample(2, vec![real.clone()]));
+        assert_eq!(
+            obs.map(|o| (o.agent_alive, o.live_child)),
+            Some((true, Some(false)))
+        );
+        let obs = t.observe(&reg, "claude", &sample(3, vec![real]));
+        assert_eq!(obs.map(|o| o.agent_alive), Some(true));
+        let obs = t.observe(&reg, "claude", &sample(4, vec![]));
+        assert_eq!(obs.map(|o| o.agent_alive), Some(false));
+    }
+
+    /// An interactive shell that inherited the hint is still a shell: the
+    /// agent is its job, whose end is the agent's.
+    #[test]
+    fn a_hinted_interactive_shell_is_not_the_agent() {
+        let reg = reg();
+        let mut t = ProcessTracker::default();
+        let mut shell = proc(100, 50, 100, &["-bash"]);
+        shell.env_agent = Some("claude".into());
+        let mut job = proc(200, 100, 200, &["/bin/sh", "/shims/python3", "agent.py"]);
+        job.env_agent = Some("claude".into());
+        let mut lookup = proc(201, 200, 200, &["/bin/sleep", "0.2"]);
+        lookup.env_agent = Some("claude".into());
+        let obs = t.observe(
+            &reg,
+            "claude",
+            &sample(1, vec![shell.clone(), job.clone(), lookup]),
+        );
+        assert_eq!(obs.map(|o| o.agent_alive), Some(true));
+        let obs = t.observe(&reg, "claude", &sample(2, vec![shell.clone(), job]));
+        assert_eq!(obs.map(|o| o.agent_alive), Some(true));
+        let obs = t.observe(&reg, "claude", &sample(3, vec![shell]));
+        assert_eq!(obs.map(|o| o.agent_alive), Some(false));
     }
 
     #[test]

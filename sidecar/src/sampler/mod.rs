@@ -7,8 +7,9 @@
 //! count. A scan of `/proc` happens only on kernels without those
 //! `children` files (`CONFIG_PROC_CHILDREN` off). What a process runs (its
 //! image, argv, `TEND_AGENT`, resolved script path) is cached per process
-//! and start time, so a steady pane costs one `stat` and the `children`
-//! files per process.
+//! image (pid, start time, and the image's addresses from `stat`: an
+//! `exec` through a shim keeps the first two), so a steady pane costs one
+//! `stat` and the `children` files per process.
 //!
 //! [`PaneWatch`] ties it together for one pane: when to probe and sample
 //! ([`SampleScheduler`]), hysteresis ([`IdentityTracker`]) and what the

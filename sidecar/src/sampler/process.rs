@@ -9,11 +9,13 @@ use tend_detector::identity::{self, ProcessInfo, Source, ENV_HINT};
 use super::stat::Stat;
 use super::{SampleStats, Sampler, CACHE_MAX, CMDLINE_MAX, ENVIRON_MAX};
 
-/// What a process runs: read once per (pid, start time, comm).
+/// What a process runs: read once per (pid, start time, comm, image).
 #[derive(Debug, Clone)]
 pub(super) struct Identity {
     pub(super) start: u64,
     pub(super) comm: String,
+    /// The image's addresses when it was read (see `Stat::image`).
+    pub(super) image: [u64; 3],
     pub(super) exe: String,
     pub(super) argv: Vec<String>,
     pub(super) env_agent: Option<String>,
@@ -27,9 +29,15 @@ impl Sampler {
     pub(super) fn identity(&mut self, pid: u32, st: &Stat, stats: &mut SampleStats) -> Identity {
         if self.use_cache {
             if let Some(e) = self.cache.get_mut(&pid) {
-                // Same start time: the same process; same comm: no exec
-                // since (an exec renames comm to the new program).
-                if e.start == st.start && e.comm == st.comm {
+                // Same start time: the same process; same comm and image:
+                // no exec since (an exec renames comm to the new program,
+                // but a shim keeps the name of the program it execs, and
+                // only the image's addresses tell the two apart). An image
+                // the kernel does not show (zeros) is taken as unchanged:
+                // a zombie's files say nothing any more.
+                let unknown = |i: &[u64; 3]| *i == [0; 3];
+                let same_image = e.image == st.image || unknown(&e.image) || unknown(&st.image);
+                if e.start == st.start && e.comm == st.comm && same_image {
                     e.used = self.generation;
                     stats.cache_hits += 1;
                     return e.clone();
@@ -42,6 +50,7 @@ impl Sampler {
         let mut id = Identity {
             start: st.start,
             comm: st.comm.clone(),
+            image: st.image,
             exe,
             argv,
             env_agent,

@@ -13,6 +13,14 @@ pub(super) struct Stat {
     /// parent's `cutime`, so a tree's total stays monotonic.
     pub(super) ticks: u64,
     pub(super) start: u64,
+    /// Where the process image's code and stack start and its code ends
+    /// (`startcode`, `endcode`, `startstack`): an `exec` keeps the pid,
+    /// the start time and, through a shim named as the program it runs
+    /// (`python3` → `python3`), the comm, but maps a new image, and with
+    /// address-space randomisation these move at every `exec`. Zeros when
+    /// the kernel does not say (another user's process, a zombie) or the
+    /// line stops before them (fake trees).
+    pub(super) image: [u64; 3],
 }
 
 /// Parses `/proc/<pid>/stat`. `comm` sits in parentheses and may contain
@@ -23,7 +31,7 @@ pub(super) fn parse_stat(text: &str) -> Option<Stat> {
     let close = text.rfind(')')?;
     let comm = text.get(open + 1..close)?.to_owned();
     // The fields after `comm`, numbered from 0 (state): read in one pass up
-    // to the last one used (start time, 19), none collected. A probe reads
+    // to the last one used (startstack, 25), none collected. A probe reads
     // one of these for every printing pane five times a second.
     let mut f = text.get(close + 1..)?.split_whitespace();
     let state = f.next()?.chars().next()?;
@@ -36,6 +44,9 @@ pub(super) fn parse_stat(text: &str) -> Option<Stat> {
     let cutime = num(f.next()).unwrap_or(0);
     let cstime = num(f.next()).unwrap_or(0);
     let start = num(f.nth(4))?; // field 19
+    let startcode = num(f.nth(3)).unwrap_or(0); // field 23
+    let endcode = num(f.next()).unwrap_or(0);
+    let startstack = num(f.next()).unwrap_or(0);
     Some(Stat {
         comm,
         state,
@@ -44,5 +55,6 @@ pub(super) fn parse_stat(text: &str) -> Option<Stat> {
         tpgid: u32::try_from(tpgid).ok().filter(|t| *t > 0),
         ticks: utime + stime + cutime + cstime,
         start,
+        image: [startcode, endcode, startstack],
     })
 }

@@ -24,6 +24,14 @@ fn stat_parsing() {
     assert_eq!(parse_stat(&no_tty).expect("stat").tpgid, None);
     assert!(parse_stat("garbage").is_none());
     assert!(parse_stat("1 (x) S").is_none());
+    // Stopping before the image's addresses: zeros, as for another user's
+    // process.
+    assert_eq!(st.image, [0; 3]);
+    let full = format!("{line} 94740800536576 94740800613305 140721782131312 0 0");
+    assert_eq!(
+        parse_stat(&full).expect("stat").image,
+        [94740800536576, 94740800613305, 140721782131312]
+    );
 }
 
 /// One fake process: `(pid, ppid, pgrp, comm, argv, exe)`.
@@ -165,6 +173,55 @@ fn cache_sweeps_forget_old_processes() {
         s.sweep();
     }
     assert!(s.cache.is_empty());
+}
+
+/// A shim named as the program it runs (`python3`, as pyenv, asdf and mise
+/// install them) execs it: the pid, the start time and the comm stay, the
+/// image moves, and what the process runs is read again.
+#[test]
+fn an_exec_keeping_the_comm_is_read_again() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let shim: &[FakeProc<'_>] = &[
+        (100, 1, 100, "bash", &["-bash"], "/usr/bin/bash"),
+        (
+            200,
+            100,
+            200,
+            "python3",
+            &["/bin/sh", "/shims/python3", "agent.py"],
+            "/usr/bin/dash",
+        ),
+    ];
+    fake_proc(dir.path(), shim, true);
+    let p200 = dir.path().join("200");
+    let stat = |image: &str| {
+        let text = format!(
+            "200 (python3) S 100 200 200 34816 200 0 0 0 0 0 10 5 0 0 20 0 1 0 20000 0 0 0 {image} 0"
+        );
+        std::fs::write(p200.join("stat"), text).expect("stat");
+    };
+    stat("1000 2000 3000");
+    let mut s = Sampler::with_root(dir.path());
+    let argv = |s: &mut Sampler| s.sample(100).expect("sample").procs[1].argv.clone();
+    assert_eq!(argv(&mut s), ["/bin/sh", "/shims/python3", "agent.py"]);
+    // The exec.
+    std::fs::write(p200.join("cmdline"), "/usr/bin/python3\0agent.py\0").expect("cmdline");
+    std::fs::remove_file(p200.join("exe")).expect("exe");
+    std::os::unix::fs::symlink("/usr/bin/python3.11", p200.join("exe")).expect("exe");
+    // The same image: the cache answers (nothing is read again).
+    assert_eq!(argv(&mut s), ["/bin/sh", "/shims/python3", "agent.py"]);
+    // Another image: read again.
+    stat("5000 6000 7000");
+    let snap = s.sample(100).expect("sample");
+    assert_eq!(snap.procs[1].argv, ["/usr/bin/python3", "agent.py"]);
+    assert_eq!(snap.procs[1].exe, "/usr/bin/python3.11");
+    assert_eq!(snap.stats.cache_hits, 1, "only the shell from the cache");
+    // An image the kernel does not show (a zombie): the cache answers.
+    stat("0 0 0");
+    std::fs::write(p200.join("cmdline"), "").expect("cmdline");
+    let snap = s.sample(100).expect("sample");
+    assert_eq!(snap.procs[1].argv, ["/usr/bin/python3", "agent.py"]);
+    assert_eq!(snap.stats.cache_hits, 2);
 }
 
 #[test]
@@ -371,4 +428,41 @@ fn kept_files_stop_at_the_cap() {
     // Fake trees never keep files.
     assert_eq!(Sampler::with_root("/nonexistent").fds.open(), 0);
     assert!(fds::default_cap() <= fds::FD_CAP_MAX);
+}
+
+/// The same with a real shim and a real `exec`: a script named `sleep`
+/// (its comm) waits for a line, then execs `/bin/sleep` (comm `sleep`).
+#[test]
+fn a_real_shim_exec_is_seen() {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tmp");
+    let shim = dir.path().join("sleep");
+    std::fs::write(&shim, "#!/bin/sh\nread go\nexec /bin/sleep 60\n").expect("shim");
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let mut child = std::process::Command::new(&shim)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("shim");
+    let pid = child.id();
+    let mut s = Sampler::new();
+    let first = s.sample(pid).expect("sample").procs[0].clone();
+    assert_eq!(first.comm, "sleep");
+    assert_eq!(first.argv, ["/bin/sh", &shim.to_string_lossy()]);
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(b"go\n").expect("write");
+    // Polls until the exec is seen (nothing here is timed).
+    let mut now = first.clone();
+    for _ in 0..10_000 {
+        now = s.sample(pid).expect("sample").procs[0].clone();
+        if now.argv != first.argv {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!((now.pid, now.start_ticks), (first.pid, first.start_ticks));
+    assert_eq!(now.comm, "sleep");
+    assert_eq!(now.argv, ["/bin/sleep", "60"]);
 }
