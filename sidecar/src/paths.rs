@@ -3,7 +3,11 @@
 //! * runtime (sockets): `$XDG_RUNTIME_DIR/tend/`, else `/tmp/tend-$UID/`,
 //!   created 0700; one daemon socket per tmux server.
 //! * state (parks, snoozes, seen marks): `$XDG_STATE_HOME/tend/`, else
-//!   `~/.local/state/tend/`.
+//!   `~/.local/state/tend/`, created 0700.
+//!
+//! Both are refused when they are not the user's own, private folder
+//! (another owner, any permission for group or others), with the folder,
+//! its owner or mode and the fix.
 //! * log: the daemon writes `<runtime>/<server>.log`.
 
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
@@ -25,59 +29,135 @@ pub fn config_dir() -> Option<PathBuf> {
     Some(base.join("tend"))
 }
 
-/// The directory holding daemon sockets, created with mode 0700.
+/// The directory holding daemon sockets and logs, created with mode
+/// 0700, and refused (as ssh refuses a bad `~/.ssh`) when it is not a
+/// folder, belongs to another user or others may use it: every command
+/// that connects to the daemon comes through here.
 pub fn runtime_dir() -> Result<PathBuf, CliError> {
     let dir = match env_dir("XDG_RUNTIME_DIR") {
         Some(d) => d.join("tend"),
         None => PathBuf::from(format!("/tmp/tend-{}", nix::unistd::getuid())),
     };
-    ensure_private_dir(&dir)?;
+    ensure_private_dir(&dir, Private::Runtime)?;
     Ok(dir)
 }
 
-/// The directory holding persistent state, created with mode 0700.
-pub fn state_dir() -> Result<PathBuf, CliError> {
-    let dir = match env_dir("XDG_STATE_HOME") {
+/// The state directory's path, whether or not it exists or can be used.
+pub fn state_dir_path() -> Result<PathBuf, CliError> {
+    Ok(match env_dir("XDG_STATE_HOME") {
         Some(d) => d.join("tend"),
         None => match env_dir("HOME") {
             Some(h) => h.join(".local/state/tend"),
             None => runtime_dir()?.join("state"),
         },
-    };
-    ensure_private_dir(&dir)?;
+    })
+}
+
+/// The directory holding persistent state, created with mode 0700 and
+/// refused like the runtime directory ([`runtime_dir`]).
+pub fn state_dir() -> Result<PathBuf, CliError> {
+    let dir = state_dir_path()?;
+    ensure_private_dir(&dir, Private::State)?;
     Ok(dir)
 }
 
-fn ensure_private_dir(dir: &Path) -> Result<(), CliError> {
-    if !dir.exists() {
+/// Which private directory, for the words of its errors.
+#[derive(Clone, Copy)]
+enum Private {
+    Runtime,
+    State,
+}
+
+impl Private {
+    fn holds(self) -> &'static str {
+        match self {
+            Private::Runtime => "its sockets and log",
+            Private::State => "its parks, snoozes and marks",
+        }
+    }
+
+    fn variable(self) -> &'static str {
+        match self {
+            Private::Runtime => "XDG_RUNTIME_DIR",
+            Private::State => "XDG_STATE_HOME",
+        }
+    }
+
+    fn code(self) -> &'static str {
+        match self {
+            Private::Runtime => "runtime_dir",
+            Private::State => "state_dir",
+        }
+    }
+}
+
+/// The error code of a directory refused because someone else could use
+/// it (another owner, open permissions): nothing tend does should go on.
+pub const UNSAFE_DIR: &str = "unsafe_dir";
+
+fn ensure_private_dir(dir: &Path, which: Private) -> Result<(), CliError> {
+    use std::os::unix::fs::MetadataExt;
+    if std::fs::symlink_metadata(dir).is_err() {
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(dir)
             .map_err(|e| {
                 CliError::new(
-                    "runtime_dir",
+                    which.code(),
                     format!(
-                        "cannot create {}: {e}; set XDG_RUNTIME_DIR to a writable directory",
-                        dir.display()
+                        "cannot create {}: {e}; set {} to a folder of yours",
+                        dir.display(),
+                        which.variable()
                     ),
                 )
             })?;
     }
     let meta = std::fs::metadata(dir)
-        .map_err(|e| CliError::new("runtime_dir", format!("cannot read {}: {e}", dir.display())))?;
-    use std::os::unix::fs::MetadataExt;
-    if meta.uid() != nix::unistd::getuid().as_raw() {
+        .map_err(|e| CliError::new(which.code(), format!("cannot read {}: {e}", dir.display())))?;
+    if !meta.is_dir() {
         return Err(CliError::new(
-            "runtime_dir",
+            which.code(),
             format!(
-                "{} belongs to another user; tend will not put its sockets there. Set XDG_RUNTIME_DIR to a directory of yours",
+                "{} is not a folder: tend keeps {} in a folder there. Move it away (`mv {} {}.old`), and tend creates the folder",
+                dir.display(),
+                which.holds(),
+                dir.display(),
                 dir.display()
             ),
         ));
     }
-    if meta.permissions().mode() & 0o077 != 0 {
-        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    let me = nix::unistd::getuid().as_raw();
+    if meta.uid() != me {
+        let owner = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(meta.uid()))
+            .ok()
+            .flatten()
+            .map_or_else(
+                || format!("uid {}", meta.uid()),
+                |u| format!("{} (uid {})", u.name, meta.uid()),
+            );
+        return Err(CliError::new(
+            UNSAFE_DIR,
+            format!(
+                "{} belongs to {owner}, not to you: tend keeps {} only in a folder of yours. Remove it (`sudo rm -r {}`), or set {} to a folder of yours",
+                dir.display(),
+                which.holds(),
+                dir.display(),
+                which.variable()
+            ),
+        ));
+    }
+    let mode = meta.permissions().mode() & 0o7777;
+    if mode & 0o077 != 0 {
+        return Err(CliError::new(
+            UNSAFE_DIR,
+            format!(
+                "{} has mode {mode:04o}: other users could read or replace {} there, so tend will not use it. Run `chmod 700 {}` (or remove the folder, and tend creates it again with mode 0700)",
+                dir.display(),
+                which.holds(),
+                dir.display()
+            ),
+        ));
     }
     Ok(())
 }
@@ -135,5 +215,86 @@ mod tests {
         assert!(c
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
+    }
+
+    fn with_dir(f: impl FnOnce(&Path)) {
+        let root = tempfile::tempdir().unwrap();
+        f(&root.path().join("tend"));
+    }
+
+    #[test]
+    fn a_private_dir_is_created_0700() {
+        with_dir(|d| {
+            ensure_private_dir(&d.join("a/b"), Private::Runtime).unwrap();
+            for p in [d.join("a"), d.join("a/b")] {
+                let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+                assert_eq!(mode, 0o700, "{}", p.display());
+            }
+        });
+    }
+
+    #[test]
+    fn an_open_or_foreign_dir_is_refused_with_the_fix() {
+        with_dir(|d| {
+            std::fs::create_dir(d).unwrap();
+            for mode in [0o777, 0o755, 0o701, 0o1777] {
+                std::fs::set_permissions(d, std::fs::Permissions::from_mode(mode)).unwrap();
+                let e = ensure_private_dir(d, Private::Runtime).unwrap_err();
+                assert_eq!(e.code, UNSAFE_DIR);
+                assert_eq!(
+                    e.message,
+                    format!(
+                        "{} has mode {mode:04o}: other users could read or replace its sockets \
+                         and log there, so tend will not use it. Run `chmod 700 {}` (or remove \
+                         the folder, and tend creates it again with mode 0700)",
+                        d.display(),
+                        d.display()
+                    )
+                );
+                // Refused, not quietly mended.
+                let now = std::fs::metadata(d).unwrap().permissions().mode() & 0o7777;
+                assert_eq!(now, mode);
+            }
+            for mode in [0o700, 0o500, 0o000] {
+                std::fs::set_permissions(d, std::fs::Permissions::from_mode(mode)).unwrap();
+                ensure_private_dir(d, Private::State).unwrap();
+            }
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700)).unwrap();
+            // Another owner (the test may not run as root: then skip).
+            if nix::unistd::getuid().is_root() {
+                nix::unistd::chown(d, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+                let e = ensure_private_dir(d, Private::State).unwrap_err();
+                assert_eq!(e.code, UNSAFE_DIR);
+                assert!(
+                    e.message
+                        .starts_with(&format!("{} belongs to ", d.display()))
+                        && e.message
+                            .contains("(uid 65534), not to you: tend keeps its parks")
+                        && e.message
+                            .ends_with("or set XDG_STATE_HOME to a folder of yours"),
+                    "{}",
+                    e.message
+                );
+            }
+        });
+    }
+
+    #[test]
+    fn a_file_in_the_way_is_named() {
+        with_dir(|d| {
+            std::fs::write(d, "x").unwrap();
+            let e = ensure_private_dir(d, Private::State).unwrap_err();
+            assert_eq!(e.code, "state_dir");
+            assert_eq!(
+                e.message,
+                format!(
+                    "{} is not a folder: tend keeps its parks, snoozes and marks in a folder \
+                     there. Move it away (`mv {} {}.old`), and tend creates the folder",
+                    d.display(),
+                    d.display(),
+                    d.display()
+                )
+            );
+        });
     }
 }
