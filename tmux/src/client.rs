@@ -6,7 +6,7 @@
 //! moves, whichever client was active last.
 
 use crate::error::{Result, TmuxError};
-use crate::escape::{format_escape, tmux_quote};
+use crate::escape::{format_escape, format_escape_hash, tmux_quote};
 use crate::ids::PaneId;
 use crate::server::Server;
 
@@ -21,8 +21,12 @@ pub enum MenuItem {
         label: String,
         /// A one-key shortcut (`a`, `1`), or empty for none.
         key: String,
-        /// The tmux command string run when chosen (build the parts with
-        /// [`tmux_quote`]).
+        /// The tmux command string run when chosen (build it with
+        /// [`Commands`](crate::command::Commands) or
+        /// [`run_shell_command`](crate::escape::run_shell_command)). tmux
+        /// expands formats in a menu's commands when it opens the menu;
+        /// [`Server::display_menu`] escapes that expansion, so the command
+        /// runs exactly as written here.
         command: String,
     },
     /// A greyed-out line (a heading or an explanation).
@@ -106,7 +110,7 @@ impl Server {
                 } => {
                     cmd.push(label(text));
                     cmd.push(key.clone());
-                    cmd.push(command.clone());
+                    cmd.push(format_escape_hash(command));
                 }
                 MenuItem::Disabled(text) => {
                     cmd.push(format!("-{}", label(text)));

@@ -178,19 +178,12 @@ impl Word {
     }
 }
 
-/// Builds a tmux command string `run-shell -b '<program and words>'` that
-/// runs a program in the background without blocking tmux.
-///
-/// Literal words are shell-quoted and then protected from format expansion;
-/// [`Word::Format`] words are expanded by tmux (so `#{pane_id}` arrives as
-/// `%3`) inside single quotes. A trailing shell comment `# <marker>` makes
-/// the command recognisable in `show-hooks` and `list-keys` output, which is
-/// how tend later removes exactly the hooks and bindings it installed (see
-/// [`MARKER`](crate::MARKER)).
-///
-/// The result is a command string for tmux's parser: give it to `set-hook`,
-/// `bind-key` or `if-shell` as one argument.
-pub fn run_shell_command(words: &[Word], marker: &str) -> String {
+/// The shell command line `run-shell` is to run, as its argument: literal
+/// words shell-quoted and protected from `run-shell`'s format expansion,
+/// [`Word::Format`] words left for it to expand, inside single quotes.
+/// Give it to `run-shell` as one argument (through
+/// [`Command`](crate::command::Command), or [`run_shell_command`]).
+pub fn shell_words(words: &[Word]) -> String {
     let mut shell = String::new();
     for (i, w) in words.iter().enumerate() {
         if i > 0 {
@@ -205,6 +198,23 @@ pub fn run_shell_command(words: &[Word], marker: &str) -> String {
             }
         }
     }
+    shell
+}
+
+/// Builds a tmux command string `run-shell -b '<program and words>'` that
+/// runs a program in the background without blocking tmux.
+///
+/// Literal words are shell-quoted and then protected from format expansion;
+/// [`Word::Format`] words are expanded by tmux (so `#{pane_id}` arrives as
+/// `%3`) inside single quotes. A trailing shell comment `# <marker>` makes
+/// the command recognisable in `show-hooks` and `list-keys` output, which is
+/// how tend later removes exactly the hooks and bindings it installed (see
+/// [`MARKER`](crate::MARKER)).
+///
+/// The result is a command string for tmux's parser: give it to `set-hook`,
+/// `bind-key` or `if-shell` as one argument.
+pub fn run_shell_command(words: &[Word], marker: &str) -> String {
+    let mut shell = shell_words(words);
     if !marker.is_empty() {
         shell.push_str(" ## ");
         shell.push_str(&format_escape_hash(marker));

@@ -62,6 +62,7 @@
 #![warn(missing_docs)]
 
 pub mod client;
+pub mod command;
 pub mod error;
 pub mod escape;
 pub mod hooks;

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use clap::Args;
 use serde_json::json;
-use tend_tmux::escape::{run_shell_command, tmux_quote, Word};
+use tend_tmux::command::{Command, Commands};
+use tend_tmux::escape::{run_shell_command, shell_words, Word};
 use tend_tmux::MenuItem;
 
 use super::target::ServerArgs;
@@ -191,7 +192,7 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
                 .map(|p| p.to_string_lossy().into_owned())
                 .unwrap_or_else(|_| "tend".into());
             let socket = args.socket.to_string_lossy().into_owned();
-            let tend_cmd = |method: &str, extra: &[&str]| {
+            let tend_words = |method: &str, extra: &[&str]| {
                 let mut words = vec![
                     Word::lit(exe.as_str()),
                     Word::lit("key"),
@@ -201,22 +202,32 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
                     Word::lit(format!("pane={pane}")),
                 ];
                 words.extend(extra.iter().map(|e| Word::lit(*e)));
-                run_shell_command(&words, tend_tmux::MARKER)
+                words
+            };
+            let tend_cmd = |method: &str, extra: &[&str]| {
+                run_shell_command(&tend_words(method, extra), tend_tmux::MARKER)
             };
             // Free text (a note, a reason) never passes through a shell: the
-            // prompt stores it in a pane option, and tend reads it back.
+            // prompt stores it in a pane option, and tend reads it back. The
+            // template is built from separate arguments (a pane id's `%1`
+            // would otherwise be replaced by the typed text).
             let prompt_then = |label: &str, option: &str, method: &str| {
-                let store = format!(
-                    "set-option -p -t {} {} '%%%' ; {}",
-                    tmux_quote(&pane),
-                    option,
-                    tend_cmd(method, &[])
-                );
-                format!(
-                    "command-prompt -p {} {}",
-                    tmux_quote(label),
-                    tmux_quote(&store)
+                let store = Commands::from(
+                    Command::new("set-option")
+                        .args(["-p", "-t", pane.as_str(), option])
+                        .prompt_input(),
                 )
+                .then(
+                    Command::new("run-shell")
+                        .arg("-b")
+                        .arg(shell_words(&tend_words(method, &[]))),
+                );
+                Commands::from(
+                    Command::new("command-prompt")
+                        .args(["-p", label])
+                        .arg(store.prompt_template()),
+                )
+                .command_string()
             };
             let mut items = vec![MenuItem::Disabled(picker_label(&view))];
             // Waiting for approval: the dialog's own text (read from the

@@ -100,6 +100,30 @@ pub fn summary_with_remotes(demands: usize, quiet: usize, remote: &RemoteFacts) 
     parts.join(" · ")
 }
 
+/// A jump target as the `@tend_next*` options carry it: a local pane id
+/// (`%3`) or a remote one (`build-box:%3`), else nothing.
+///
+/// The jump keys paste this value into the command they run (tmux takes
+/// no format in a `-t` target, so the key expands it with `run-shell -C`,
+/// which parses the result as a command). Only an id may get there: a
+/// value of any other shape — which the feed and the config already keep
+/// out — is dropped here too, the last step before tmux, and said.
+pub fn jump_target(target: Option<&str>) -> String {
+    let Some(t) = target else {
+        return String::new();
+    };
+    let is_id = t.parse::<tend_tmux::PaneId>().is_ok() || crate::remote::split_id(t).is_some();
+    if is_id {
+        t.to_owned()
+    } else {
+        eprintln!(
+            "tend: a jump target that is not a pane id was left out: {:?}",
+            t.chars().take(80).collect::<String>()
+        );
+        String::new()
+    }
+}
+
 /// A glyph per band for compact status lines.
 pub fn glyph(band: Band) -> &'static str {
     match band {
@@ -225,32 +249,24 @@ pub fn compute(rows: &[PaneRow], remote: &RemoteFacts) -> BTreeMap<(Scope, Strin
     put(
         Scope::Global,
         "@tend_next",
-        attention::next_after(&order, None)
-            .unwrap_or_default()
-            .to_owned(),
+        jump_target(attention::next_after(&order, None)),
     );
     put(
         Scope::Global,
         "@tend_next_working",
-        attention::next_after(&working, None)
-            .unwrap_or_default()
-            .to_owned(),
+        jump_target(attention::next_after(&working, None)),
     );
     for (r, id) in rows.iter().zip(&pane_ids) {
         let p = Scope::Pane(r.pane);
         put(
             p,
             "@tend_next",
-            attention::next_after(&order, Some(id))
-                .unwrap_or_default()
-                .to_owned(),
+            jump_target(attention::next_after(&order, Some(id))),
         );
         put(
             p,
             "@tend_next_working",
-            attention::next_after(&working, Some(id))
-                .unwrap_or_default()
-                .to_owned(),
+            jump_target(attention::next_after(&working, Some(id))),
         );
         let in_session: Vec<&str> = order
             .iter()
@@ -264,9 +280,7 @@ pub fn compute(rows: &[PaneRow], remote: &RemoteFacts) -> BTreeMap<(Scope, Strin
         put(
             p,
             "@tend_next_session",
-            attention::next_after(&in_session, Some(id))
-                .unwrap_or_default()
-                .to_owned(),
+            jump_target(attention::next_after(&in_session, Some(id))),
         );
     }
     out

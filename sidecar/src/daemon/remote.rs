@@ -29,15 +29,9 @@ const MAX_FEED_LINE: u64 = 16 << 20;
 pub enum LinkEvent {
     /// ssh was started.
     Connecting,
-    /// The remote's agent panes, whole.
-    Snapshot {
-        /// The remote tmux server's socket (for attaching).
-        tmux_socket: Option<String>,
-        /// The remote's host name.
-        hostname: Option<String>,
-        /// Its panes, ids as the remote knows them (`%3`).
-        panes: Vec<PaneView>,
-    },
+    /// The remote's agent panes, whole, checked by
+    /// [`crate::remote::feed`] (ids as the remote knows them, `%3`).
+    Snapshot(crate::remote::feed::Snapshot),
     /// The link ended: what ssh said, or how it exited.
     Down {
         /// The error.
@@ -95,6 +89,9 @@ pub struct Link {
     pub stderr: Arc<Mutex<String>>,
     /// How many times ssh was started.
     pub attempts: u64,
+    /// Panes the last snapshot listed that were left out (ids that are
+    /// not ids, or too many): see [`crate::remote::feed`].
+    pub dropped: usize,
 }
 
 impl Drop for Link {
@@ -135,6 +132,7 @@ pub fn start(
         panes: Vec::new(),
         stderr,
         attempts: 0,
+        dropped: 0,
     }
 }
 
@@ -248,27 +246,16 @@ where
                     break;
                 }
             }
-            let v: Value = match serde_json::from_str(line.trim()) {
-                Ok(v) => v,
+            let snap = match crate::remote::feed::parse_line(&line) {
+                Ok(crate::remote::feed::Line::Snapshot(snap)) => snap,
+                Ok(crate::remote::feed::Line::Other) => continue,
                 Err(e) => {
-                    bad = Some(format!(
-                        "the remote sent something that is not tend's feed ({e}): {}",
-                        line.trim().chars().take(120).collect::<String>()
-                    ));
+                    bad = Some(e);
                     break;
                 }
             };
-            if v["event"] != "feed.snapshot" {
-                continue;
-            }
-            let panes: Vec<PaneView> =
-                serde_json::from_value(v["panes"].clone()).unwrap_or_default();
             got = true;
-            let ev = LinkEvent::Snapshot {
-                tmux_socket: v["tmux_socket"].as_str().map(str::to_owned),
-                hostname: v["hostname"].as_str().map(str::to_owned),
-                panes,
-            };
+            let ev = LinkEvent::Snapshot(snap);
             if !send(ev).await {
                 break;
             }
@@ -405,15 +392,23 @@ impl Core {
                 }
                 return;
             }
-            LinkEvent::Snapshot {
+            LinkEvent::Snapshot(crate::remote::feed::Snapshot {
                 tmux_socket,
                 hostname,
                 panes,
-            } => {
+                dropped,
+            }) => {
                 if link.state != LinkState::Up {
                     link.since = unix;
                     eprintln!("tend: remote {name} is up");
                 }
+                if dropped > 0 && link.dropped == 0 {
+                    eprintln!(
+                        "tend: remote {name} sent {dropped} pane(s) whose ids are not tmux ids; \
+                         they are left out (is the remote's tend of another version, or not tend?)"
+                    );
+                }
+                link.dropped = dropped;
                 link.state = LinkState::Up;
                 link.ever_up = true;
                 link.error = None;
@@ -511,6 +506,7 @@ impl Core {
                         "hostname": l.hostname,
                         "tmux_socket": l.tmux_socket,
                         "stderr": stderr,
+                        "dropped": l.dropped,
                     })
                 })
                 .collect(),
@@ -562,6 +558,7 @@ mod tests {
             panes: vec![],
             stderr: Arc::new(Mutex::new(String::new())),
             attempts: 1,
+            dropped: 0,
         };
         let p = PaneView {
             pane: "%3".into(),

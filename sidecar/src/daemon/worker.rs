@@ -293,6 +293,10 @@ fn remote_attach(
                 }
             };
             let target = format!("={session}:");
+            // new-window expands formats in -n (every version from 3.2a),
+            // and the name holds the remote's session name: escaped, it
+            // arrives as written (`rs#(touch x)` stays text).
+            let name = tend_tmux::escape::format_escape(window);
             server
                 .run([
                     "new-window",
@@ -301,7 +305,7 @@ fn remote_attach(
                     "-F",
                     "#{pane_id}",
                     "-n",
-                    window,
+                    name.as_str(),
                     "-t",
                     target.as_str(),
                     cmd.as_str(),

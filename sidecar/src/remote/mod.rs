@@ -24,6 +24,8 @@ use tend_tmux::escape::shell_join;
 
 use crate::error::CliError;
 
+pub mod feed;
+
 /// One remote in `[remotes.NAME]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -167,7 +169,8 @@ fn check_dest(dest: &str) -> Result<(), String> {
 /// pane id there. Local ids (`%3`) give `None`.
 pub fn split_id(id: &str) -> Option<(&str, &str)> {
     let (host, pane) = id.split_once(':')?;
-    (check_name(host).is_ok() && pane.starts_with('%')).then_some((host, pane))
+    let pane_is_id = pane.parse::<tend_tmux::PaneId>().is_ok();
+    (check_name(host).is_ok() && pane_is_id).then_some((host, pane))
 }
 
 /// The ssh program: `$TEND_SSH` (a program, as `GIT_SSH`), else `ssh`.

@@ -1,0 +1,280 @@
+//! What a remote's feed may say, checked where it arrives.
+//!
+//! A remote is another machine: whatever runs there — a compromised host,
+//! an agent that renames its tmux session, a tend of another version —
+//! can put anything into the lines `tend events --feed` writes. Those
+//! values travel on into local tmux options (`@tend_next`), key bindings,
+//! window names and menus. So nothing of a snapshot is taken as it came:
+//!
+//! * ids must be ids: a pane `%N`, a window `@N`, a gate `%N`; a pane
+//!   whose pane or window id is anything else is dropped whole (and
+//!   counted), since everything else about it would hang on a lie;
+//! * words (agent, state, reason, band, rule, …) must be words: lower-case
+//!   ASCII letters, digits and `-_./`, bounded; anything else is dropped;
+//! * free text (session names, messages, notes, the host name) is kept
+//!   without control characters and cut to a bound;
+//! * a snapshot holds at most [`MAX_PANES`] panes.
+//!
+//! What passes can still be any printable text (a session may be called
+//! `#(touch x)`): the places that give it to tmux quote it for their
+//! context (`tend_tmux::escape`). This module makes sure the ids that
+//! become tmux targets and option values are nothing but ids.
+
+use serde_json::Value;
+use tend_tmux::{PaneId, WindowId};
+
+use crate::protocol::PaneView;
+
+/// Most panes one snapshot may list; the rest are dropped.
+pub const MAX_PANES: usize = 1024;
+
+/// Longest session name, host name or label kept, in characters.
+pub const MAX_NAME: usize = 128;
+
+/// Longest message, note or stop text kept, in characters.
+pub const MAX_TEXT: usize = 512;
+
+/// Longest word (agent id, state, rule, version), in bytes.
+pub const MAX_WORD: usize = 64;
+
+/// One snapshot, checked.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Snapshot {
+    /// The remote tmux server's socket: an absolute path, or none.
+    pub tmux_socket: Option<String>,
+    /// The remote's host name, as text.
+    pub hostname: Option<String>,
+    /// Its panes, every id checked.
+    pub panes: Vec<PaneView>,
+    /// Panes left out: a bad pane or window id, or past [`MAX_PANES`].
+    pub dropped: usize,
+}
+
+/// What one line of the feed was.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Line {
+    /// A snapshot of the remote's panes.
+    Snapshot(Snapshot),
+    /// Anything else tend's feed writes (a heartbeat): it keeps the link
+    /// alive and carries nothing.
+    Other,
+}
+
+/// Reads one line of the feed. Not JSON: an error naming the problem and
+/// the start of the line (cut, without control characters).
+pub fn parse_line(line: &str) -> Result<Line, String> {
+    let v: Value = serde_json::from_str(line.trim()).map_err(|e| {
+        format!(
+            "the remote sent something that is not tend's feed ({e}): {}",
+            text(line.trim(), 120).unwrap_or_default()
+        )
+    })?;
+    if v.get("event").and_then(Value::as_str) != Some("feed.snapshot") {
+        return Ok(Line::Other);
+    }
+    let mut snap = Snapshot {
+        tmux_socket: v
+            .get("tmux_socket")
+            .and_then(Value::as_str)
+            .and_then(socket_path),
+        hostname: v
+            .get("hostname")
+            .and_then(Value::as_str)
+            .and_then(|h| text(h, MAX_NAME)),
+        ..Snapshot::default()
+    };
+    let listed = v.get("panes").and_then(Value::as_array);
+    for raw in listed.into_iter().flatten() {
+        if snap.panes.len() == MAX_PANES {
+            snap.dropped += 1;
+            continue;
+        }
+        match serde_json::from_value::<PaneView>(raw.clone())
+            .ok()
+            .and_then(pane)
+        {
+            Some(p) => snap.panes.push(p),
+            None => snap.dropped += 1,
+        }
+    }
+    Ok(Line::Snapshot(snap))
+}
+
+/// One pane of a snapshot, or `None` when its ids are not ids.
+pub fn pane(mut p: PaneView) -> Option<PaneView> {
+    p.pane = p.pane.parse::<PaneId>().ok()?.to_string();
+    p.window = p.window.parse::<WindowId>().ok()?.to_string();
+    p.session = text(&p.session, MAX_NAME).unwrap_or_default();
+    p.agent = p.agent.as_deref().and_then(word);
+    p.state = p.state.as_deref().and_then(word);
+    p.reason = p.reason.as_deref().and_then(word);
+    p.band = p.band.as_deref().and_then(word);
+    p.rule = p.rule.as_deref().and_then(word);
+    p.version = p.version.as_deref().and_then(word);
+    p.tap = word(&p.tap).unwrap_or_default();
+    p.authority = word(&p.authority).unwrap_or_default();
+    p.lifecycle = p.lifecycle.as_deref().and_then(|t| text(t, MAX_NAME));
+    p.label = p.label.as_deref().and_then(|t| text(t, MAX_NAME));
+    p.message = p.message.as_deref().and_then(|t| text(t, MAX_TEXT));
+    p.note = p.note.as_deref().and_then(|t| text(t, MAX_TEXT));
+    p.stop = p.stop.as_deref().and_then(|t| text(t, MAX_TEXT));
+    p.gate = p
+        .gate
+        .as_deref()
+        .and_then(|g| g.parse::<PaneId>().ok())
+        .map(|g| g.to_string());
+    p.since = p.since.filter(|s| s.is_finite());
+    p.unrecognised_since = p.unrecognised_since.filter(|s| s.is_finite());
+    // A remote's pane is that remote's: it names no host of its own (the
+    // link sets it).
+    p.host = None;
+    Some(p)
+}
+
+/// A word: lower-case ASCII letters, digits and `-_./`, at most
+/// [`MAX_WORD`] bytes. Agent ids, states, bands, rule ids and versions
+/// are all words (`claude`, `waiting`, `claude/approval`, `2.1.3`).
+pub fn word(s: &str) -> Option<String> {
+    let ok = !s.is_empty()
+        && s.len() <= MAX_WORD
+        && s.bytes().all(|b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_' | b'.' | b'/')
+        });
+    ok.then(|| s.to_owned())
+}
+
+/// Free text: control characters (C0, DEL, C1) removed, cut to `max`
+/// characters with `…`; `None` when nothing is left.
+pub fn text(s: &str, max: usize) -> Option<String> {
+    let mut out = String::new();
+    for (n, c) in s.chars().filter(|c| !c.is_control()).enumerate() {
+        if n == max {
+            out.pop();
+            out.push('…');
+            break;
+        }
+        out.push(c);
+    }
+    (!out.trim().is_empty()).then_some(out)
+}
+
+/// The remote tmux socket: an absolute path without control characters,
+/// at most 4096 bytes (it is given to the remote's own tmux, through ssh,
+/// as one quoted word).
+fn socket_path(s: &str) -> Option<String> {
+    (s.starts_with('/') && s.len() <= 4096 && !s.chars().any(char::is_control))
+        .then(|| s.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snapshot(panes: Value) -> Snapshot {
+        let line = serde_json::json!({
+            "event": "feed.snapshot",
+            "hostname": "box",
+            "tmux_socket": "/tmp/tmux-0/default",
+            "panes": panes,
+        })
+        .to_string();
+        match parse_line(&line) {
+            Ok(Line::Snapshot(s)) => s,
+            other => panic!("not a snapshot: {other:?}"),
+        }
+    }
+
+    fn view(pane: &str, session: &str) -> Value {
+        serde_json::json!({
+            "pane": pane, "session": session, "window": "@1",
+            "agent": "claude", "state": "waiting", "reason": "approval",
+            "band": "waiting", "rule": "claude/approval", "since": 5.0,
+        })
+    }
+
+    #[test]
+    fn a_pane_id_that_is_not_an_id_drops_the_pane() {
+        let s = snapshot(serde_json::json!([
+            view("%9\";run-shell \"touch /tmp/x\";display-message \"", "work"),
+            view("%9 ", "work"),
+            view("9", "work"),
+            view("%-1", "work"),
+            view("%99999999999", "work"),
+            view("%3", "work"),
+        ]));
+        assert_eq!(s.dropped, 5);
+        assert_eq!(s.panes.len(), 1);
+        assert_eq!(s.panes[0].pane, "%3");
+        assert_eq!(s.panes[0].rule.as_deref(), Some("claude/approval"));
+    }
+
+    #[test]
+    fn a_bad_window_id_drops_the_pane() {
+        let mut v = view("%3", "work");
+        v["window"] = Value::String("@1; kill-server".into());
+        let s = snapshot(serde_json::json!([v]));
+        assert_eq!((s.panes.len(), s.dropped), (0, 1));
+    }
+
+    #[test]
+    fn names_keep_their_text_without_control_characters() {
+        // A hostile name is still a name: it is shown (quoted where it
+        // lands), not dropped; control bytes that could drive a terminal
+        // or end a line in tmux's protocol are removed.
+        let s = snapshot(serde_json::json!([view(
+            "%3",
+            "rs#(touch /tmp/y)\n\u{1b}[2J\u{9b}x"
+        )]));
+        assert_eq!(s.panes[0].session, "rs#(touch /tmp/y)[2Jx");
+        let long = "é".repeat(100_000);
+        let s = snapshot(serde_json::json!([view("%3", &long)]));
+        assert_eq!(s.panes[0].session.chars().count(), MAX_NAME);
+        assert!(s.panes[0].session.ends_with('…'));
+    }
+
+    #[test]
+    fn words_that_are_not_words_are_dropped() {
+        let mut v = view("%3", "work");
+        v["agent"] = Value::String("claude;rm".into());
+        v["state"] = Value::String("#{pane_id}".into());
+        v["band"] = Value::String("x".repeat(65));
+        v["gate"] = Value::String("%4'".into());
+        v["host"] = Value::String("elsewhere".into());
+        let s = snapshot(serde_json::json!([v]));
+        let p = &s.panes[0];
+        assert_eq!(p.agent, None);
+        assert_eq!(p.state, None);
+        assert_eq!(p.band, None);
+        assert_eq!(p.gate, None);
+        assert_eq!(p.host, None);
+        assert_eq!(p.reason.as_deref(), Some("approval"));
+    }
+
+    #[test]
+    fn the_socket_must_be_an_absolute_path() {
+        let line = r#"{"event":"feed.snapshot","tmux_socket":"x;touch y","hostname":"a\u0007b","panes":[]}"#;
+        let Ok(Line::Snapshot(s)) = parse_line(line) else {
+            panic!("not a snapshot")
+        };
+        assert_eq!(s.tmux_socket, None);
+        assert_eq!(s.hostname.as_deref(), Some("ab"));
+    }
+
+    #[test]
+    fn a_snapshot_lists_at_most_max_panes() {
+        let panes: Vec<Value> = (0..MAX_PANES + 5)
+            .map(|i| view(&format!("%{i}"), "w"))
+            .collect();
+        let s = snapshot(Value::Array(panes));
+        assert_eq!((s.panes.len(), s.dropped), (MAX_PANES, 5));
+    }
+
+    #[test]
+    fn other_lines_are_not_snapshots_and_garbage_is_an_error() {
+        assert_eq!(parse_line(r#"{"event":"feed.heartbeat"}"#), Ok(Line::Other));
+        let e =
+            parse_line(&format!("\u{1b}]0;x\u{7}{}", "a".repeat(10_000))).expect_err("not JSON");
+        assert!(e.len() < 300, "{e}");
+        assert!(!e.contains('\u{1b}'), "{e:?}");
+    }
+}
