@@ -146,22 +146,22 @@ mod tests {
     /// first `%%` is replaced by the typed text, `%%%` with `"\$;~`
     /// escaped by a backslash.
     fn template_replace(template: &str, typed: &str) -> String {
-        let t = template.as_bytes();
+        let t: Vec<char> = template.chars().collect();
         let mut out = String::new();
         let mut replaced = false;
         let mut i = 0;
         while i < t.len() {
             let c = t[i];
             i += 1;
-            if c == b'%' {
+            if c == '%' {
                 let next = t.get(i).copied();
-                let numbered = next == Some(b'1');
-                if numbered || (next == Some(b'%') && !replaced) {
+                let numbered = next == Some('1');
+                if numbered || (next == Some('%') && !replaced) {
                     if !numbered {
                         replaced = true;
                     }
                     i += 1;
-                    let quoted = t.get(i) == Some(&b'%');
+                    let quoted = t.get(i) == Some(&'%');
                     if quoted {
                         i += 1;
                     }
@@ -174,7 +174,7 @@ mod tests {
                     continue;
                 }
             }
-            out.push(c as char);
+            out.push(c);
         }
         out
     }
@@ -222,6 +222,87 @@ mod tests {
             "'set-option' '-p' '-t' '%''12' '@tend-input-note' \"a\\;b\" ; \
              'run-shell' '-b' 'tend key pane=%''12 %''%'''"
         );
+    }
+
+    /// tmux's parser for the strings tend writes (cmd-parse.y's
+    /// `yylex_token`, for quotes and backslashes; `;` between commands):
+    /// the commands and their arguments.
+    fn tmux_parse(s: &str) -> Vec<Vec<String>> {
+        #[derive(PartialEq)]
+        enum Q {
+            None,
+            Single,
+            Double,
+        }
+        let mut cmds = vec![Vec::new()];
+        let mut word: Option<String> = None;
+        let mut q = Q::None;
+        let mut chars = s.chars();
+        while let Some(c) = chars.next() {
+            match (&q, c) {
+                (Q::Single, '\'') | (Q::Double, '"') => q = Q::None,
+                (Q::Single, c) => word.get_or_insert_with(String::new).push(c),
+                (Q::None, '\'') => {
+                    q = Q::Single;
+                    word.get_or_insert_with(String::new);
+                }
+                (Q::None, '"') => {
+                    q = Q::Double;
+                    word.get_or_insert_with(String::new);
+                }
+                (_, '\\') => {
+                    let e = match chars.next() {
+                        Some('n') => '\n',
+                        Some('r') => '\r',
+                        Some(e) => e,
+                        None => panic!("dangling backslash in {s:?}"),
+                    };
+                    word.get_or_insert_with(String::new).push(e);
+                }
+                (Q::Double, '$' | '~') => panic!("unescaped {c} in double quotes: {s:?}"),
+                (Q::Double, c) => word.get_or_insert_with(String::new).push(c),
+                (Q::None, ' ') => {
+                    if let Some(w) = word.take() {
+                        cmds.last_mut().expect("a command").push(w);
+                    }
+                }
+                (Q::None, ';') => {
+                    assert!(word.is_none(), "`;` inside a word: {s:?}");
+                    cmds.push(Vec::new());
+                }
+                (Q::None, c) => panic!("unquoted {c:?} in {s:?}"),
+            }
+        }
+        assert!(q == Q::None, "unterminated quote in {s:?}");
+        if let Some(w) = word {
+            cmds.last_mut().expect("a command").push(w);
+        }
+        cmds
+    }
+
+    proptest::proptest! {
+        /// Whatever the arguments and the typed text, tmux receives the
+        /// arguments as given and the typed text as one argument.
+        #[test]
+        fn templates_arrive_as_built(
+            args in proptest::collection::vec(".*", 0..4),
+            more in proptest::collection::vec("[%1;'\"#$~\\ a-z]*", 0..4),
+            typed in "[^\\x00\n]*",
+        ) {
+            let cmds = Commands::from(Command::new("set-option").args(args.clone()).prompt_input())
+                .then(Command::new("run-shell").args(more.clone()));
+            let filled = template_replace(&cmds.prompt_template(), &typed);
+            let mut first = vec!["set-option".to_owned()];
+            first.extend(args.clone());
+            first.push(typed.clone());
+            let mut second = vec!["run-shell".to_owned()];
+            second.extend(more.clone());
+            proptest::prop_assert_eq!(tmux_parse(&filled), vec![first.clone(), second.clone()]);
+            let plain = Commands::from(Command::new("set-option").args(args))
+                .then(Command::new("run-shell").args(more));
+            first.pop();
+            proptest::prop_assert_eq!(tmux_parse(&plain.command_string()), vec![first, second]);
+        }
     }
 
     #[test]

@@ -18,8 +18,9 @@
 //! taps a pane again (see
 //! [`Pane::has_stale_tap_mark`](crate::Pane::has_stale_tap_mark)).
 
+use crate::command::{Command, Commands};
 use crate::error::{Result, TmuxError};
-use crate::escape::{format_escape_hash, tmux_quote};
+use crate::escape::format_escape_hash;
 use crate::ids::PaneId;
 use crate::server::Server;
 
@@ -129,22 +130,30 @@ fn install_tap_command(pane: PaneId, shell_command: &str) -> Result<Vec<String>>
         });
     }
     let target = pane.to_string();
-    let t = tmux_quote(&target);
-    let busy = format!("display-message -p -t {t} 'busy:#{{{TAP_OPTION}}}'");
-    let install = format!(
-        "pipe-pane -IO -t {t} {pipe} ; set-option -p -t {t} {TAP_OPTION} {mark} ; \
-         display-message -p installed",
-        pipe = tmux_quote(&format_escape_hash(shell_command)),
-        mark = tmux_quote(shell_command),
-    );
+    let busy = Command::new("display-message").args([
+        "-p",
+        "-t",
+        target.as_str(),
+        &format!("busy:#{{{TAP_OPTION}}}"),
+    ]);
+    // pipe-pane expands formats in its command: `#` doubled; the mark is
+    // the command as written.
+    let install = Commands::from(Command::new("pipe-pane").args([
+        "-IO",
+        "-t",
+        target.as_str(),
+        &format_escape_hash(shell_command),
+    ]))
+    .then(Command::new("set-option").args(["-p", "-t", target.as_str(), TAP_OPTION, shell_command]))
+    .then(Command::new("display-message").args(["-p", "installed"]));
     Ok(vec![
         "if-shell".into(),
         "-F".into(),
         "-t".into(),
         target,
         "#{pane_pipe}".into(),
-        busy,
-        install,
+        Commands::from(busy).command_string(),
+        install.command_string(),
     ])
 }
 
@@ -168,16 +177,15 @@ fn tap_outcome(pane: PaneId, out: &str) -> Result<TapOutcome> {
 /// `if-shell -F -t %N '#{@tend_tap}' 'pipe-pane -t %N ; set -pu … ; display -p removed'`
 fn remove_tap_command(pane: PaneId) -> Vec<String> {
     let target = pane.to_string();
-    let t = tmux_quote(&target);
+    let remove = Commands::from(Command::new("pipe-pane").args(["-t", target.as_str()]))
+        .then(Command::new("set-option").args(["-p", "-u", "-t", target.as_str(), TAP_OPTION]))
+        .then(Command::new("display-message").args(["-p", "removed"]));
     vec![
         "if-shell".into(),
         "-F".into(),
         "-t".into(),
-        target.clone(),
+        target,
         format!("#{{{TAP_OPTION}}}"),
-        format!(
-            "pipe-pane -t {t} ; set-option -p -u -t {t} {TAP_OPTION} ; \
-             display-message -p removed"
-        ),
+        remove.command_string(),
     ]
 }

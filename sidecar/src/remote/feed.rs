@@ -269,6 +269,44 @@ mod tests {
         assert_eq!((s.panes.len(), s.dropped), (MAX_PANES, 5));
     }
 
+    proptest::proptest! {
+        /// Whatever a remote puts in a snapshot's fields, what is kept has
+        /// ids that are ids and names without control characters.
+        #[test]
+        fn whatever_the_remote_sends_ids_are_ids(
+            pane in "(%[0-9]{1,3}|.{0,12})",
+            window in "(@[0-9]{1,3}|.{0,12})",
+            session in ".{0,40}",
+            agent in ".{0,12}",
+            gate in ".{0,6}",
+        ) {
+            let mut v = view(&pane, &session);
+            v["window"] = Value::String(window);
+            v["agent"] = Value::String(agent);
+            v["gate"] = Value::String(gate);
+            let s = snapshot(serde_json::json!([v]));
+            proptest::prop_assert_eq!(s.panes.len() + s.dropped, 1);
+            for p in &s.panes {
+                proptest::prop_assert!(p.pane.parse::<PaneId>().is_ok());
+                proptest::prop_assert!(p.window.parse::<WindowId>().is_ok());
+                proptest::prop_assert!(!p.session.chars().any(char::is_control));
+                if let Some(g) = &p.gate {
+                    proptest::prop_assert!(g.parse::<PaneId>().is_ok());
+                }
+                if let Some(a) = &p.agent {
+                    proptest::prop_assert!(word(a).is_some());
+                }
+            }
+        }
+
+        /// Any line at all: an error, another line, or a snapshot; never a
+        /// panic.
+        #[test]
+        fn any_line_parses_or_is_refused(line in ".{0,200}") {
+            let _ = parse_line(&line);
+        }
+    }
+
     #[test]
     fn other_lines_are_not_snapshots_and_garbage_is_an_error() {
         assert_eq!(parse_line(r#"{"event":"feed.heartbeat"}"#), Ok(Line::Other));
