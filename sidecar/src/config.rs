@@ -149,7 +149,17 @@ fn toml_error(text: &str, e: &toml::de::Error) -> String {
     let line = text[..at].matches('\n').count() + 1;
     let column = text[line_start..at].chars().count() + 1;
     let mut out = format!("line {line}, column {column}: {message}");
-    if span.len() <= 1 {
+    if span.len() > 1 {
+        // A value refused: the key it belongs to, from the line before it.
+        let lead = text[line_start..at].trim_end();
+        let lead = lead.strip_suffix('=').unwrap_or(lead).trim();
+        if !lead.is_empty() {
+            let n = lead.chars().count();
+            let lead: String = lead.chars().skip(n.saturating_sub(60)).collect();
+            let cut = if n > 60 { "…" } else { "" };
+            out = format!("line {line}, column {column} ({cut}{lead}): {message}");
+        }
+    } else {
         let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
         let before: String = {
             let b: Vec<char> = text[line_start..at].chars().rev().take(30).collect();
@@ -416,6 +426,12 @@ mod tests {
         let e = parse("c.toml", "[detector]\nsettle = \"6 parsecs\"\n").unwrap_err();
         assert!(e.message.starts_with("c.toml: "), "{}", e.message);
         assert!(e.message.contains("unknown unit"), "{}", e.message);
+        assert!(
+            e.message
+                .starts_with("c.toml: line 2, column 10 (settle): `6 parsecs`"),
+            "{}",
+            e.message
+        );
         let e = parse("c.toml", "[detectr]\n").unwrap_err();
         assert!(
             e.message.contains("unknown field `detectr`"),
@@ -540,7 +556,7 @@ mod tests {
         let e = parse("c.toml", &format!("[detector]\nsettle = \"{v}\"\n")).unwrap_err();
         assert_eq!(
             e.message,
-            format!("c.toml: line 2, column 10: `{cut}` does not start with a number")
+            format!("c.toml: line 2, column 10 (settle): `{cut}` does not start with a number")
         );
         // A syntax error: where, and thirty characters either side.
         let e = parse("c.toml", &format!("[keys]\nnext = \"{v}\" junk\n")).unwrap_err();
