@@ -299,3 +299,237 @@ fn control_socket(env: &Env) -> PathBuf {
         .find(|p| p.extension().is_some_and(|x| x == "sock"))
         .expect("control socket")
 }
+
+/// The payloads: each makes `marker` if any layer runs it (a format, the
+/// tmux parser, a shell), or breaks out of its quoting.
+fn payloads(m: &mut Markers) -> Vec<(String, String)> {
+    let mut v = Vec::new();
+    let mut add = |name: &str, f: &dyn Fn(&str) -> String| {
+        let path = m.path(name);
+        v.push((name.to_owned(), f(&path)));
+    };
+    add("format-cond", &|p| format!("#{{?1,#(touch {p}),}}"));
+    add("format-job", &|p| format!("#(touch {p})"));
+    add("shell-subst", &|p| format!("$(touch {p})"));
+    add("backtick", &|p| format!("`touch {p}`"));
+    add("single-quote", &|p| format!("'; run-shell 'touch {p}' ; '"));
+    add("double-quote", &|p| {
+        format!("\"; run-shell \"touch {p}\" ; \"")
+    });
+    add("percent", &|p| format!("%1 %2 %%% ; run-shell 'touch {p}'"));
+    add("newline", &|p| format!("x\nrun-shell 'touch {p}'"));
+    add("braces", &|p| format!("}} ; run-shell 'touch {p}' ; {{"));
+    add("tilde-dollar", &|p| {
+        format!("~root $HOME \\; run-shell 'touch {p}'")
+    });
+    add("long", &|p| format!("{}#(touch {p})", "y".repeat(100_000)));
+    v
+}
+
+/// Every payload as a session name, a window name, a pane title, a
+/// folder name, a park note, a stop reason, a label and a self-report's
+/// message, shown by a real client's status line and pane borders, the
+/// picker and agent menus, and every command that prints panes: nothing
+/// runs, the server lives, and the texts tend keeps arrive as written.
+#[test]
+fn every_payload_through_every_local_place_runs_nothing() {
+    let env = Env::new("hostile-table");
+    let mut m = Markers::new(&env);
+    std::fs::create_dir_all(&m.dir).expect("markers dir");
+    let payloads = payloads(&mut m);
+    let cast = corpus("claude/approval").join("pane.cast");
+    // The user's own formats show tend's options.
+    env.tmux(&[
+        "set",
+        "-g",
+        "status-right",
+        "#{@tend_summary} #{@tend_marks} #{@tend_state}",
+    ]);
+    env.tmux(&["set", "-g", "pane-border-status", "top"]);
+    env.tmux(&[
+        "set",
+        "-g",
+        "pane-border-format",
+        "#{@tend_marks} #{@tend_agent} #{pane_title}",
+    ]);
+    let mut panes = Vec::new();
+    for (i, (name, text)) in payloads.iter().enumerate() {
+        // Names and folders cannot hold everything: tmux takes no
+        // newline in a name it is given and cuts nothing; a folder
+        // name is at most 255 bytes.
+        let session = format!("s{i}-{}", text.replace('\n', " "));
+        let folder = env.path().join(format!(
+            "d{i}-{}",
+            text.replace('/', "_").chars().take(200).collect::<String>()
+        ));
+        std::fs::create_dir_all(&folder).expect("hostile folder");
+        let title = env.path().join(format!("title-{i}.bin"));
+        let mut bytes = format!("\x1b]2;{}", text.replace('\n', " ")).into_bytes();
+        bytes.extend_from_slice(b"\xff\xfe\x07");
+        std::fs::write(&title, bytes).expect("title");
+        let sid = env.tmux_out(&[
+            "new-session",
+            "-d",
+            "-P",
+            "-F",
+            "#{session_id}",
+            "-s",
+            &format!("s{i}"),
+            "-c",
+            &folder.display().to_string(),
+            // The recording's size, and a row for the pane's border.
+            "-x",
+            "200",
+            "-y",
+            "51",
+            &format!(
+                "cat '{}'; {}",
+                title.display(),
+                env.play_cmd("claude", &cast, 600)
+            ),
+        ]);
+        // The names go in through a file tmux reads itself (a command line
+        // holds at most 16 kB); tmux expands formats in the names it is
+        // given, so `##` is a `#`.
+        let quote = |t: &str| format!("'{}'", t.replace('#', "##").replace('\'', "'\\''"));
+        let conf = env.path().join(format!("names-{i}.conf"));
+        std::fs::write(
+            &conf,
+            format!(
+                "rename-session -t {sid} {}\nrename-window -t {sid}: {}\n",
+                quote(&session),
+                quote(&format!("w-{}", text.replace('\n', " ")))
+            ),
+        )
+        .expect("names");
+        let o = env.tmux(&["source-file", &conf.display().to_string()]);
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(sid.starts_with('$'), "{name}: no session ({sid})");
+        let pane = env.tmux_out(&["display-message", "-p", "-t", &sid, "#{pane_id}"]);
+        panes.push((name.clone(), text.clone(), pane));
+    }
+    env.tend_ok(&["start"]);
+    let all_waiting = wait_until(60, || {
+        panes
+            .iter()
+            .all(|(_, _, p)| env.pane_option(p, "@tend_reason") == "approval")
+    });
+    let states: Vec<String> = panes
+        .iter()
+        .map(|(n, _, p)| format!("{n} {p}: {:?}", env.pane_option(p, "@tend_reason")))
+        .collect();
+    assert!(
+        all_waiting,
+        "not every agent read waiting/approval: {states:?}\n{}",
+        String::from_utf8_lossy(&env.tend(&["doctor"]).stdout)
+    );
+    for (i, (name, text, pane)) in panes.iter().enumerate() {
+        // A note and a reason in the user's words; a label and a message
+        // in an agent's.
+        match i % 3 {
+            0 => {
+                let o = env.tend(&["park", pane, "--note", text]);
+                assert!(
+                    o.status.success(),
+                    "{name}: park: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                );
+            }
+            1 => {
+                let o = env.tend(&["stop-request", pane, text]);
+                assert!(
+                    o.status.success(),
+                    "{name}: stop: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                );
+            }
+            _ => {
+                let o = env.tend(&["report-metadata", text, "--pane", pane]);
+                assert!(
+                    o.status.success(),
+                    "{name}: label: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                );
+            }
+        }
+    }
+    let reporter = &panes[0].2;
+    let _ = env.tend(&[
+        "report",
+        "waiting",
+        "--reason",
+        "question",
+        "--message",
+        &panes[1].1,
+        "--pane",
+        reporter,
+    ]);
+    // A user at a real client looks at everything.
+    let term = Terminal::attach(&env, "main", "table");
+    let client = env.tmux_out(&["list-clients", "-F", "#{client_name}"]);
+    let socket = control_socket(&env).display().to_string();
+    for _ in 0..4 {
+        term.type_keys(&["C-b", "N"]);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    term.type_keys(&["C-b", "A"]);
+    std::thread::sleep(Duration::from_millis(800));
+    term.type_keys(&["Escape"]);
+    for (_, _, pane) in panes.iter().take(4) {
+        let _ = env.tend(&[
+            "key",
+            "--socket",
+            &socket,
+            "agent",
+            &format!("pane={pane}"),
+            &format!("client={client}"),
+        ]);
+        std::thread::sleep(Duration::from_millis(500));
+        term.type_keys(&["Escape"]);
+        let _ = env.tend(&["explain", pane]);
+        let _ = env.tend(&["approve", pane, "--dry-run"]);
+    }
+    for args in [
+        &["list"][..],
+        &["list", "--json"],
+        &["status"],
+        &["next"],
+        &["doctor"],
+    ] {
+        let _ = env.tend(args);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(m.hit(), Vec::<&str>::new(), "hostile text was executed");
+    assert!(
+        env.tmux(&["has-session"]).status.success(),
+        "the server died"
+    );
+    // What tend keeps arrives as written.
+    for (i, (name, text, pane)) in panes.iter().enumerate() {
+        let v: Value = serde_json::from_str(&env.tend_ok(&["get", pane, "--json"])).expect("get");
+        match i % 3 {
+            0 => assert_eq!(v["note"], text.as_str(), "{name}: the note was altered"),
+            1 => {
+                let inbox: Value =
+                    serde_json::from_str(&env.tend_ok(&["inbox", "--pane", pane, "--json"]))
+                        .expect("inbox");
+                assert_eq!(
+                    inbox["stop"]["reason"],
+                    text.as_str(),
+                    "{name}: the reason was altered"
+                );
+            }
+            _ => assert_eq!(v["label"], text.as_str(), "{name}: the label was altered"),
+        }
+    }
+    // tend stop leaves the user's formats as they were.
+    env.tend_ok(&["stop"]);
+    assert_eq!(
+        env.tmux_out(&["show", "-gv", "status-right"]),
+        "#{@tend_summary} #{@tend_marks} #{@tend_state}"
+    );
+}
