@@ -12,6 +12,7 @@ pub mod client;
 pub mod config;
 pub mod daemon;
 pub mod error;
+pub mod keys;
 pub mod manifests;
 pub mod notify;
 pub mod paths;

@@ -95,9 +95,20 @@ pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Resul
                 .join("; ")
         },
     });
+    let problem = state_problem(target.as_ref().ok().map(|t| t.tmux_socket.as_path()));
+    checks.push(Check {
+        name: "state",
+        ok: problem.is_none(),
+        detail: problem.unwrap_or_else(|| match crate::paths::state_dir_path() {
+            Ok(d) => format!("parks and snoozes are saved in {}", d.display()),
+            Err(e) => e.message,
+        }),
+    });
     if let Ok(t) = &target {
+        let mut running = false;
         match client::call(&t.control, "ping", json!({}), Duration::from_secs(2)) {
             Ok(p) => {
+                running = true;
                 checks.push(Check {
                     name: "daemon",
                     ok: p["protocol"] == crate::protocol::PROTOCOL_VERSION,
@@ -141,6 +152,10 @@ pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Resul
                             if none.is_empty() { String::new() } else { format!("; not tapped yet: {}", none.join(" ")) }
                         ),
                     });
+                    if t.zellij.is_none() {
+                        let log = crate::paths::log_file(&t.tmux_socket).ok();
+                        checks.push(watch_check(&t.server, &t.control, &panes, log.as_deref()));
+                    }
                     checks.push(agents_check(&registry, &panes));
                     checks.push(screens_check(&panes, now_unix()));
                 }
@@ -150,6 +165,13 @@ pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Resul
                 ok: false,
                 detail: e.message,
             }),
+        }
+        if t.zellij.is_none() && !running {
+            // tend cannot work on a tmux whose pane list it cannot read,
+            // running or not.
+            if let Err(e) = t.server.list_panes() {
+                checks.push(unreadable_panes(&t.server, &e));
+            }
         }
         if t.zellij.is_none() {
             checks.push(status_check(&t.server));
@@ -164,16 +186,16 @@ pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Resul
             ok: true,
             detail: format!("{hooks} tend hook entries installed (next to yours)"),
         });
-        let keys = t
-            .server
-            .list_bindings(None)
-            .map(|b| b.into_iter().filter(|b| b.is_ours()).count())
-            .unwrap_or(0);
-        checks.push(Check {
-            name: "keys",
-            ok: true,
-            detail: format!("{keys} tend key bindings"),
-        });
+        if t.zellij.is_none() {
+            let keys = crate::config::load().map(|c| c.keys).unwrap_or_default();
+            let log = crate::paths::log_file(&t.tmux_socket).ok();
+            let (ok, detail) = crate::keys::doctor_check(&t.server, &keys, running, log.as_deref());
+            checks.push(Check {
+                name: "keys",
+                ok,
+                detail,
+            });
+        }
     }
     let failed = checks.iter().filter(|c| !c.ok).count();
     let io = |e: std::io::Error| CliError::new("io", format!("cannot write output: {e}"));
@@ -199,6 +221,135 @@ pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Resul
         return Err(CliError::new("doctor", format!("{failed} check(s) failed")));
     }
     Ok(())
+}
+
+/// What is wrong with the state folder (parks, snoozes) or the state
+/// file of the server at `tmux_socket`, with the fix; `None` when tend can
+/// read and write both (or they do not exist yet: tend creates them).
+pub(crate) fn state_problem(tmux_socket: Option<&std::path::Path>) -> Option<String> {
+    use nix::unistd::{access, AccessFlags};
+    let dir = match crate::paths::state_dir_path() {
+        Ok(d) => d,
+        Err(e) => return Some(e.message),
+    };
+    match std::fs::symlink_metadata(&dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => {
+            return Some(format!(
+                "cannot reach {} ({e}): parks and snoozes are neither restored nor saved; \
+                 make its parents searchable (`chmod u+x` on each)",
+                dir.display()
+            ))
+        }
+        Ok(_) => {}
+    }
+    // Not a folder, another owner, open permissions.
+    if let Err(e) = crate::paths::state_dir() {
+        return Some(e.message);
+    }
+    if let Err(e) = access(
+        &dir,
+        AccessFlags::R_OK | AccessFlags::W_OK | AccessFlags::X_OK,
+    ) {
+        return Some(format!(
+            "{} cannot be used ({}): parks and snoozes are neither restored nor saved. Run \
+             `chmod u+rwx {}`",
+            dir.display(),
+            std::io::Error::from(e),
+            dir.display()
+        ));
+    }
+    let file = crate::daemon::store::file_in(&dir, tmux_socket?);
+    if file.exists() {
+        if let Err(e) = access(&file, AccessFlags::R_OK | AccessFlags::W_OK) {
+            return Some(format!(
+                "{} cannot be read or written ({}): saved parks and snoozes do not apply. Run \
+                 `chmod u+rw {}`",
+                file.display(),
+                std::io::Error::from(e),
+                file.display()
+            ));
+        }
+    }
+    None
+}
+
+/// tend cannot read tmux's pane list: it watches nothing.
+fn unreadable_panes(server: &tend_tmux::Server, e: &tend_tmux::TmuxError) -> Check {
+    let version = server.version().map_or_else(|_| "?".to_owned(), |v| v.raw);
+    Check {
+        name: "watch",
+        ok: false,
+        detail: format!(
+            "tend cannot read the pane list of this tmux ({version}), so it watches no pane: \
+             {}. Use a tmux whose pane list tend reads (it is tested with 3.3a), and report \
+             this message with the output of `tmux -V`",
+            crate::error::excerpt(&e.to_string(), 300)
+        ),
+    }
+}
+
+/// Whether the daemon watches every pane the tmux server has: a tmux whose
+/// pane list the daemon cannot read (its format output escaped) leaves
+/// every pane unwatched while each check above looks well.
+fn watch_check(
+    server: &tend_tmux::Server,
+    control: &std::path::Path,
+    listed: &[PaneView],
+    log: Option<&std::path::Path>,
+) -> Check {
+    let in_tmux = match server.list_panes() {
+        Ok(p) => p,
+        Err(e) => return unreadable_panes(server, &e),
+    };
+    let mut ids: Vec<String> = in_tmux.iter().map(|p| p.pane_id.to_string()).collect();
+    ids.sort();
+    ids.dedup();
+    let missing = |listed: &[PaneView]| -> Vec<String> {
+        ids.iter()
+            .filter(|id| !listed.iter().any(|p| p.pane == **id))
+            .cloned()
+            .collect()
+    };
+    let mut unwatched = missing(listed);
+    if !unwatched.is_empty() {
+        // A pane opened a moment ago is listed on the daemon's next look.
+        std::thread::sleep(Duration::from_millis(1_000));
+        if let Ok(v) = client::call(control, "list", json!({}), Duration::from_secs(3)) {
+            let again: Vec<PaneView> = serde_json::from_value(v).unwrap_or_default();
+            unwatched = missing(&again);
+        }
+    }
+    let log = log.map_or_else(|| "its log".into(), |l| l.display().to_string());
+    if unwatched.is_empty() {
+        Check {
+            name: "watch",
+            ok: true,
+            detail: format!("tend watches all {} panes of the tmux server", ids.len()),
+        }
+    } else if unwatched.len() == ids.len() {
+        Check {
+            name: "watch",
+            ok: false,
+            detail: format!(
+                "tmux has {} panes and tend watches none of them: the daemon cannot read this \
+                 tmux's pane list, or cannot reach the server. Its log ({log}) says why; \
+                 `tend stop && tend start` after fixing it",
+                ids.len()
+            ),
+        }
+    } else {
+        Check {
+            name: "watch",
+            ok: false,
+            detail: format!(
+                "tend does not watch {} of the {} panes: {} ({log} says why)",
+                unwatched.len(),
+                ids.len(),
+                unwatched.join(" ")
+            ),
+        }
+    }
 }
 
 /// Whether tend shows in the status line: globally, and in every session

@@ -82,12 +82,30 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
     }
     let exe = std::env::current_exe()
         .map_err(|e| CliError::new("exe", format!("cannot find the tend executable: {e}")))?;
+    // A bad configuration is reported here, naming the file, line and key,
+    // not after a 10 s wait in the daemon's log; so is a key tmux does not
+    // know (set in config.toml or tmux.conf), which would stay unbound.
+    let cfg = crate::config::load()?;
+    if t.zellij.is_none() {
+        crate::keys::check_for_start(&t.server, &cfg.keys)?;
+    }
+    // What leaves a part of tend not working but the panes watched is a
+    // warning, not a refusal: the user's manifests that do not load (a
+    // file where their folder should be, a rule's bad regex) and a state
+    // folder tend cannot use (parks and snoozes neither restored nor
+    // saved). Watching the panes matters more; `tend doctor` says it again.
+    if let Err(e) = paths::state_dir() {
+        if e.code == paths::UNSAFE_DIR {
+            return Err(e);
+        }
+    }
+    let warnings = start_warnings(&t.tmux_socket);
+    for w in &warnings {
+        eprintln!("tend: warning: {w}");
+    }
     if args.foreground {
         return run_daemon(&t, exe);
     }
-    // A bad configuration is reported here, naming the file, line and key,
-    // not after a 10 s wait in the daemon's log.
-    crate::config::load()?;
     let log = paths::log_file(&t.tmux_socket)?;
     let logf = std::fs::OpenOptions::new()
         .create(true)
@@ -124,7 +142,7 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
         if let Some(p) = ping(&t.control) {
             let pid = p["pid"].as_u64().unwrap_or(u64::from(child.id()));
             if args.json {
-                writeln!(out, "{}", json!({"running": true, "started": true, "pid": pid, "tmux_socket": t.tmux_socket})).map_err(io)?;
+                writeln!(out, "{}", json!({"running": true, "started": true, "pid": pid, "tmux_socket": t.tmux_socket, "warnings": warnings})).map_err(io)?;
             } else {
                 writeln!(
                     out,
@@ -161,14 +179,39 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
     }
 }
 
+/// What `tend start` warns about: the user's manifests that do not load
+/// and a state folder tend cannot use.
+fn start_warnings(tmux_socket: &std::path::Path) -> Vec<String> {
+    let (_, errors) = crate::manifests::load();
+    let mut out: Vec<String> = errors
+        .iter()
+        .map(|e| format!("{e} (not used; `tend doctor` checks again)"))
+        .collect();
+    out.extend(super::doctor::state_problem(Some(tmux_socket)));
+    out
+}
+
 fn options(t: &Target, exe: std::path::PathBuf) -> Result<daemon::Options, CliError> {
+    // Parks and snoozes are worth saving, not worth leaving the panes
+    // unwatched: a state folder tend cannot create runs the daemon without
+    // saving (`tend start` and `tend doctor` say so). One that others could
+    // use (another owner, open permissions) stops it, as for the runtime
+    // folder: state planted there would be obeyed.
+    let state = match crate::daemon::store::path(&t.tmux_socket) {
+        Ok(p) => p,
+        Err(e) if e.code == paths::UNSAFE_DIR => return Err(e),
+        Err(e) => {
+            eprintln!("tend: {e}; parks and snoozes will not be saved");
+            crate::daemon::store::file_in(&paths::state_dir_path()?, &t.tmux_socket)
+        }
+    };
     Ok(daemon::Options {
         server: t.server.clone(),
         control: t.control.clone(),
         tap: paths::tap_socket(&t.tmux_socket)?,
         tend_bin: exe,
         detector: crate::config::load_detector_config()?,
-        state: crate::daemon::store::path(&t.tmux_socket)?,
+        state,
         keys: crate::config::load()?.keys,
         zellij: t.zellij.clone(),
     })

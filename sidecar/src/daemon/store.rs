@@ -29,9 +29,15 @@ pub struct Loaded {
     pub warnings: Vec<String>,
 }
 
-/// The state file for a tmux server.
+/// The state file for a tmux server (its folder created, and refused when
+/// it is not private: [`crate::paths::state_dir`]).
 pub fn path(tmux_socket: &Path) -> Result<PathBuf, crate::error::CliError> {
-    Ok(crate::paths::state_dir()?.join(format!("{}.json", crate::paths::server_name(tmux_socket))))
+    Ok(file_in(&crate::paths::state_dir()?, tmux_socket))
+}
+
+/// The state file for a tmux server in folder `dir`.
+pub fn file_in(dir: &Path, tmux_socket: &Path) -> PathBuf {
+    dir.join(format!("{}.json", crate::paths::server_name(tmux_socket)))
 }
 
 /// The file's text for the current state.

@@ -177,39 +177,22 @@ fn remote_goto(program: &str, socket: &str) -> Option<String> {
 pub const NOT_RUNNING_KEY: &str = "tend is not running: start it with tend start";
 
 fn bindings(server: &Server, opts: &Options) -> Vec<Binding> {
-    let Ok(keys) = server.resolve_keys() else {
-        return Vec::new();
+    // tmux options (`@tend-key-*`) win; then config.toml; then defaults.
+    let plan = match crate::keys::plan(server, &opts.keys) {
+        Ok(plan) => plan,
+        Err(e) => {
+            eprintln!("tend: reading the key options failed, no key bound: {e}");
+            return Vec::new();
+        }
     };
     let program = opts.tend_bin.to_string_lossy().into_owned();
     let socket = opts.control.to_string_lossy().into_owned();
-    // tmux options (`@tend-key-*`) win; then config.toml; then defaults.
-    let user_set = |name: &str| {
-        server
-            .show_option(tend_tmux::Scope::Global, name)
-            .ok()
-            .flatten()
-            .is_some()
-    };
-    let table_set = user_set(tend_tmux::keys::KEY_TABLE_OPTION);
-    keys.into_iter()
-        .filter_map(|(action, table, key)| {
-            let table = if table_set {
-                table
-            } else {
-                opts.keys.table.clone()
-            };
-            let key = if user_set(action.option) {
-                key?
-            } else {
-                let k = opts.keys.key_for(action.id);
-                if matches!(k.trim(), "" | "none" | "off") {
-                    return None;
-                }
-                k.to_owned()
-            };
+    plan.into_iter()
+        .filter_map(|p| {
+            let key = p.key?;
             let remote = remote_goto(&program, &socket);
             let remote = remote.as_deref();
-            let command = match action.id {
+            let command = match p.action.id {
                 "next-waiting" => jump_command("@tend_next", "tend: no agent needs you", remote),
                 "next-waiting-session" => jump_command(
                     "@tend_next_session",
@@ -222,13 +205,13 @@ fn bindings(server: &Server, opts: &Options) -> Vec<Binding> {
                 _ => tend_tmux::keys::action_command(
                     &program,
                     &["key", "--socket", &socket],
-                    action.id,
+                    p.action.id,
                 ),
             };
             Some(Binding {
-                table,
+                table: p.table,
                 key,
-                note: action.note.to_owned(),
+                note: p.action.note.to_owned(),
                 command,
             })
         })
@@ -681,8 +664,13 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                     if let Err(e) = server.install_hooks(&hooks) {
                         eprintln!("tend: installing hooks failed: {e}");
                     }
-                    if let Err(e) = server.bind_keys(&bindings(&server, &opts)) {
-                        eprintln!("tend: binding keys failed: {e}");
+                    match server.bind_keys(&bindings(&server, &opts)) {
+                        Ok(report) => {
+                            for line in crate::keys::report_lines(&report) {
+                                eprintln!("tend: {line}");
+                            }
+                        }
+                        Err(e) => eprintln!("tend: binding keys failed: {e}"),
                     }
                     // The user's placeholders filled in, or tend's segment
                     // added, so that the count shows the moment tend runs.
