@@ -33,11 +33,21 @@ impl Markers {
         self.dir.join(name).display().to_string()
     }
 
-    /// The markers a payload created.
+    /// The markers a payload created. A folder name cannot hold a `/`:
+    /// there the payload's path has `_` for `/`, and a `touch` run from it
+    /// lands in the working folder of whoever ran it (tmux and tend run in
+    /// the test's, this crate's folder).
     fn hit(&self) -> Vec<&str> {
+        let cwd = std::env::current_dir().expect("working folder");
         self.names
             .iter()
-            .filter(|n| self.dir.join(n).exists())
+            .filter(|n| {
+                let path = self.dir.join(n);
+                let flat = cwd.join(path.display().to_string().replace('/', "_"));
+                let stray = flat.exists();
+                let _ = std::fs::remove_file(&flat);
+                path.exists() || stray
+            })
             .map(String::as_str)
             .collect()
     }
@@ -375,8 +385,9 @@ fn every_payload_through_every_local_place_runs_nothing() {
             "#{session_id}",
             "-s",
             &format!("s{i}"),
+            // tmux expands formats in -c too.
             "-c",
-            &folder.display().to_string(),
+            &folder.display().to_string().replace('#', "##"),
             // The recording's size, and a row for the pane's border.
             "-x",
             "200",
