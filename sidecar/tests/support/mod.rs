@@ -10,6 +10,25 @@ use std::time::{Duration, Instant};
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
+/// Under the tmux matrix (scripts/test-tmux-matrix.sh), the tmux on PATH
+/// must be the version under test: a build that fell back to another tmux
+/// would pass for the wrong one.
+pub fn check_tmux_version() {
+    static CHECKED: std::sync::Once = std::sync::Once::new();
+    CHECKED.call_once(|| {
+        let Ok(want) = std::env::var("TEND_TEST_TMUX_VERSION") else {
+            return;
+        };
+        let out = Command::new("tmux").arg("-V").output().expect("tmux -V");
+        let have = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        assert_eq!(
+            have,
+            format!("tmux {want}"),
+            "the tmux on PATH is not the one under test"
+        );
+    });
+}
+
 /// A private tmux server with its own tend runtime, state and config
 /// directories. Dropping it stops tend and kills the server.
 pub struct Env {
@@ -40,6 +59,7 @@ pub fn corpus(rel: &str) -> PathBuf {
 
 impl Env {
     pub fn new(tag: &str) -> Env {
+        check_tmux_version();
         let n = COUNTER.fetch_add(1, Ordering::SeqCst);
         let name = format!("tend-{tag}-{}-{n}", std::process::id());
         let dir = tempfile::tempdir().expect("tempdir");

@@ -11,6 +11,25 @@ use tend_tmux::{Server, SocketSpec};
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
+/// Under the tmux matrix (scripts/test-tmux-matrix.sh), the tmux on PATH
+/// must be the version under test: a build that fell back to another tmux
+/// would pass for the wrong one.
+pub fn check_tmux_version() {
+    static CHECKED: std::sync::Once = std::sync::Once::new();
+    CHECKED.call_once(|| {
+        let Ok(want) = std::env::var("TEND_TEST_TMUX_VERSION") else {
+            return;
+        };
+        let out = Command::new("tmux").arg("-V").output().expect("tmux -V");
+        let have = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        assert_eq!(
+            have,
+            format!("tmux {want}"),
+            "the tmux on PATH is not the one under test"
+        );
+    });
+}
+
 /// A tmux server on a private socket (`tmux -L tend-t-<pid>-<n>`), started
 /// with no configuration. Dropping it kills the server, so a failing test
 /// leaves nothing behind.
@@ -28,6 +47,7 @@ impl TestServer {
     /// A server with one detached 200x50 session named `main` running
     /// `/bin/sh`.
     pub fn start() -> TestServer {
+        check_tmux_version();
         let name = format!(
             "tend-t-{}-{}",
             std::process::id(),
