@@ -2,12 +2,14 @@
 //! the daemon killed with SIGKILL while panes stream, the tmux server
 //! killed and restarted, a pane flooding at ~10 MB/s, a pane killed
 //! mid-burst, the state directory read-only or full, corrupt config and
-//! manifests, and the security properties (text printed by a program that
-//! is not an agent creates no demand; another user cannot reach the
-//! sockets; hostile names never reach a shell or a tmux format).
+//! manifests, the security properties (text printed by a program that is
+//! not an agent creates no demand; another user cannot reach the sockets;
+//! hostile names never reach a shell or a tmux format), an agent started
+//! through a shim, and control connections that never finish their request.
 //!
 //! The default tier is short (a couple of minutes on two cores);
-//! `TEND_TEST_SOAK=1` runs the long one (100 kills, a 60 s flood):
+//! `TEND_TEST_SOAK=1` runs the long one (100 kills, a 60 s flood, 3000
+//! half-written requests):
 //!
 //! ```sh
 //! cargo test -p tend --test faults
@@ -1576,4 +1578,150 @@ fn an_agent_behind_a_shim_exits_only_when_it_ends() {
     figure(format!(
         "agent behind a shim: states {seen:?}, exited once it ended"
     ));
+}
+
+// ---------------------------------------------------------------------------
+// 9. Half-written control requests
+// ---------------------------------------------------------------------------
+
+/// The daemon's bound on unfinished control connections (`MAX_UNFINISHED`
+/// in `daemon/ipc.rs`).
+const MAX_UNFINISHED: usize = 256;
+
+/// Room for `n` more descriptors in this process (and the daemon it
+/// starts, which inherits the limit); `false` when the hard limit is lower.
+fn room_for_descriptors(n: u64) -> bool {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else {
+        return false;
+    };
+    let want = n + 1024;
+    if soft >= want {
+        return true;
+    }
+    want <= hard && setrlimit(Resource::RLIMIT_NOFILE, want, hard).is_ok()
+}
+
+/// Connections to the control socket holding the start of a request and
+/// no newline, as a client that stalls mid-line.
+fn half_written(sock: &Path, n: usize) -> Vec<UnixStream> {
+    (0..n)
+        .map(|i| {
+            let mut s = UnixStream::connect(sock)
+                .unwrap_or_else(|e| panic!("connection {i} of {n} refused: {e}"));
+            s.write_all(br#"{"id":1,"method":"li"#).expect("write");
+            s
+        })
+        .collect()
+}
+
+/// Reads what the daemon sends until it closes the connection; `None`
+/// when it is still open after 30 s (three times its deadline).
+fn until_closed(s: &mut UnixStream) -> Option<String> {
+    s.set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok().map(|_| text)
+}
+
+/// Connections that never finish their request line are closed by the
+/// daemon after its deadline (10 s), the oldest at once beyond 256 open,
+/// while `tend list` is answered and an `events` connection, whose request
+/// was whole, stays open. With `TEND_TEST_SOAK=1`, 3000 of them, and the
+/// daemon's memory comes back to within 3 MiB of what it was before.
+#[test]
+fn half_written_requests_are_closed_and_their_memory_returns() {
+    let _serial = serial();
+    let n = if soak() { 3000 } else { MAX_UNFINISHED + 44 };
+    if !room_for_descriptors(n as u64) {
+        support::skip(
+            "half_written_requests_are_closed_and_their_memory_returns",
+            &format!("no room for {n} more descriptors (RLIMIT_NOFILE)"),
+        );
+        return;
+    }
+    let env = Env::new("flt-half");
+    let daemon = start_pid(&env);
+    let ctl = control_socket(&env);
+    for _ in 0..20 {
+        env.tend_ok(&["list"]);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let before = rss_kib(daemon).expect("daemon rss");
+    // A connection whose request is whole and that waits for pushes.
+    let mut events = UnixStream::connect(&ctl).expect("connect");
+    events
+        .write_all(b"{\"id\":1,\"method\":\"events\",\"params\":{}}\n")
+        .expect("write");
+    events
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let mut ack = [0u8; 1];
+    assert_eq!(events.read(&mut ack).expect("the subscription"), 1);
+    let opened = Instant::now();
+    let mut conns = half_written(&ctl, n);
+    // The daemon answers meanwhile.
+    let list: Value = serde_json::from_str(&env.tend_ok(&["list", "--json"])).expect("list");
+    assert!(list.is_array(), "{list}");
+    assert!(call(&ctl, "ping", json!({})).is_some());
+    let during = rss_kib(daemon).expect("daemon rss");
+    // Every one is closed by the daemon, with the reason: the oldest
+    // beyond the bound at once, the rest at their deadline.
+    let mut oldest = Vec::new();
+    let mut deadline = Vec::new();
+    for (i, s) in conns.iter_mut().enumerate() {
+        let said = until_closed(s).unwrap_or_else(|| panic!("connection {i} still open"));
+        if said.contains("the oldest, this one, was closed") {
+            oldest.push(i);
+        } else if said.contains("no complete request line within 10 s") {
+            deadline.push(i);
+        } else {
+            panic!("connection {i} closed with {said:?}");
+        }
+    }
+    let all_closed = opened.elapsed();
+    drop(conns);
+    assert!(
+        oldest.len() >= n - MAX_UNFINISHED,
+        "{} closed as the oldest",
+        oldest.len()
+    );
+    assert!(!deadline.is_empty());
+    assert!(
+        oldest.iter().max() < deadline.iter().min(),
+        "the oldest go first: {oldest:?} / {deadline:?}"
+    );
+    assert!(
+        daemon_log(&env).contains("that had not finished their request line"),
+        "{}",
+        daemon_log(&env)
+    );
+    // The events connection is still open: whatever it was sent, no end.
+    events.set_nonblocking(true).expect("nonblocking");
+    let mut buf = [0u8; 4096];
+    loop {
+        match events.read(&mut buf) {
+            Ok(0) => panic!("the events connection was closed"),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(e) => panic!("the events connection failed: {e}"),
+        }
+    }
+    assert!(call(&ctl, "ping", json!({})).is_some());
+    assert!(alive(daemon));
+    // The memory comes back once they are gone.
+    let settled = wait_until(10, || {
+        rss_kib(daemon).is_some_and(|r| r <= before + 3 * 1024)
+    });
+    let after = rss_kib(daemon).expect("daemon rss");
+    figure(format!(
+        "half-written requests: {n} connections, daemon RSS {before} kB before, {during} kB with them open, \
+         {after} kB after; {} closed as the oldest, {} at the deadline, all within {:.1} s",
+        oldest.len(),
+        deadline.len(),
+        all_closed.as_secs_f64()
+    ));
+    if soak() {
+        assert!(settled, "RSS {before} kB before, {after} kB after");
+    }
 }

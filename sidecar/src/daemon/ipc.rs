@@ -19,6 +19,158 @@ use crate::protocol::{Request, Response};
 /// Longest control request line.
 const MAX_LINE: usize = 1 << 20;
 
+/// A control request line must be complete this long after the daemon
+/// begins to wait for it (the connection accepted, or the previous answer
+/// sent); then the connection is closed. The CLI writes its line at once;
+/// a connection that waits for pushes (`events`, `guard`, `wait`) has sent
+/// its request and is not bound by this.
+const REQUEST_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Most control connections at once whose request line is not complete:
+/// beyond it the oldest of them is closed (a client that has not written
+/// its line for that long is the likeliest to never write it), so a flood
+/// of half-written requests neither grows the daemon nor shuts out the
+/// requests that come whole.
+const MAX_UNFINISHED: usize = 256;
+
+/// What a control connection reads at a time: most requests fit, and a
+/// connection that has not finished its line holds no more than this.
+const READ_CHUNK: usize = 2048;
+
+/// After a burst of at least this many unfinished connections, the memory
+/// they freed is handed back to the system once none is left (see
+/// [`Unfinished::leave`]).
+const TRIM_AFTER: usize = 64;
+
+/// The control connections whose request line is not complete yet, oldest
+/// first.
+#[derive(Debug, Default)]
+struct Unfinished {
+    inner: std::sync::Mutex<UnfinishedInner>,
+}
+
+#[derive(Debug, Default)]
+struct UnfinishedInner {
+    next: u64,
+    /// By age: dropping a sender closes its connection.
+    open: std::collections::BTreeMap<u64, tokio::sync::oneshot::Sender<()>>,
+    /// Closed for being the oldest over [`MAX_UNFINISHED`], not yet logged.
+    closed: u64,
+    /// When that was last logged.
+    logged: Option<Instant>,
+    /// The most open at once since memory was last handed back.
+    peak: usize,
+}
+
+/// One connection's place among the [`Unfinished`] ones, given up when it
+/// drops (its line came whole, or the connection ended).
+#[derive(Debug)]
+struct Slot {
+    id: u64,
+    table: std::sync::Arc<Unfinished>,
+    /// When the line must be complete.
+    deadline: tokio::time::Instant,
+    /// Resolves when the slot was taken back (too many unfinished).
+    closed: tokio::sync::oneshot::Receiver<()>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.table.leave(self.id);
+    }
+}
+
+impl Unfinished {
+    /// An empty table.
+    fn new() -> std::sync::Arc<Unfinished> {
+        std::sync::Arc::new(Unfinished::default())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, UnfinishedInner> {
+        // Nothing that can panic runs under the lock.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many connections have not finished their line.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.lock().open.len()
+    }
+
+    /// A connection begins to wait for a request line: its slot, due by
+    /// [`REQUEST_DEADLINE`]. At [`MAX_UNFINISHED`] the oldest slot is
+    /// taken back first (its connection closes), with a line in the log at
+    /// most every 10 s. Never waits.
+    fn enter(self: &std::sync::Arc<Self>) -> Slot {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let mut t = self.lock();
+        while t.open.len() >= MAX_UNFINISHED {
+            // Dropping the sender wakes its connection, which closes.
+            if t.open.pop_first().is_none() {
+                break;
+            }
+            t.closed += 1;
+        }
+        // Logged outside the lock, at most every 10 s.
+        let log = (t.closed > 0
+            && t.logged
+                .is_none_or(|l| l.elapsed() >= Duration::from_secs(10)))
+        .then(|| {
+            t.logged = Some(Instant::now());
+            std::mem::take(&mut t.closed)
+        });
+        let id = t.next;
+        t.next += 1;
+        t.open.insert(id, tx);
+        t.peak = t.peak.max(t.open.len());
+        drop(t);
+        if let Some(n) = log {
+            eprintln!(
+                "tend: closed {n} control connection(s) that had not finished their request line: \
+                 more than {MAX_UNFINISHED} were open at once, and the oldest go first"
+            );
+        }
+        Slot {
+            id,
+            table: self.clone(),
+            deadline: tokio::time::Instant::now() + REQUEST_DEADLINE,
+            closed: rx,
+        }
+    }
+
+    /// Gives slot `id` up. The last one of a burst of at least
+    /// [`TRIM_AFTER`] hands the memory freed back to the system: glibc
+    /// keeps freed heap memory for reuse, and the connections' buffers
+    /// and tasks, freed in the order they closed, leave it in holes below
+    /// memory still in use that it does not return on its own.
+    fn leave(&self, id: u64) {
+        let mut t = self.lock();
+        t.open.remove(&id);
+        if t.open.is_empty() && t.peak >= TRIM_AFTER {
+            t.peak = 0;
+            drop(t);
+            give_back_memory();
+        }
+    }
+}
+
+/// Returns free heap memory to the system (`malloc_trim`, glibc only).
+fn give_back_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory of the allocator; it
+    // takes the allocator's own locks and may be called from any thread.
+    unsafe {
+        nix::libc::malloc_trim(0);
+    }
+}
+
+/// Writes `resp` as a line if the socket takes it now, never waiting (a
+/// client that does not read must not hold the daemon).
+fn try_answer(write: &tokio::net::unix::OwnedWriteHalf, resp: &Response) {
+    let line = serde_json::to_string(resp).unwrap_or_default() + "\n";
+    let _ = write.try_write(line.as_bytes());
+}
+
 /// Binds a socket, replacing a stale one left by a dead daemon. Refuses
 /// when a live daemon answers on it.
 pub fn bind(path: &Path) -> Result<UnixListener, CliError> {
@@ -94,26 +246,34 @@ pub async fn accept_control(
     bus: Bus,
     guards: std::sync::Arc<Guards>,
 ) {
+    let unfinished = Unfinished::new();
     loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            continue;
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(_) => {
+                // Out of descriptors (EMFILE) and the like: the connection
+                // stays queued; trying again at once would spin.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
         };
         if !same_user(&stream) {
-            let mut s = stream;
             let line = serde_json::to_string(&Response::err(
                 0,
                 "forbidden",
                 "this tend daemon belongs to another user",
             ))
             .unwrap_or_default();
-            let _ = s.write_all(format!("{line}\n").as_bytes()).await;
+            let _ = stream.try_write(format!("{line}\n").as_bytes());
             continue;
         }
+        let slot = unfinished.enter();
         tokio::spawn(control_conn(
             stream,
             events.clone(),
             bus.clone(),
             guards.clone(),
+            slot,
         ));
     }
 }
@@ -123,20 +283,40 @@ async fn control_conn(
     events: Sender<Event>,
     bus: Bus,
     guards: std::sync::Arc<Guards>,
+    first: Slot,
 ) {
+    let table = first.table.clone();
+    let mut slot = Some(first);
     let (read, mut write) = stream.into_split();
-    let mut lines = BufReader::new(read.take(u64::MAX));
+    let mut lines = BufReader::with_capacity(READ_CHUNK, read.take(u64::MAX));
     let mut line = String::new();
     loop {
         line.clear();
-        let n = match (&mut lines)
-            .take(MAX_LINE as u64)
-            .read_line(&mut line)
-            .await
-        {
-            Ok(n) => n,
-            Err(_) => return,
+        // Each request line has its deadline, and a place among the
+        // unfinished ones until it is whole.
+        let mut waiting = slot.take().unwrap_or_else(|| table.enter());
+        let mut limited = (&mut lines).take(MAX_LINE as u64);
+        let n = tokio::select! {
+            r = limited.read_line(&mut line) => match r {
+                Ok(n) => n,
+                Err(_) => return,
+            },
+            _ = tokio::time::sleep_until(waiting.deadline) => {
+                let why = format!(
+                    "no complete request line within {} s; closed",
+                    REQUEST_DEADLINE.as_secs()
+                );
+                try_answer(&write, &Response::err(0, "bad_request", why));
+                return;
+            }
+            _ = &mut waiting.closed => {
+                let why = "too many connections had not finished their request line; \
+                           the oldest, this one, was closed";
+                try_answer(&write, &Response::err(0, "bad_request", why));
+                return;
+            }
         };
+        drop(waiting);
         if n == 0 {
             return;
         }
@@ -521,4 +701,45 @@ async fn prompt(req: &Request, events: &Sender<Event>, bus: &Bus) -> Response {
     let after = ev["state_change_seq"].as_u64();
     let deadline = timeout_of(&req.params).map(|t| tokio::time::Instant::now() + t);
     wait_on(&mut rx, &pane, run, &until, after, deadline).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::sync::oneshot::error::TryRecvError;
+
+    fn open(s: &mut Slot) -> bool {
+        matches!(s.closed.try_recv(), Err(TryRecvError::Empty))
+    }
+
+    #[test]
+    fn over_the_cap_the_oldest_unfinished_connection_is_closed() {
+        let t = Unfinished::new();
+        let mut slots: Vec<Slot> = (0..MAX_UNFINISHED).map(|_| t.enter()).collect();
+        assert_eq!(t.len(), MAX_UNFINISHED);
+        assert!(slots.iter_mut().all(open));
+        // One more: the oldest is taken back, the rest stay.
+        let mut newest = t.enter();
+        assert_eq!(t.len(), MAX_UNFINISHED);
+        assert!(!open(&mut slots[0]));
+        assert!(slots[1..].iter_mut().all(open));
+        assert!(open(&mut newest));
+        // A line that came whole gives its place up: the next one closes
+        // nothing.
+        slots.remove(1);
+        assert_eq!(t.len(), MAX_UNFINISHED - 1);
+        let mut next = t.enter();
+        assert_eq!(t.len(), MAX_UNFINISHED);
+        assert!(slots[1..].iter_mut().all(open));
+        assert!(open(&mut next));
+        // The one taken back leaves nothing behind when its task ends.
+        slots.remove(0);
+        assert_eq!(t.len(), MAX_UNFINISHED);
+        drop(slots);
+        drop(next);
+        assert_eq!(t.len(), 1);
+        assert!(newest.deadline <= tokio::time::Instant::now() + REQUEST_DEADLINE);
+        drop(newest);
+        assert_eq!(t.len(), 0);
+    }
 }
