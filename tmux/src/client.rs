@@ -65,7 +65,7 @@ impl Server {
         duration_ms: Option<u32>,
     ) -> Result<()> {
         let mut cmd = vec!["display-message".to_string()];
-        if let Some(c) = client {
+        if let Some(c) = client.filter(|_| self.capabilities().message_to_client) {
             cmd.extend(["-c".to_string(), c.to_string()]);
         }
         if let Some(d) = duration_ms {

@@ -64,6 +64,12 @@ pub enum TmuxError {
         /// What was wrong.
         detail: String,
     },
+    /// A value this tmux prints in a form that cannot be read back exactly
+    /// (see [`Printing`](crate::Printing)): tend leaves it alone.
+    Unreadable {
+        /// Which value, and how it printed.
+        detail: String,
+    },
 }
 
 impl TmuxError {
@@ -72,6 +78,11 @@ impl TmuxError {
     /// pane, not a fault.
     pub fn is_target_gone(&self) -> bool {
         matches!(self, TmuxError::TargetNotFound { .. })
+    }
+
+    /// True for a value this tmux prints ambiguously.
+    pub fn is_unreadable(&self) -> bool {
+        matches!(self, TmuxError::Unreadable { .. })
     }
 
     /// True when no tmux server runs on the socket.
@@ -135,7 +146,9 @@ impl fmt::Display for TmuxError {
                  Your tmux version may print something tend does not expect; \
                  please report it together with the output of `tmux -V`."
             ),
-            TmuxError::Invalid { detail } => write!(f, "{detail}"),
+            TmuxError::Invalid { detail } | TmuxError::Unreadable { detail } => {
+                write!(f, "{detail}")
+            }
         }
     }
 }

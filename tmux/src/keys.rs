@@ -86,12 +86,13 @@ pub fn action_command(program: &str, args: &[&str], action: &str) -> String {
     run_shell_command(&words, MARKER)
 }
 
-/// The global option in which tend records, before it binds anything, the
+/// The server option in which tend records, before it binds anything, the
 /// key tables it binds into (`prefix,my%2Ckeys`). `list-keys` prints table
 /// names bare, so a name with a space or a quote (`my "tend" keys`, which
 /// tmux takes) can only be read back from it when tend knows the name:
 /// [`Server::unbind_keys`] finds tend's bindings there after any restart.
-/// One of tend's `@tend_*` options, removed at `tend stop`.
+/// One of tend's `@tend_*` options, removed at `tend stop`; kept when the
+/// daemon dies (its keys stay bound until `tend stop`).
 pub const TABLES_RECORD: &str = "@tend_key_tables";
 
 /// Tables in which [`Server::bind_keys`] binds each key for a moment, to
@@ -430,7 +431,7 @@ impl Server {
     /// The key tables tend recorded binding into ([`TABLES_RECORD`]).
     pub fn recorded_key_tables(&self) -> Result<Vec<String>> {
         Ok(self
-            .show_option(Scope::Global, TABLES_RECORD)?
+            .show_option(Scope::Server, TABLES_RECORD)?
             .map(|v| decode_tables(&v))
             .unwrap_or_default())
     }
@@ -506,7 +507,7 @@ impl Server {
             }
         }
         if tables.len() != before {
-            self.set_option(Scope::Global, TABLES_RECORD, &encode_tables(&tables))?;
+            self.set_option(Scope::Server, TABLES_RECORD, &encode_tables(&tables))?;
         }
 
         let mut probed = Vec::new();
@@ -613,7 +614,7 @@ impl Server {
             }
         }
         if !tables.is_empty() {
-            self.unset_option(Scope::Global, TABLES_RECORD)?;
+            self.unset_option(Scope::Server, TABLES_RECORD)?;
         }
         Ok(commands.len())
     }

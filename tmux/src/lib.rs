@@ -83,7 +83,7 @@ pub use ids::{PaneId, SessionId, WindowId};
 pub use keys::{BindReport, Binding, KeyAction, ListedBinding};
 pub use options::{OptionUpdate, Scope};
 pub use query::{Capture, Client, Pane, PaneScreen, Snapshot};
-pub use server::{Server, SocketSpec, Version};
+pub use server::{Capabilities, Printing, Server, SocketSpec, Version};
 pub use status::StatusReport;
 pub use tap::TapOutcome;
 

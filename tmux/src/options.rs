@@ -191,12 +191,19 @@ impl Server {
         cmd.extend(scope.args());
         cmd.push("--".into());
         cmd.push(name.to_string());
-        // tmux prints the raw value and a newline, or nothing when unset.
+        // tmux prints the value and a newline, or nothing when unset.
         let out = match self.run(&cmd) {
             Err(e) if e.is_target_gone() => return Ok(None),
             other => other?,
         };
-        Ok(out.strip_suffix('\n').map(str::to_string))
+        let Some(printed) = out.strip_suffix('\n') else {
+            return Ok(None);
+        };
+        self.capabilities()
+            .printing
+            .unprint(printed)
+            .map(Some)
+            .ok_or_else(|| unreadable(name, printed))
     }
 
     /// Every `@tend-*` option the user set globally (`set -g`), by name:
@@ -236,7 +243,9 @@ impl Server {
             }
         }
         // One invocation: a numbered marker line before each scope's listing.
-        let marker = format!("\u{1e}{}", nonce());
+        // Printable (tmux 3.4 and 3.5a print control bytes as `\036`); the
+        // fresh nonce is what no option value can hold.
+        let marker = format!("tend-scope-{}:", nonce());
         let mut commands = Vec::new();
         for (i, scope) in scopes.iter().enumerate() {
             commands.push(vec![
@@ -346,5 +355,17 @@ mod tests {
             option_names(out).collect::<Vec<_>>(),
             ["@tend_a", "@tend_b"]
         );
+    }
+}
+
+/// An option value this tmux prints ambiguously (see
+/// [`Printing::unprint`](crate::server::Printing::unprint)).
+pub(crate) fn unreadable(name: &str, printed: &str) -> TmuxError {
+    TmuxError::Unreadable {
+        detail: format!(
+            "{name} holds a backslash, which this tmux (3.4 or 3.5a) prints the same way as \
+             its own escapes; tend cannot read it exactly and leaves it alone (printed as {:?})",
+            printed.chars().take(80).collect::<String>()
+        ),
     }
 }

@@ -11,6 +11,7 @@ use crate::error::{Result, TmuxError};
 use crate::ids::{PaneId, SessionId, WindowId};
 use crate::options::OptionUpdate;
 use crate::records::{Record, Records};
+use crate::server::Printing;
 use crate::server::Server;
 use crate::tap::TAP_OPTION;
 
@@ -118,9 +119,14 @@ const PANE_FIELDS: &[&str] = &[
     "pane_in_mode",
 ];
 
-fn pane_from(r: &Record<'_>) -> Result<Pane> {
+fn pane_from(r: &Record<'_>, printing: Printing) -> Result<Pane> {
     const WHAT: &str = "list-panes";
-    let tap = r.get(TAP_OPTION);
+    // tend's own mark is compared with the tap it installs: read back
+    // exactly where this tmux printed it with escapes (3.4, 3.5a).
+    let printed = r.get(TAP_OPTION);
+    let tap = printing
+        .unprint(printed)
+        .unwrap_or_else(|| printed.to_owned());
     let dead = r.flag("pane_dead");
     Ok(Pane {
         pane_id: r.id("pane_id", WHAT)?,
@@ -138,7 +144,7 @@ fn pane_from(r: &Record<'_>) -> Result<Pane> {
         height: r.num("pane_height"),
         current_command: r.string("pane_current_command"),
         pipe: r.flag("pane_pipe"),
-        tap: (!tap.is_empty()).then(|| tap.to_string()),
+        tap: (!tap.is_empty()).then_some(tap),
         dead,
         dead_status: if dead {
             r.opt_num("pane_dead_status")
@@ -306,9 +312,10 @@ impl Server {
     pub fn list_panes(&self) -> Result<Vec<Pane>> {
         let rec = Records::new(PANE_FIELDS);
         let out = self.run(["list-panes", "-a", "-F", &rec.format()])?;
+        let printing = self.capabilities().printing;
         rec.parse(&out, "list-panes")?
             .iter()
-            .map(pane_from)
+            .map(|r| pane_from(r, printing))
             .collect()
     }
 
@@ -322,7 +329,7 @@ impl Server {
         let out = self.run(["list-panes", "-t", &target, "-F", &rec.format()])?;
         for r in rec.parse(&out, "list-panes")? {
             if r.get("pane_id") == target {
-                return pane_from(&r);
+                return pane_from(&r, self.capabilities().printing);
             }
         }
         Err(gone(pane, "list-panes"))
@@ -415,7 +422,7 @@ impl Server {
     /// invocation: what a watcher polls each second costs one process
     /// instead of three.
     pub fn snapshot(&self) -> Result<Snapshot> {
-        let q = SnapshotQuery::new();
+        let q = SnapshotQuery::new(self.capabilities().printing);
         let out = self.run_many(&q.commands())?;
         q.parse(&out)
     }
@@ -435,7 +442,7 @@ impl Server {
         clients: &[String],
     ) -> Result<Snapshot> {
         let mut commands = crate::options::publish_commands(updates, clients)?;
-        let q = SnapshotQuery::new();
+        let q = SnapshotQuery::new(self.capabilities().printing);
         commands.extend(q.commands());
         match self.run_many(&commands) {
             Ok(out) => q.parse(&out),
@@ -453,14 +460,16 @@ struct SnapshotQuery {
     srv: Records,
     cl: Records,
     pa: Records,
+    printing: Printing,
 }
 
 impl SnapshotQuery {
-    fn new() -> SnapshotQuery {
+    fn new(printing: Printing) -> SnapshotQuery {
         SnapshotQuery {
             srv: Records::new(&["pid"]),
             cl: Records::new(CLIENT_FIELDS),
             pa: Records::new(PANE_FIELDS),
+            printing,
         }
     }
 
@@ -486,7 +495,7 @@ impl SnapshotQuery {
             .pa
             .parse(rest, "list-panes")?
             .iter()
-            .map(pane_from)
+            .map(|r| pane_from(r, self.printing))
             .collect::<Result<Vec<_>>>()?;
         Ok(Snapshot {
             server_pid,

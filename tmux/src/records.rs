@@ -9,6 +9,13 @@
 //! field separator `\x1f<nonce>` and a record terminator `\x1e<nonce>` (tmux
 //! adds the newline). A name cannot contain a nonce chosen after the name was
 //! set, so splitting on them is exact whatever the names contain.
+//!
+//! tmux 3.4 and 3.5a print a command's output with control characters made
+//! visible (`\036` for the byte 0x1e; 3.6a went back to printing it as it
+//! is). The separators then arrive as `\037<nonce>` and `\036<nonce>`, which
+//! a name cannot forge either (the nonce is still fresh); [`Records::split`]
+//! takes whichever form the output holds. Values keep tmux's escapes there:
+//! a tab in a name reads as `\t`. Ids, numbers and flags never hold one.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
@@ -71,6 +78,22 @@ impl Records {
         format!("{}\n", self.rs)
     }
 
+    /// The field separator and record terminator as `out` holds them: as
+    /// written, or made visible by tmux 3.4 and 3.5a (see the module docs).
+    fn separators_in(&self, out: &str) -> (String, String) {
+        let term = self.terminator();
+        if out.contains(&term) {
+            return (self.fs.clone(), term);
+        }
+        let visible = |s: &str| s.replace('\u{1f}', "\\037").replace('\u{1e}', "\\036");
+        let escaped = visible(&term);
+        if out.contains(&escaped) {
+            (visible(&self.fs), escaped)
+        } else {
+            (self.fs.clone(), term)
+        }
+    }
+
     /// Splits output into records; text after the last terminator is
     /// returned separately (a following command's output, or nothing).
     pub(crate) fn split<'a>(
@@ -78,12 +101,12 @@ impl Records {
         out: &'a str,
         what: &str,
     ) -> Result<(Vec<Record<'a>>, &'a str), TmuxError> {
-        let term = self.terminator();
+        let (fs, term) = self.separators_in(out);
         let mut records = Vec::new();
         let mut rest = out;
         while let Some(end) = rest.find(&term) {
             let body = &rest[..end];
-            let values: Vec<&str> = body.split(self.fs.as_str()).collect();
+            let values: Vec<&str> = body.split(fs.as_str()).collect();
             if values.len() != self.fields.len() {
                 return Err(TmuxError::Parse {
                     what: what.to_string(),
@@ -192,6 +215,21 @@ mod tests {
         assert_eq!(recs[1].get("a"), "second");
         assert_eq!(recs[1].get("b"), "\u{1e}\n");
         assert_eq!(rest, "tail");
+    }
+
+    #[test]
+    fn separators_made_visible_by_tmux_3_4_are_read() {
+        let r = Records::new(&["a", "b"]);
+        let fs = r.fs.replace('\u{1f}', "\\037");
+        let t = r.terminator().replace('\u{1e}', "\\036");
+        // A name holding the visible form without the nonce splits nothing.
+        let out = format!("%1{fs}x\\037y\\036z{t}%2{fs}b{t}");
+        let (recs, rest) = r.split(&out, "test").unwrap();
+        assert_eq!(recs.len(), 2);
+        assert_eq!(recs[0].get("a"), "%1");
+        assert_eq!(recs[0].get("b"), "x\\037y\\036z");
+        assert_eq!(recs[1].get("b"), "b");
+        assert_eq!(rest, "");
     }
 
     #[test]

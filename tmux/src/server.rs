@@ -13,6 +13,7 @@
 //! `;`, which tmux executes back to back without running anything else in
 //! between.
 
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fmt;
 use std::io;
@@ -232,6 +233,115 @@ impl Version {
 impl fmt::Display for Version {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.raw)
+    }
+}
+
+/// What differs between the tmux versions tend supports (3.2a to 3.7c),
+/// from the version of the running server. `tend doctor` lists what is
+/// missing and what tend does instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// `display-message -c CLIENT` shows on that client. In 3.2a `-c` takes
+    /// no argument (its option string is `acd:…`): a message goes to the
+    /// most recently active client instead.
+    pub message_to_client: bool,
+    /// How the server prints a command's output ([`Printing`]).
+    pub printing: Printing,
+}
+
+/// How a server prints what a command outputs (`show-options -v`,
+/// `display-message -p`, `list-panes -F`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Printing {
+    /// As it is (3.2a, 3.3a, 3.6a and later).
+    Raw,
+    /// Control characters made visible, `\036` or `\t` (3.5a).
+    Visible,
+    /// Control characters made visible and `\` put before a `$` that
+    /// starts a variable name (`\$HOME`) (3.4).
+    VisibleAndDollar,
+}
+
+impl Default for Capabilities {
+    fn default() -> Self {
+        Capabilities {
+            message_to_client: true,
+            printing: Printing::Raw,
+        }
+    }
+}
+
+impl Printing {
+    /// What tmux printed as `printed`, turned back into the value, when
+    /// that is certain.
+    ///
+    /// tmux 3.4 and 3.5a write no `\\` before a backslash of the value
+    /// (`VIS_NOSLASH`). A backslash followed by a character that starts none
+    /// of their escapes (`\\ooo`, `\\n`, `\\t`, … and 3.4's `\\$NAME`) is the
+    /// value's own; one followed by `$NAME` on 3.4 is tmux's (the value's
+    /// own would have printed as `\\\\$NAME`). One followed by an octal digit
+    /// or a letter of a C escape cannot be told from an escape: `None`.
+    pub fn unprint(self, printed: &str) -> Option<String> {
+        if self == Printing::Raw || !printed.contains('\\') {
+            return Some(printed.to_owned());
+        }
+        let mut out = String::with_capacity(printed.len());
+        let mut chars = printed.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            let mut ahead = chars.clone();
+            match ahead.next() {
+                Some('$') if self == Printing::VisibleAndDollar => {
+                    let name = ahead
+                        .next()
+                        .is_some_and(|n| n.is_ascii_alphabetic() || n == '_' || n == '{');
+                    if !name {
+                        out.push('\\');
+                    }
+                }
+                Some(e) if "01234567abfnrstv".contains(e) => return None,
+                _ => out.push('\\'),
+            }
+        }
+        Some(out)
+    }
+}
+
+impl Capabilities {
+    /// The capabilities of `version`.
+    pub fn of(version: &Version) -> Capabilities {
+        let printing = match (version.major, version.minor) {
+            (3, 4) => Printing::VisibleAndDollar,
+            (3, 5) => Printing::Visible,
+            _ => Printing::Raw,
+        };
+        Capabilities {
+            message_to_client: version.at_least(3, 3),
+            printing,
+        }
+    }
+
+    /// What this server lacks, each with what tend does instead, for
+    /// `tend doctor`.
+    pub fn missing(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.printing != Printing::Raw {
+            out.push(
+                "raw command output (3.4 and 3.5a print control characters as \\ escapes): \
+                 names holding them read as printed, and an option value holding a backslash \
+                 cannot be read exactly, so tend leaves such a status-line format alone",
+            );
+        }
+        if !self.message_to_client {
+            out.push(
+                "display-message -c (tmux 3.3): tend's messages go to the most recently active \
+                 client, not always the one whose key asked",
+            );
+        }
+        out
     }
 }
 
@@ -517,6 +627,39 @@ impl Server {
         Version::parse(&String::from_utf8_lossy(&output.stdout))
     }
 
+    /// The running server's version (`#{version}`), asked once per socket
+    /// and kept for the life of this process (a server cannot change
+    /// version; tend's daemon ends with its server). `None` when the server
+    /// does not answer or prints something that is not a version.
+    ///
+    /// This, not the `tmux` binary's `-V`, is what decides which commands
+    /// and flags tend may use: a user who upgraded tmux keeps running the
+    /// old server until it is restarted.
+    pub fn server_version(&self) -> Option<Version> {
+        static KNOWN: std::sync::OnceLock<std::sync::Mutex<HashMap<String, Version>>> =
+            std::sync::OnceLock::new();
+        let key = format!("{:?}", self.socket);
+        let known = KNOWN.get_or_init(Default::default);
+        if let Some(v) = known.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return Some(v);
+        }
+        let out = self.run(["display-message", "-p", "#{version}"]).ok()?;
+        let v = Version::parse(out.trim()).ok()?;
+        if let Ok(mut m) = known.lock() {
+            m.insert(key, v.clone());
+        }
+        Some(v)
+    }
+
+    /// What the running server can do that not every supported version can
+    /// (see [`Capabilities`]); every capability assumed when the version
+    /// cannot be read.
+    pub fn capabilities(&self) -> Capabilities {
+        self.server_version()
+            .map(|v| Capabilities::of(&v))
+            .unwrap_or_default()
+    }
+
     /// True when a server answers on the socket.
     pub fn is_running(&self) -> bool {
         self.server_pid().is_ok()
@@ -672,6 +815,38 @@ mod tests {
         assert!(SocketSpec::Path("rel/s".into())
             .resolved_path()
             .is_absolute());
+    }
+
+    #[test]
+    fn printed_values_are_read_back_only_when_certain() {
+        use Printing::*;
+        assert_eq!(Raw.unprint("a\\036b").as_deref(), Some("a\\036b"));
+        assert_eq!(
+            Visible.unprint("#(echo $HOME)").as_deref(),
+            Some("#(echo $HOME)")
+        );
+        // A shell quote's backslash is the value's own.
+        assert_eq!(Visible.unprint("'it'\\''s'").as_deref(), Some("'it'\\''s'"));
+        assert_eq!(Visible.unprint("a\\036b"), None);
+        assert_eq!(Visible.unprint("a\\n"), None);
+        assert_eq!(Visible.unprint("a\\$HOME").as_deref(), Some("a\\$HOME"));
+        assert_eq!(
+            VisibleAndDollar
+                .unprint("#(echo \\$HOME \\${X} $1 \\$1)")
+                .as_deref(),
+            Some("#(echo $HOME ${X} $1 \\$1)")
+        );
+        // The value's own backslash before `$HOME` prints as `\\\\$HOME`.
+        assert_eq!(
+            VisibleAndDollar.unprint("a\\\\$HOME").as_deref(),
+            Some("a\\$HOME")
+        );
+        let v = |s: &str| Version::parse(s).unwrap();
+        assert_eq!(Capabilities::of(&v("tmux 3.4")).printing, VisibleAndDollar);
+        assert_eq!(Capabilities::of(&v("tmux 3.5a")).printing, Visible);
+        assert_eq!(Capabilities::of(&v("tmux 3.6a")).printing, Raw);
+        assert!(!Capabilities::of(&v("tmux 3.2a")).message_to_client);
+        assert!(Capabilities::of(&v("tmux 3.3a")).message_to_client);
     }
 
     #[test]

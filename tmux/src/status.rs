@@ -115,6 +115,10 @@ pub struct StatusReport {
     pub filled: Vec<String>,
     /// True when tend added its own segment to `status-right`.
     pub segment: bool,
+    /// Formats left alone because this tmux prints them ambiguously (3.4
+    /// and 3.5a, a backslash in the format; see
+    /// [`Printing`](crate::Printing)).
+    pub unreadable: Vec<String>,
 }
 
 impl Server {
@@ -126,7 +130,11 @@ impl Server {
             "-gv"
         };
         let out = self.run(["show-options", flag, "--", name])?;
-        Ok(out.strip_suffix('\n').unwrap_or(&out).to_string())
+        let printed = out.strip_suffix('\n').unwrap_or(&out);
+        self.capabilities()
+            .printing
+            .unprint(printed)
+            .ok_or_else(|| crate::options::unreadable(name, printed))
     }
 
     fn saved(&self, name: &str) -> Result<Option<String>> {
@@ -142,9 +150,18 @@ impl Server {
         // what tend made of it, else the value itself.
         let mut entries = Vec::new();
         let mut recovered = false;
+        let mut unreadable = Vec::new();
         for (name, scope) in FORMATS {
-            let current = self.format_value(name, *scope)?;
-            let saved = self.saved(name)?;
+            // A format this tmux prints ambiguously (3.4 and 3.5a, a
+            // backslash in it) is left exactly as it is.
+            let (current, saved) = match (self.format_value(name, *scope), self.saved(name)) {
+                (Ok(c), Ok(s)) => (c, s),
+                (Err(e), _) | (_, Err(e)) if e.is_unreadable() => {
+                    unreadable.push((*name).to_string());
+                    continue;
+                }
+                (Err(e), _) | (_, Err(e)) => return Err(e),
+            };
             recovered |=
                 *name == "status-right" && saved.is_none() && current.starts_with(STATUS_SEGMENT);
             let original = match saved {
@@ -163,10 +180,13 @@ impl Server {
             };
             entries.push((*name, *scope, current, original));
         }
-        let segment = !off && !entries.iter().any(|(_, _, _, o)| mentions_tend(o));
+        let right_readable = !unreadable.iter().any(|n| n == "status-right");
+        let segment =
+            !off && right_readable && !entries.iter().any(|(_, _, _, o)| mentions_tend(o));
         let mut commands: Vec<Vec<String>> = Vec::new();
         let mut report = StatusReport {
             segment,
+            unreadable,
             ..Default::default()
         };
         let mut save = Vec::new();
@@ -246,7 +266,19 @@ impl Server {
             let Some(original) = self.saved(name)? else {
                 continue;
             };
-            let current = self.format_value(name, *scope)?;
+            let current = match self.format_value(name, *scope) {
+                Ok(c) => c,
+                // Changed since to something this tmux prints ambiguously:
+                // not tend's any more.
+                Err(e) if e.is_unreadable() => {
+                    forget.push(OptionUpdate::unset(
+                        Scope::Server,
+                        format!("{SAVED_PREFIX}{name}"),
+                    ));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             if render(name, &original, true) == current || render(name, &original, false) == current
             {
                 commands.push(set_command(name, *scope, &original));

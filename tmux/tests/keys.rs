@@ -182,7 +182,7 @@ fn a_table_with_quotes_and_spaces_is_bound_and_cleaned_exactly() {
     assert_eq!(t.server.unbind_keys().unwrap(), 3);
     assert_eq!(t.tmux_ok(&["list-keys"]), before);
     assert_eq!(
-        t.tmux_ok(&["show-options", "-gqv", tend_tmux::keys::TABLES_RECORD]),
+        t.tmux_ok(&["show-options", "-sqv", tend_tmux::keys::TABLES_RECORD]),
         ""
     );
 }

@@ -162,7 +162,12 @@ fn refresh_reaches_attached_clients() {
     t.server
         .set_option(Scope::Global, "@tend_summary", "1 agent needs you")
         .unwrap();
-    let shown = t.tmux_ok(&["display-message", "-p", "-c", &client, "#{@tend_summary}"]);
+    // tmux 3.2a's display-message takes no client (-c is a flag there).
+    let shown = if t.server.capabilities().message_to_client {
+        t.tmux_ok(&["display-message", "-p", "-c", &client, "#{@tend_summary}"])
+    } else {
+        t.tmux_ok(&["display-message", "-p", "#{@tend_summary}"])
+    };
     assert_eq!(shown.trim(), "1 agent needs you");
 
     // publish(): the redraw alone (no option set, so only refresh-client
@@ -184,7 +189,12 @@ fn refresh_reaches_attached_clients() {
     t.server
         .publish(&updates, std::slice::from_ref(&client))
         .unwrap();
-    let shown = t.tmux_ok(&["display-message", "-p", "-c", &client, "#{@tend_summary}"]);
+    // tmux 3.2a's display-message takes no client (-c is a flag there).
+    let shown = if t.server.capabilities().message_to_client {
+        t.tmux_ok(&["display-message", "-p", "-c", &client, "#{@tend_summary}"])
+    } else {
+        t.tmux_ok(&["display-message", "-p", "#{@tend_summary}"])
+    };
     assert_eq!(shown.trim(), "2 agents need you");
 }
 

@@ -77,7 +77,12 @@ fn list_panes_reads_hostile_names_verbatim() {
     assert!(!first.pipe && first.tap.is_none() && !first.dead && !first.alternate_on);
 
     let odd = panes.iter().find(|p| p.pane_id == odd_pane).unwrap();
-    assert_eq!(odd.current_command, "sl\u{1f}e\nep");
+    // tmux 3.4 and 3.5a print control characters made visible.
+    let printed = match common::printing(&t) {
+        tend_tmux::Printing::Raw => "sl\u{1f}e\nep",
+        _ => "sl\\037e\nep",
+    };
+    assert_eq!(odd.current_command, printed);
     assert_eq!(odd.title, OSC_TITLE);
     assert_eq!(odd.width, 200);
 
@@ -147,7 +152,13 @@ fn capture_reads_text_and_cursor() {
     }));
     let c = t.server.capture(id).unwrap();
     assert_eq!(c.pane_id, id);
-    assert!(c.text.starts_with("hello\n"), "{:?}", c.text);
+    // tmux 3.2a pads a line it writes attributes for with spaces.
+    assert_eq!(
+        c.text.lines().next().map(str::trim_end),
+        Some("hello"),
+        "{:?}",
+        c.text
+    );
     assert!(
         c.text.contains("\u{1b}[31mworld"),
         "colours kept: {:?}",

@@ -73,10 +73,17 @@ fn arguments_arrive_unchanged() {
         t.server
             .run(["set-option", "-g", "--", "@tend_arg", value])
             .unwrap();
-        assert_eq!(
-            t.tmux_ok(&["show-options", "-gv", "@tend_arg"]),
-            format!("{value}\n")
-        );
+        let read = t.server.show_option(tend_tmux::Scope::Global, "@tend_arg");
+        // tmux 3.4 and 3.5a print a backslash of the value like one of
+        // their escapes: such a value is refused, never misread.
+        if common::printing(&t) != tend_tmux::Printing::Raw && value.contains('\\') {
+            assert!(
+                matches!(read, Err(ref e) if e.is_unreadable()),
+                "{value:?}: {read:?}"
+            );
+        } else {
+            assert_eq!(read.unwrap().as_deref(), Some(value));
+        }
     }
     // Window names go through the same path (tmux itself escapes
     // backslashes in names, so none here).

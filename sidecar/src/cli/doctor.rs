@@ -26,6 +26,27 @@ struct Check {
     detail: String,
 }
 
+/// The server line: where it is, its version when that differs from the
+/// `tmux` binary's, and what that version lacks (tend works around each).
+fn server_detail(srv: &tend_tmux::Server, socket: &str) -> String {
+    let mut detail = format!("tmux server at {socket}");
+    let binary = srv.version().ok();
+    if let Some(v) = srv.server_version() {
+        if binary.as_ref() != Some(&v) {
+            detail.push_str(&format!(
+                " runs tmux {} (restart it to use the newer binary)",
+                v.raw
+            ));
+        }
+    }
+    let missing = srv.capabilities().missing();
+    if !missing.is_empty() {
+        detail.push_str("; this tmux lacks ");
+        detail.push_str(&missing.join("; "));
+    }
+    detail
+}
+
 /// Runs the checks. Exits non-zero when any failed.
 pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let mut checks = Vec::new();
@@ -55,7 +76,7 @@ pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Resul
         Ok(t) => checks.push(Check {
             name: "server",
             ok: true,
-            detail: format!("tmux server at {}", t.tmux_socket.display()),
+            detail: server_detail(&srv, &t.tmux_socket.display().to_string()),
         }),
         Err(e) => checks.push(Check {
             name: "server",

@@ -88,6 +88,14 @@ impl Env {
             "tmux new-session: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        // tmux 3.2a sizes a window that no client shows by default-size
+        // (80x24), whatever -x and -y the session was made with: the
+        // recordings replayed here are 200x50 and smaller.
+        env.tmux(&["set-option", "-g", "default-size", "200x50"]);
+        // ... and makes a detached session's first window 80x23.
+        if env.tmux_out(&["display-message", "-p", "-t", "=main:0", "#{window_width}"]) != "200" {
+            env.tmux(&["resize-window", "-t", "=main:0", "-x", "200", "-y", "50"]);
+        }
         env
     }
 

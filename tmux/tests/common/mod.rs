@@ -11,6 +11,11 @@ use tend_tmux::{Server, SocketSpec};
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
+/// How the tmux under test prints command output.
+pub fn printing(t: &TestServer) -> tend_tmux::Printing {
+    t.server.capabilities().printing
+}
+
 /// Under the tmux matrix (scripts/test-tmux-matrix.sh), the tmux on PATH
 /// must be the version under test: a build that fell back to another tmux
 /// would pass for the wrong one.
@@ -77,6 +82,16 @@ impl TestServer {
             "main",
             "/bin/sh",
         ]);
+        // tmux 3.2a sizes a window that no client shows by default-size
+        // (80x24), whatever -x and -y the session was made with.
+        t.tmux_ok(&["set-option", "-g", "default-size", "200x50"]);
+        // ... and makes a detached session's first window 80x23.
+        if t.tmux_ok(&["display-message", "-p", "-t", "=main:0", "#{window_width}"])
+            .trim()
+            != "200"
+        {
+            t.tmux_ok(&["resize-window", "-t", "=main:0", "-x", "200", "-y", "50"]);
+        }
         t
     }
 
