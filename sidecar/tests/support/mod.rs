@@ -314,22 +314,30 @@ impl Terminal {
     }
 }
 
-/// Polls `f` every 50 ms until it returns true or `secs` pass.
 /// Runs a Python `script` as user `nobody` (needs root), after opening
 /// `path`'s directories up to `env`'s root to everyone, so that only the
 /// daemon's own peer check stands between that user and a socket there.
 pub fn python_as_nobody(env: &Env, path: &Path, script: &str) -> Output {
     use std::os::unix::fs::PermissionsExt;
+    // Opened for the run, and put back after it: tend refuses a runtime
+    // folder others can enter, so `tend stop` at the end needs it private.
+    let mut opened = Vec::new();
+    let mut open = |p: &Path, mode: u32| {
+        if let Ok(m) = std::fs::metadata(p) {
+            opened.push((p.to_owned(), m.permissions().mode()));
+        }
+        let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode));
+    };
     let mut dir = path.parent().map(Path::to_owned);
     while let Some(d) = dir {
-        let _ = std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755));
+        open(&d, 0o755);
         if d == env.path() {
             break;
         }
         dir = d.parent().map(Path::to_owned);
     }
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666)).expect("chmod");
-    Command::new("setpriv")
+    open(path, 0o666);
+    let out = Command::new("setpriv")
         .args([
             "--reuid=65534",
             "--regid=65534",
@@ -339,9 +347,14 @@ pub fn python_as_nobody(env: &Env, path: &Path, script: &str) -> Output {
             script,
         ])
         .output()
-        .expect("setpriv")
+        .expect("setpriv");
+    for (p, mode) in opened.into_iter().rev() {
+        let _ = std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode));
+    }
+    out
 }
 
+/// Polls `f` every 50 ms until it returns true or `secs` pass.
 pub fn wait_until(secs: u64, mut f: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + Duration::from_secs(secs);
     while Instant::now() < deadline {
