@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use serde::Serialize;
 
-use crate::manifest::{Manifest, Region, RegionSource, Rule, RuleState};
+use crate::manifest::{Manifest, Matcher, Region, RegionSource, Rule, RuleState, ScreenMarker};
 use crate::state::Reason;
 
 /// The parts of a pane a rule may look at.
@@ -232,18 +232,41 @@ impl RegionSource for Source<'_> {
 }
 
 fn rule_matches(src: &Source<'_>, rule: &Rule) -> Result<bool, String> {
-    let view = src.view;
-    if let Some(want) = rule.alt_screen {
-        if want != view.alternate {
+    look_matches(src, rule.alt_screen, rule.region, &rule.matcher)
+}
+
+/// A matcher over a region, on (or off) the alternate screen as asked.
+fn look_matches(
+    src: &Source<'_>,
+    alt_screen: Option<bool>,
+    region: Region,
+    matcher: &Matcher,
+) -> Result<bool, String> {
+    if let Some(want) = alt_screen {
+        if want != src.view.alternate {
             return Err(format!(
                 "applies only {} the alternate screen",
                 if want { "on" } else { "off" }
             ));
         }
     }
-    Ok(src.with_region(rule.region, &mut |rows, joined| {
-        rule.matcher.matches(src, rows, joined)
+    Ok(src.with_region(region, &mut |rows, joined| {
+        matcher.matches(src, rows, joined)
     }))
+}
+
+/// The first of the manifest's screen-identity markers
+/// (`[[identity.screen]]`) that matches the screen, if any: the screen
+/// shows the agent's live UI.
+pub fn screen_marker<'m>(view: &ScreenView, manifest: &'m Manifest) -> Option<&'m ScreenMarker> {
+    if manifest.screen_identity.is_empty() {
+        return None;
+    }
+    let src = Source::new(view, manifest);
+    manifest
+        .screen_identity
+        .iter()
+        .find(|m| look_matches(&src, m.alt_screen, m.region, &m.matcher).unwrap_or(false))
 }
 
 /// The rule's own reason, when the manifest gives `prompt` in its place.

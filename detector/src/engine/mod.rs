@@ -443,4 +443,9 @@ impl PaneDetector {
     pub fn screen(&self) -> &Screen {
         &self.screen
     }
+
+    /// When the pane last printed (fed or seeded), by the caller's clock.
+    pub fn last_output(&self) -> Option<Duration> {
+        self.last_output
+    }
 }

@@ -39,9 +39,11 @@ use crate::manifest::{IdentityKeys, Registry};
 mod matching;
 mod resolve;
 mod sampling;
+mod screen;
 mod shell;
 mod tracker;
 mod unwrap;
+mod wrapper;
 
 #[cfg(test)]
 mod testutil;
@@ -49,11 +51,13 @@ mod testutil;
 pub use matching::{match_process, IdentityMatch};
 pub use resolve::{find_root, resolve, resolve_pane, Foreground, Resolution, WalkLimits};
 pub use sampling::{ProcessTracker, SamplePolicy, SampleScheduler};
+pub use screen::{read_screen, ScreenReading, Sighting};
 pub use tracker::{
-    ChangeReason, HysteresisConfig, IdentityChange, IdentityEvidence, IdentityTracker,
-    PendingIdentity,
+    ChangeReason, HysteresisConfig, IdentifiedBy, IdentityChange, IdentityEvidence,
+    IdentityTracker, PendingIdentity, ScreenAbsent, ScreenPending,
 };
 pub use unwrap::{candidates, candidates_with_source, script_path};
+pub use wrapper::{wrapper_of, WrapperKind, WrapperSeen};
 
 use shell::{basename, is_assignment, normalise, split_commands, stem};
 use unwrap::{wrapper_kind, Wrapper};
@@ -176,6 +180,9 @@ pub enum Source {
     Exe,
     /// `/proc/<pid>/comm`.
     Comm,
+    /// The screen: the agent's live UI, behind a wrapper (see
+    /// [`read_screen`]).
+    Screen,
 }
 
 impl fmt::Display for Source {
@@ -189,6 +196,7 @@ impl fmt::Display for Source {
             Source::ScriptTarget => f.write_str("script target"),
             Source::Exe => f.write_str("exe"),
             Source::Comm => f.write_str("comm"),
+            Source::Screen => f.write_str("screen"),
         }
     }
 }

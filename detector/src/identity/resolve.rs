@@ -59,6 +59,13 @@ pub struct Resolution {
     pub examined: usize,
     /// The walk stopped at a limit.
     pub truncated: bool,
+    /// With no agent found: the wrapper in the foreground (`ssh`, `docker
+    /// exec`, `nix develop`, a script) below which no process is an agent,
+    /// so the agent may run where the process tree cannot show it. Only
+    /// such a pane is ever named from its screen
+    /// ([`IdentityTracker::observe_with_screen`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wrapper: Option<WrapperSeen>,
 }
 
 impl Resolution {
@@ -145,6 +152,7 @@ pub fn resolve_pane(registry: &Registry, procs: &[ProcessInfo], limits: &WalkLim
             via_ancestor: false,
             examined: 0,
             truncated: false,
+            wrapper: None,
         };
     };
     let (visited, truncated) = walk(root, procs, limits);
@@ -154,6 +162,7 @@ pub fn resolve_pane(registry: &Registry, procs: &[ProcessInfo], limits: &WalkLim
         via_ancestor: false,
         examined: visited.len(),
         truncated,
+        wrapper: None,
     };
     let tpgid = root
         .tpgid
@@ -195,6 +204,16 @@ pub fn resolve_pane(registry: &Registry, procs: &[ProcessInfo], limits: &WalkLim
                 pgid: tpgid,
                 members: members.len(),
             };
+        } else if let Some(w) =
+            wrapper_of(root).and_then(|_| wrapper::foreground_wrapper(registry, &visited, &members))
+        {
+            // A pane started as a wrapper (`tmux new-window 'ssh dev'`):
+            // its root is not a shell at a prompt.
+            res.wrapper = Some(w);
+            res.foreground = Foreground::Group {
+                pgid: tpgid,
+                members: members.len(),
+            };
         }
         return res;
     }
@@ -232,6 +251,9 @@ pub fn resolve_pane(registry: &Registry, procs: &[ProcessInfo], limits: &WalkLim
             .into_iter()
             .find_map(|(p, _)| match_process(registry, p));
         res.via_ancestor = res.agent.is_some();
+    }
+    if res.agent.is_none() {
+        res.wrapper = wrapper::foreground_wrapper(registry, &visited, &members);
     }
     res
 }
@@ -383,6 +405,102 @@ mod tests {
         procs[0].env_agent = Some("claude".into());
         let r = resolve_with(&procs);
         assert_eq!(r.agent.map(|m| (m.pid, m.via)), Some((200, "env".into())));
+    }
+
+    #[test]
+    fn a_wrapper_in_the_foreground_without_an_agent_below_it() {
+        let wrapper = |r: &Resolution| r.wrapper.as_ref().map(|w| (w.pid, w.name.clone(), w.kind));
+        // `ssh devbox` typed at the shell: the agent runs over there.
+        let r = resolve_with(&pane(
+            Some(200),
+            vec![proc(200, 100, 200, &["ssh", "devbox"])],
+        ));
+        assert!(r.agent.is_none());
+        assert_eq!(wrapper(&r), Some((200, "ssh".into(), WrapperKind::Remote)));
+        // A script that runs `docker exec` (same group, no job control):
+        // the container is named, not the script.
+        let r = resolve_with(&pane(
+            Some(200),
+            vec![
+                proc(200, 100, 200, &["/bin/bash", "./dev.sh"]),
+                proc(201, 200, 200, &["docker", "exec", "-it", "box", "claude"]),
+            ],
+        ));
+        assert_eq!(
+            wrapper(&r),
+            Some((201, "docker exec".into(), WrapperKind::Container))
+        );
+        // A launcher whose agent is a local child: named by its process.
+        let r = resolve_with(&pane(
+            Some(200),
+            vec![
+                proc(200, 100, 200, &["nix", "develop", "-c", "claude"]),
+                claude_proc(201, 200, 200),
+            ],
+        ));
+        assert_eq!(r.agent.map(|m| m.pid), Some(201));
+        assert_eq!(r.wrapper, None);
+        // An agent below the wrapper in a session of its own (`script`,
+        // sudo's pty): a local agent, so not one for the screen to name.
+        let r = resolve_with(&pane(
+            Some(200),
+            vec![
+                proc(200, 100, 200, &["/bin/sh", "./run.sh"]),
+                claude_proc(201, 200, 201),
+            ],
+        ));
+        assert!(r.agent.is_none());
+        assert_eq!(r.wrapper, None);
+    }
+
+    #[test]
+    fn no_wrapper_unless_it_holds_the_terminal() {
+        // `cat` of a recording, `grep`, a pager: no wrapper.
+        for argv in [
+            &["cat", "pane.txt"][..],
+            &["grep", "-r", "claude", "."],
+            &["less", "x"],
+        ] {
+            let r = resolve_with(&pane(Some(200), vec![proc(200, 100, 200, argv)]));
+            assert_eq!(r.wrapper, None, "{argv:?}");
+        }
+        // A tunnel in the background while the shell holds the terminal.
+        let r = resolve_with(&pane(
+            Some(100),
+            vec![proc(200, 100, 200, &["ssh", "-N", "tunnel"])],
+        ));
+        assert!(r.shell_foreground());
+        assert_eq!(r.wrapper, None);
+        // A pane whose own process prints and sleeps (`sh -c 'cat …; sleep'`).
+        let mut root = proc(
+            100,
+            50,
+            100,
+            &["sh", "-c", "cat x.txt; sleep 2; exec sleep 100"],
+        );
+        root.tpgid = Some(100);
+        let mut sleep = proc(101, 100, 100, &["sleep", "2"]);
+        sleep.tpgid = Some(100);
+        let r = resolve_with(&[root, sleep]);
+        assert!(r.shell_foreground());
+        assert_eq!(r.wrapper, None);
+    }
+
+    #[test]
+    fn a_pane_started_as_a_wrapper() {
+        // `tmux new-window 'ssh devbox'`: the pane's own process is ssh.
+        let mut root = proc(100, 50, 100, &["ssh", "devbox"]);
+        root.tpgid = Some(100);
+        let r = resolve_with(&[root]);
+        assert!(!r.shell_foreground());
+        assert_eq!(
+            r.wrapper.map(|w| (w.pid, w.name)),
+            Some((100, "ssh".into()))
+        );
+        // A pane started as a shell is still a shell at its prompt.
+        let r = resolve_with(&pane(Some(100), vec![]));
+        assert!(r.shell_foreground());
+        assert_eq!(r.wrapper, None);
     }
 
     #[test]

@@ -247,6 +247,47 @@ pub struct IdentityKeys {
     pub aliases: Vec<String>,
 }
 
+/// One complete look of an agent's live UI, by which tend names the agent
+/// from the screen when the process tree shows only a wrapper (`ssh`,
+/// `docker exec`, a launcher script, …) and no agent process: one
+/// `[[identity.screen]]` entry of the manifest.
+///
+/// ```toml
+/// [[identity.screen]]
+/// id = "prompt"                       # unique among the agent's markers
+/// region = "bottom_nonempty:6"        # where the look is drawn
+/// alt_screen = true                   # optional, as for rules
+/// cite = "corpus/claude/idle: …"      # the recordings that show it
+/// example = """…"""                   # a screen it must name (checked by tests)
+/// example_title = "✳ Claude Code"     # that screen's title, when the marker reads it
+/// match.all = [ … ]                   # at least two parts of the UI
+/// ```
+///
+/// Any one marker that matches shows the agent; a marker is an `all` of at
+/// least two parts of the UI (an input box *and* its footer, a dialog
+/// *and* the title), never one word, so that text merely printed (a `cat`
+/// of a recording, `grep` output) rarely looks like the live UI — and even
+/// then only a wrapper's pane is ever named from its screen, and only after
+/// several readings (see `identity::IdentityTracker`).
+#[derive(Debug, Clone)]
+pub struct ScreenMarker {
+    /// `<agent>/screen:<id>`, unique over all manifests.
+    pub id: String,
+    /// Where the marker looks.
+    pub region: Region,
+    /// When set, the marker applies only on (true) or off (false) the
+    /// alternate screen.
+    pub alt_screen: Option<bool>,
+    /// What it looks for.
+    pub matcher: Matcher,
+    /// The recordings that show the agent drawing this look.
+    pub cite: String,
+    /// A screen this marker must name the agent on (checked by tests).
+    pub example: Option<String>,
+    /// The window title of that screen, for markers that read it.
+    pub example_title: Option<String>,
+}
+
 /// Screen layout hints shared by an agent's rules.
 #[derive(Debug, Clone)]
 pub struct ScreenHints {
@@ -274,6 +315,9 @@ pub struct Manifest {
     pub source: String,
     /// Process identity keys.
     pub identity: IdentityKeys,
+    /// The looks of the agent's live UI that name it from the screen
+    /// behind a wrapper (`[[identity.screen]]`); empty: never named so.
+    pub screen_identity: Vec<ScreenMarker>,
     /// Layout hints.
     pub screen: ScreenHints,
     /// Rules, highest priority first.

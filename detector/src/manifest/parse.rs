@@ -82,12 +82,92 @@ struct RawManifest {
     #[serde(default)]
     verified_versions: Vec<String>,
     #[serde(default)]
-    identity: IdentityKeys,
+    identity: RawIdentity,
     #[serde(default)]
     screen: RawScreen,
     #[serde(default, rename = "rule")]
     rules: Vec<RawRule>,
     actions: Option<RawActions>,
+}
+
+/// `[identity]`: the process keys, and the screen markers
+/// (`[[identity.screen]]`).
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawIdentity {
+    #[serde(default)]
+    executables: Vec<String>,
+    #[serde(default)]
+    packages: Vec<String>,
+    #[serde(default)]
+    comm: Vec<String>,
+    #[serde(default)]
+    aliases: Vec<String>,
+    #[serde(default)]
+    screen: Vec<RawMarker>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMarker {
+    id: String,
+    region: String,
+    alt_screen: Option<bool>,
+    #[serde(rename = "match")]
+    matcher: RawMatcher,
+    cite: Option<String>,
+    example: Option<String>,
+    example_title: Option<String>,
+}
+
+/// Compiles the `[[identity.screen]]` markers of agent `agent`; errors
+/// name the marker (`identity.screen `prompt`: …`).
+fn compile_markers(agent: &str, raw: &[RawMarker]) -> Result<Vec<ScreenMarker>, String> {
+    let mut out = Vec::with_capacity(raw.len());
+    let mut seen = std::collections::HashSet::new();
+    for m in raw {
+        let name = format!("screen:{}", m.id);
+        let fail = |p: String| format!("identity.screen `{}`: {p}", m.id);
+        if !valid_id(&m.id) {
+            return Err(fail(
+                "marker id must be 1–64 characters of a-z, 0-9, `-`, `_`, `.`".into(),
+            ));
+        }
+        if !seen.insert(m.id.clone()) {
+            return Err(fail("duplicate marker id".into()));
+        }
+        let region = Region::parse(&m.region).map_err(fail)?;
+        // One word on a screen is not an agent: a marker names at least
+        // two parts of the live UI, all of which must be there.
+        let parts = m.matcher.all.as_ref().map_or(0, Vec::len);
+        if parts < 2 || m.matcher.region.is_some() {
+            return Err(fail(
+                "a screen marker needs `match.all` with at least two parts of the agent's live UI \
+                 (an input box and its footer, a dialog and the title): one word on a screen is not an agent"
+                    .into(),
+            ));
+        }
+        let matcher = compile_matcher(&m.matcher, 0).map_err(fail)?;
+        let cite = match &m.cite {
+            Some(c) if !c.trim().is_empty() => c.clone(),
+            _ => {
+                return Err(fail(
+                    "`cite` is required: name the recordings that show the agent drawing this"
+                        .into(),
+                ))
+            }
+        };
+        out.push(ScreenMarker {
+            id: format!("{agent}/{name}"),
+            region,
+            alt_screen: m.alt_screen,
+            matcher,
+            cite,
+            example: m.example.clone(),
+            example_title: m.example_title.clone(),
+        });
+    }
+    Ok(out)
 }
 
 #[derive(Deserialize, Default)]
@@ -277,6 +357,8 @@ impl Manifest {
                 ),
             ));
         }
+        let screen_identity =
+            compile_markers(&raw.id, &raw.identity.screen).map_err(|p| err(None, p))?;
         let horizontal_rule = compile_regex(
             raw.screen
                 .horizontal_rule
@@ -424,7 +506,13 @@ impl Manifest {
             verified: raw.verified,
             verified_versions: raw.verified_versions,
             source: file.to_owned(),
-            identity: raw.identity,
+            identity: IdentityKeys {
+                executables: raw.identity.executables,
+                packages: raw.identity.packages,
+                comm: raw.identity.comm,
+                aliases: raw.identity.aliases,
+            },
+            screen_identity,
             screen: ScreenHints {
                 horizontal_rule,
                 single_line_box: raw.screen.single_line_box,
@@ -523,6 +611,78 @@ match = { contains = "Proceed?" }
         )
         .starts_with("demo.toml: not a valid manifest: "));
         assert!(parse_err("id = ").starts_with("demo.toml: not a valid manifest: "));
+    }
+
+    const MARKER: &str = r#"
+[[identity.screen]]
+id = "prompt"
+region = "bottom_nonempty:4"
+alt_screen = true
+cite = "unit test"
+example_title = "Demo"
+example = "> \nfooter"
+match.all = [ { line_regex = '^> ' }, { region = "title", contains = "Demo" } ]
+"#;
+
+    #[test]
+    fn screen_markers_load() {
+        let m = Manifest::parse("demo.toml", &format!("{GOOD}{MARKER}")).unwrap();
+        assert_eq!(m.identity.executables, ["demo"]);
+        let [k] = m.screen_identity.as_slice() else {
+            panic!("one marker: {:?}", m.screen_identity);
+        };
+        assert_eq!(
+            (k.id.as_str(), k.region, k.alt_screen, k.cite.as_str()),
+            (
+                "demo/screen:prompt",
+                Region::BottomNonEmpty(4),
+                Some(true),
+                "unit test"
+            )
+        );
+        assert_eq!(k.example_title.as_deref(), Some("Demo"));
+        assert!(Manifest::parse("demo.toml", GOOD)
+            .unwrap()
+            .screen_identity
+            .is_empty());
+    }
+
+    #[test]
+    fn bad_screen_markers_are_named() {
+        let with = |marker: &str| parse_err(&format!("{GOOD}{marker}"));
+        assert_eq!(
+            with(&MARKER.replace(
+                "match.all = [ { line_regex = '^> ' }, { region = \"title\", contains = \"Demo\" } ]",
+                "match = { line_regex = '^> ' }"
+            )),
+            "demo.toml: identity.screen `prompt`: a screen marker needs `match.all` with at least two \
+             parts of the agent's live UI (an input box and its footer, a dialog and the title): one \
+             word on a screen is not an agent"
+        );
+        assert_eq!(
+            with(&MARKER.replace("{ region = \"title\", contains = \"Demo\" } ", "")),
+            with(&MARKER.replace(
+                "match.all = [ { line_regex = '^> ' }, { region = \"title\", contains = \"Demo\" } ]",
+                "match = { line_regex = '^> ' }"
+            )),
+            "one part in `all` is one part"
+        );
+        assert_eq!(
+            with(&MARKER.replace("cite = \"unit test\"\n", "")),
+            "demo.toml: identity.screen `prompt`: `cite` is required: name the recordings that show the agent drawing this"
+        );
+        assert_eq!(
+            with(&MARKER.replace("bottom_nonempty:4", "bottom:4")),
+            "demo.toml: identity.screen `prompt`: unknown region `bottom:4` (expected one of bottom_lines:N, \
+             bottom_nonempty:N, prompt_box, above_prompt_box:N, after_last_rule, cursor_line, above_cursor:N, \
+             title, progress, visible)"
+        );
+        assert_eq!(
+            with(&format!("{MARKER}{MARKER}")),
+            "demo.toml: identity.screen `prompt`: duplicate marker id"
+        );
+        assert!(with(&MARKER.replace("alt_screen", "alternate"))
+            .starts_with("demo.toml: not a valid manifest: "));
     }
 
     #[test]
