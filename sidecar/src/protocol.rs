@@ -80,6 +80,19 @@ pub struct PaneView {
     pub window: String,
     /// Agent id, when one is identified.
     pub agent: Option<String>,
+    /// How `agent` was identified: `process` (its executable, package,
+    /// argv or process name), `screen` (its live UI on the screen, behind a
+    /// wrapper whose agent the process tree cannot show: `ssh`, `mosh`,
+    /// `docker exec`, `kubectl exec`, a launcher or script with no agent
+    /// process below it) or `declared` (`TEND_AGENT` in its environment).
+    /// Absent with no agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identified_by: Option<String>,
+    /// With `identified_by: screen`, the wrapper the process tree shows
+    /// (`ssh`, `docker exec`, `nix develop`, a script's name): its end is
+    /// the agent's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrapper: Option<String>,
     /// State, when an agent is identified and has shown evidence.
     pub state: Option<String>,
     /// Waiting reason.

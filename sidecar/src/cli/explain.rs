@@ -90,13 +90,15 @@ fn live(
             ),
             _ => "rules unverified: a dialog shows as waiting/prompt, never as a certain approval, question or error".to_owned(),
         };
-        writeln!(
-            out,
-            "agent     {} {} ({how})",
-            s(&p["agent"]),
-            p["version"].as_str().unwrap_or("(version unknown)")
-        )
-        .map_err(io)?;
+        let version = match (p["version"].as_str(), p["wrapper"].as_str()) {
+            (Some(v), _) => v.to_owned(),
+            // Its package metadata is on the other side of the wrapper.
+            (None, Some(w)) if p["identified_by"] == "screen" => {
+                format!("(version unknown: it runs behind {w})")
+            }
+            (None, _) => "(version unknown)".to_owned(),
+        };
+        writeln!(out, "agent     {} {version} ({how})", s(&p["agent"])).map_err(io)?;
         if let Some(w) = v["version_warning"].as_str() {
             writeln!(out, "warning   {w}").map_err(io)?;
         }
@@ -115,24 +117,7 @@ fn live(
     // The sampler's evidence: the committed agent, and the process and
     // key of its latest match.
     let id = &v["identity"];
-    let m = &id["matched"];
-    match id["agent"].as_str() {
-        Some(agent) => writeln!(
-            out,
-            "identity  {agent} (pid {}, {} `{}`, {} agreeing samples)",
-            m["pid"].as_u64().map(|x| x.to_string()).unwrap_or_else(|| "-".into()),
-            s(&m["via"]),
-            s(&m["key"]),
-            id["agreeing"].as_u64().unwrap_or(0)
-        )
-        .map_err(io)?,
-        None if p["state"] == "exited" => writeln!(
-            out,
-            "identity  none: the agent's process has ended (the pane reads exited until the next agent starts); screen rules are not applied"
-        )
-        .map_err(io)?,
-        None => writeln!(out, "identity  none: no agent process found in the pane's foreground group; screen rules are not applied").map_err(io)?,
-    }
+    writeln!(out, "{}", identity_line(id, p)).map_err(io)?;
     writeln!(out, "identity evidence: {}", id).map_err(io)?;
     let ex = &v["explain"];
     writeln!(out, "title     {}", s(&ex["title"])).map_err(io)?;
@@ -186,6 +171,76 @@ fn live(
         .map_err(io)?;
     }
     Ok(())
+}
+
+/// The `identity` line: which agent, and how it was identified — by its
+/// process, declared by `TEND_AGENT`, or named from the screen behind a
+/// wrapper.
+fn identity_line(id: &Value, pane: &Value) -> String {
+    let s = |x: &Value| x.as_str().unwrap_or("-").to_owned();
+    let m = &id["matched"];
+    let pid = m["pid"]
+        .as_u64()
+        .map(|x| x.to_string())
+        .unwrap_or_else(|| "-".into());
+    let agreeing = id["agreeing"].as_u64().unwrap_or(0);
+    // The wrapper the latest sample found in the foreground.
+    let wrapper = &id["last"]["wrapper"];
+    match id["agent"].as_str() {
+        Some(agent) if id["identified_by"] == "screen" => format!(
+            "identity  {agent} named from the screen; the process tree shows {} (pid {pid}), not the agent: \
+             its live UI matched `{}` ({agreeing} readings in a row), and the end of {} is the agent's exit",
+            s(&m["value"]),
+            s(&m["key"]),
+            s(&m["value"]),
+        ),
+        Some(agent) => format!(
+            "identity  {agent} (pid {pid}, {} `{}`, {agreeing} agreeing samples){}",
+            s(&m["via"]),
+            s(&m["key"]),
+            if id["identified_by"] == "declared" {
+                "; declared by TEND_AGENT"
+            } else {
+                ""
+            }
+        ),
+        None if pane["state"] == "exited" && pane["identified_by"] == "screen" => format!(
+            "identity  none: {} {} named from the screen has {} (the pane reads exited until the next agent starts); screen rules are not applied",
+            s(&pane["agent"]),
+            match pane["wrapper"].as_str() {
+                Some(w) => format!("behind {w}"),
+                None => "behind a wrapper".into(),
+            },
+            if id["last_change"]["reason"] == "wrapper_gone" {
+                "ended with it"
+            } else {
+                "left the screen"
+            }
+        ),
+        None if pane["state"] == "exited" => "identity  none: the agent's process has ended (the pane reads exited until the next agent starts); screen rules are not applied".to_owned(),
+        None if wrapper.is_object() => {
+            let seen = match &id["screen_pending"] {
+                p if p.is_object() => format!(
+                    "the screen shows {}'s live UI ({} readings in a row so far; it is named after several)",
+                    s(&p["agent"]),
+                    p["readings"].as_u64().unwrap_or(0),
+                ),
+                _ => match id["screen_reading"]["ambiguous"].as_array() {
+                    Some(a) if !a.is_empty() => format!(
+                        "the screen matches several agents' markers at once ({})",
+                        a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", ")
+                    ),
+                    _ => "the screen shows no agent's live UI".to_owned(),
+                },
+            };
+            format!(
+                "identity  none yet: the process tree shows {} (pid {}) and no agent process below it; {seen}",
+                s(&wrapper["name"]),
+                wrapper["pid"].as_u64().map(|x| x.to_string()).unwrap_or_else(|| "-".into()),
+            )
+        }
+        None => "identity  none: no agent process found in the pane's foreground group (nor a wrapper such as ssh or docker exec whose screen shows one); screen rules are not applied".to_owned(),
+    }
 }
 
 /// Runs the command.

@@ -24,11 +24,20 @@ fn text<'a>(params: &'a Value, key: &str) -> Option<&'a str> {
 impl Core {
     pub(crate) fn view(&self, p: &PaneEntry) -> PaneView {
         let e = p.eff.as_ref();
+        let agent = e.and_then(|e| e.agent.clone());
+        // How the pane's agent (live, or the one whose run ended here) was
+        // identified.
+        let identified = p
+            .watch
+            .identified()
+            .filter(|i| agent.as_deref() == Some(i.agent.as_str()));
         PaneView {
             pane: self.mux.name(p.info.pane_id),
             session: p.info.session_name.clone(),
             window: self.mux.window(&p.info),
-            agent: e.and_then(|e| e.agent.clone()),
+            identified_by: identified.map(|i| i.by.as_str().to_owned()),
+            wrapper: identified.and_then(|i| i.wrapper.clone()),
+            agent,
             state: e.and_then(|e| e.state).map(|s| s.as_str().to_owned()),
             reason: e.and_then(|e| e.reason).map(|r| r.as_str().to_owned()),
             band: e.and_then(|e| e.band).map(|b| b.as_str().to_owned()),

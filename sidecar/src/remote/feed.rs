@@ -106,6 +106,8 @@ pub fn pane(mut p: PaneView) -> Option<PaneView> {
     p.window = p.window.parse::<WindowId>().ok()?.to_string();
     p.session = text(&p.session, MAX_NAME).unwrap_or_default();
     p.agent = p.agent.as_deref().and_then(word);
+    p.identified_by = p.identified_by.as_deref().and_then(word);
+    p.wrapper = p.wrapper.as_deref().and_then(|t| text(t, MAX_NAME));
     p.state = p.state.as_deref().and_then(word);
     p.reason = p.reason.as_deref().and_then(word);
     p.band = p.band.as_deref().and_then(word);
@@ -240,8 +242,12 @@ mod tests {
         v["band"] = Value::String("x".repeat(65));
         v["gate"] = Value::String("%4'".into());
         v["host"] = Value::String("elsewhere".into());
+        v["identified_by"] = Value::String("Screen!".into());
+        v["wrapper"] = Value::String("ssh\u{1b}]0;x\u{7}".into());
         let s = snapshot(serde_json::json!([v]));
         let p = &s.panes[0];
+        assert_eq!(p.identified_by, None);
+        assert_eq!(p.wrapper.as_deref(), Some("ssh]0;x"));
         assert_eq!(p.agent, None);
         assert_eq!(p.state, None);
         assert_eq!(p.band, None);

@@ -50,7 +50,7 @@ use stat::{parse_stat, Stat};
 use tree::ChildrenMode;
 
 pub use exits::ExitWatch;
-pub use watch::{PaneWatch, WatchUpdate};
+pub use watch::{Identified, PaneWatch, ScreenSource, WatchUpdate};
 
 /// Why a pane could not be sampled.
 #[derive(Debug)]

@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use tend_detector::engine::ProcessObservation;
 use tend_detector::identity::{
-    self, IdentityChange, IdentityEvidence, IdentityTracker, ProcSample, ProcessInfo,
+    self, IdentifiedBy, IdentityChange, IdentityEvidence, IdentityTracker, ProcSample, ProcessInfo,
     ProcessTracker, Resolution, SamplePolicy, SampleScheduler,
 };
+use tend_detector::rules::ScreenView;
 use tend_detector::Registry;
 
 use super::{SampleStats, Sampler};
@@ -35,6 +36,39 @@ pub struct WatchUpdate {
     pub stats: SampleStats,
 }
 
+/// What a sample may read of the pane's screen: its view and when the pane
+/// last printed. Read only when a wrapper (`ssh`, `docker exec`, …) holds
+/// the terminal with no agent process below it (see
+/// [`IdentityTracker::needs_screen`]).
+pub trait ScreenSource {
+    /// The screen as the rules see it.
+    fn view(&self) -> ScreenView;
+    /// When the pane last printed (the daemon's clock).
+    fn last_output(&self) -> Option<Duration>;
+}
+
+impl ScreenSource for tend_detector::PaneDetector {
+    fn view(&self) -> ScreenView {
+        tend_detector::PaneDetector::view(self)
+    }
+
+    fn last_output(&self) -> Option<Duration> {
+        tend_detector::PaneDetector::last_output(self)
+    }
+}
+
+/// How a pane's agent was identified, kept past the agent's end (the pane
+/// reads `exited` naming it until another starts).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identified {
+    /// The agent.
+    pub agent: String,
+    /// How.
+    pub by: IdentifiedBy,
+    /// Named from the screen: the wrapper the process tree shows (`ssh`).
+    pub wrapper: Option<String>,
+}
+
 /// Everything the daemon keeps about one pane's processes: scheduling,
 /// identity hysteresis and the detector's process view.
 #[derive(Debug)]
@@ -56,6 +90,8 @@ pub struct PaneWatch {
     version: Option<String>,
     /// The agent and process the version was looked up for.
     version_of: Option<(String, u32)>,
+    /// How the latest agent was identified.
+    identified: Option<Identified>,
 }
 
 impl PaneWatch {
@@ -74,6 +110,7 @@ impl PaneWatch {
             hz,
             version: None,
             version_of: None,
+            identified: None,
         }
     }
 
@@ -95,6 +132,12 @@ impl PaneWatch {
     /// Evidence for `tend explain`.
     pub fn evidence(&self) -> IdentityEvidence {
         self.identity.evidence()
+    }
+
+    /// How the committed agent, or the one whose run ended last, was
+    /// identified.
+    pub fn identified(&self) -> Option<&Identified> {
+        self.identified.as_ref()
     }
 
     /// The pane printed something.
@@ -121,13 +164,28 @@ impl PaneWatch {
     }
 
     /// Probes and samples as the schedule says. `prompt_visible`: the
-    /// screen shows the shell's prompt.
+    /// screen shows the shell's prompt. The screen is never read: an agent
+    /// behind a wrapper is not named (see [`PaneWatch::poll_reading`]).
     pub fn poll(
         &mut self,
         sampler: &mut Sampler,
         registry: &Registry,
         at: Duration,
         prompt_visible: bool,
+    ) -> WatchUpdate {
+        self.poll_reading(sampler, registry, at, prompt_visible, None)
+    }
+
+    /// [`PaneWatch::poll`], reading `screen` when a sample finds a wrapper
+    /// (`ssh`, `docker exec`, …) in the foreground and no agent process:
+    /// the agent behind it is named from what its screen shows.
+    pub fn poll_reading(
+        &mut self,
+        sampler: &mut Sampler,
+        registry: &Registry,
+        at: Duration,
+        prompt_visible: bool,
+        screen: Option<&dyn ScreenSource>,
     ) -> WatchUpdate {
         let mut up = WatchUpdate::default();
         if !self.sched.sample_due(at) && self.sched.probe_due(at) {
@@ -144,7 +202,7 @@ impl PaneWatch {
             }
         }
         if self.sched.sample_due(at) {
-            return self.sample_now(sampler, registry, at, prompt_visible);
+            return self.sample_reading(sampler, registry, at, prompt_visible, screen);
         }
         self.watch_exit(sampler);
         up
@@ -178,13 +236,25 @@ impl PaneWatch {
         self.sched.watch_exit(false);
     }
 
-    /// Samples now, whatever the schedule.
+    /// Samples now, whatever the schedule (without reading the screen).
     pub fn sample_now(
         &mut self,
         sampler: &mut Sampler,
         registry: &Registry,
         at: Duration,
         prompt_visible: bool,
+    ) -> WatchUpdate {
+        self.sample_reading(sampler, registry, at, prompt_visible, None)
+    }
+
+    /// Samples now, reading `screen` if the sample wants it.
+    pub fn sample_reading(
+        &mut self,
+        sampler: &mut Sampler,
+        registry: &Registry,
+        at: Duration,
+        prompt_visible: bool,
+        screen: Option<&dyn ScreenSource>,
     ) -> WatchUpdate {
         let mut up = WatchUpdate {
             sampled: true,
@@ -210,14 +280,38 @@ impl PaneWatch {
         let key = (res.agent.as_ref().map(|m| m.agent.clone()), group);
         let changed = self.last_key.as_ref().is_some_and(|k| *k != key);
         self.last_key = Some(key);
-        up.change = self.identity.observe(at, &res, prompt_visible);
+        // Behind a wrapper with no agent process: what the screen shows.
+        let reading = screen
+            .filter(|_| self.identity.needs_screen(&res))
+            .map(|s| {
+                let mut r =
+                    identity::read_screen(registry, &s.view(), self.identity.screen_named());
+                r.last_output = s.last_output();
+                r
+            });
+        up.change = self
+            .identity
+            .observe_with_screen(at, &res, prompt_visible, reading.as_ref());
+        if let Some(m) = self.identity.evidence().matched {
+            let by = m.identified_by();
+            self.identified = Some(Identified {
+                wrapper: (by == IdentifiedBy::Screen).then(|| m.value.clone()),
+                agent: m.agent,
+                by,
+            });
+        }
         self.sched.watch_launch(self.identity.agent().is_none());
-        // A pending identity also wants its confirming sample soon.
-        let pending = self.identity.evidence().pending.is_some();
+        // A pending identity (by process or by screen) also wants its
+        // confirming sample soon.
+        let pending = self.identity.unsettled();
         self.sched
             .sampled(at, tpgid, changed || up.change.is_some() || pending);
         self.watch_exit(sampler);
-        if let Some(agent) = self.identity.agent() {
+        if self.identity.screen_named().is_some() {
+            // The agent runs where the process tree cannot show it: no
+            // process of it to follow (the wrapper's end drops it).
+            self.followed = None;
+        } else if let Some(agent) = self.identity.agent() {
             if self.followed.as_deref() != Some(agent) {
                 self.followed = Some(agent.to_owned());
                 self.procs = ProcessTracker::with_ticks_per_sec(self.hz);

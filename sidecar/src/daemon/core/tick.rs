@@ -54,9 +54,14 @@ impl Core {
             // Identity.
             let prompt_visible = matches!(p.det.status().state, None | Some(State::Exited));
             if p.watch.next_wakeup() <= now {
-                let up = p
-                    .watch
-                    .poll(&mut self.sampler, &self.registry, now, prompt_visible);
+                // The screen, for an agent behind a wrapper (`ssh`, …).
+                let up = p.watch.poll_reading(
+                    &mut self.sampler,
+                    &self.registry,
+                    now,
+                    prompt_visible,
+                    Some(&p.det),
+                );
                 if let Some(change) = &up.change {
                     // One shared manifest per agent: each copy would carry
                     // its own compiled regex caches.
