@@ -313,6 +313,18 @@ impl Server {
     }
 }
 
+/// An option value this tmux prints ambiguously (see
+/// [`Printing::unprint`](crate::server::Printing::unprint)).
+pub(crate) fn unreadable(name: &str, printed: &str) -> TmuxError {
+    TmuxError::Unreadable {
+        detail: format!(
+            "{name} holds a backslash, which this tmux (3.4 or 3.5a) prints the same way as \
+             its own escapes; tend cannot read it exactly and leaves it alone (printed as {:?})",
+            printed.chars().take(80).collect::<String>()
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -355,17 +367,5 @@ mod tests {
             option_names(out).collect::<Vec<_>>(),
             ["@tend_a", "@tend_b"]
         );
-    }
-}
-
-/// An option value this tmux prints ambiguously (see
-/// [`Printing::unprint`](crate::server::Printing::unprint)).
-pub(crate) fn unreadable(name: &str, printed: &str) -> TmuxError {
-    TmuxError::Unreadable {
-        detail: format!(
-            "{name} holds a backslash, which this tmux (3.4 or 3.5a) prints the same way as \
-             its own escapes; tend cannot read it exactly and leaves it alone (printed as {:?})",
-            printed.chars().take(80).collect::<String>()
-        ),
     }
 }
