@@ -22,7 +22,7 @@ use crate::command::{Command, Commands};
 use crate::error::{Result, TmuxError};
 use crate::escape::format_escape_hash;
 use crate::ids::PaneId;
-use crate::server::Server;
+use crate::server::{Printing, Server};
 
 /// The pane option that marks tend's tap; its value is the tap's command.
 pub const TAP_OPTION: &str = "@tend_tap";
@@ -63,7 +63,8 @@ impl Server {
     /// bound.
     pub fn install_tap(&self, pane: PaneId, shell_command: &str) -> Result<TapOutcome> {
         let out = self.run(install_tap_command(pane, shell_command)?)?;
-        tap_outcome(pane, out.strip_suffix('\n').unwrap_or(&out))
+        let printing = self.capabilities().printing;
+        tap_outcome(pane, out.strip_suffix('\n').unwrap_or(&out), printing)
     }
 
     /// [`Server::install_tap`] on several panes in one tmux invocation (a
@@ -77,12 +78,13 @@ impl Server {
             .collect();
         if taps.len() > 1 {
             if let Ok(out) = commands.and_then(|c| self.run_many(&c)) {
+                let printing = self.capabilities().printing;
                 let lines: Vec<&str> = out.lines().collect();
                 if lines.len() == taps.len() {
                     return taps
                         .iter()
                         .zip(lines)
-                        .map(|((pane, _), line)| (*pane, tap_outcome(*pane, line)))
+                        .map(|((pane, _), line)| (*pane, tap_outcome(*pane, line, printing)))
                         .collect();
                 }
             }
@@ -157,15 +159,20 @@ fn install_tap_command(pane: PaneId, shell_command: &str) -> Result<Vec<String>>
     ])
 }
 
-/// What one line of an install's answer says.
-fn tap_outcome(pane: PaneId, out: &str) -> Result<TapOutcome> {
+/// What one line of an install's answer says. The mark is read back as
+/// [`Pane::tap`](crate::Pane::tap) is: exactly where this tmux printed it
+/// with escapes (3.4 writes `\$x` for the `$x` of a path, 3.4 and 3.5a
+/// `\037` for a control character) and that is certain.
+fn tap_outcome(pane: PaneId, out: &str, printing: Printing) -> Result<TapOutcome> {
     if out == "installed" {
         return Ok(TapOutcome::Installed);
     }
     match out.strip_prefix("busy:") {
         Some("") => Ok(TapOutcome::Foreign),
-        Some(command) => Ok(TapOutcome::AlreadyTapped {
-            command: command.to_string(),
+        Some(printed) => Ok(TapOutcome::AlreadyTapped {
+            command: printing
+                .unprint(printed)
+                .unwrap_or_else(|| printed.to_owned()),
         }),
         None => Err(TmuxError::Parse {
             what: format!("installing the tap on {pane}"),
