@@ -331,7 +331,13 @@ impl Inbox {
                 self.start = 0;
             }
             let mut chunk = [0u8; 16384];
-            let n = stream.read(&mut chunk)?;
+            // A signal to this process (a child exiting, in a program that
+            // starts many) interrupts the read before anything arrived:
+            // nothing was lost, read again.
+            let n = match stream.read(&mut chunk) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                other => other?,
+            };
             if n == 0 {
                 return Err(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
