@@ -36,12 +36,15 @@ pub enum TmuxError {
         /// tmux's own words, such as `can't find pane: %7`.
         detail: String,
     },
-    /// A command is longer than tmux accepts in one message (about 16 KiB).
+    /// A command is longer than tmux accepts in one message (about 16 KiB,
+    /// and since tmux 3.7 at most 1000 arguments).
     TooLong {
         /// The start of the command.
         command: String,
         /// Its length in bytes.
         len: usize,
+        /// How many arguments it has.
+        args: usize,
     },
     /// tmux ran the command and reported an error.
     Failed {
@@ -115,10 +118,10 @@ impl fmt::Display for TmuxError {
                 "tmux could not find what `{command}` names: {detail}. \
                  It has probably just closed."
             ),
-            TmuxError::TooLong { command, len } => write!(
+            TmuxError::TooLong { command, len, args } => write!(
                 f,
-                "the tmux command `{command}` is {len} bytes long, more than tmux \
-                 accepts in one message. This is a bug in tend; please report it."
+                "the tmux command `{command}` ({len} bytes, {args} arguments) is more \
+                 than tmux accepts in one message. This is a bug in tend; please report it."
             ),
             TmuxError::Failed {
                 command,

@@ -401,10 +401,19 @@ impl Server {
     ///
     /// For a program on the alternate screen this is the alternate screen
     /// only (tmux keeps no scrollback for it).
+    ///
+    /// tmux 3.2a pads each line with the spaces of cells that were only
+    /// cleared ([`Capabilities::joined_capture_exact`](crate::Capabilities)):
+    /// there the spaces ending a line are trimmed, as `capture-pane`
+    /// without `-J` trims them.
     pub fn capture_text(&self, pane: PaneId, history: u32) -> Result<String> {
         let target = pane.to_string();
         let start = format!("-{history}");
-        self.run(["capture-pane", "-p", "-J", "-S", &start, "-t", &target])
+        let text = self.run(["capture-pane", "-p", "-J", "-S", &start, "-t", &target])?;
+        if self.capabilities().joined_capture_exact {
+            return Ok(text);
+        }
+        Ok(trim_line_ends(&text))
     }
 
     /// Every client attached to the server, control-mode clients included.
@@ -514,4 +523,33 @@ pub struct Snapshot {
     pub clients: Vec<Client>,
     /// Every pane.
     pub panes: Vec<Pane>,
+}
+
+/// `text` with the spaces ending each line removed (its newlines kept).
+fn trim_line_ends(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let (body, end) = match line.strip_suffix('\n') {
+            Some(body) => (body, "\n"),
+            None => (line, ""),
+        };
+        out.push_str(body.trim_end_matches(' '));
+        out.push_str(end);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_ends_are_trimmed_of_spaces_only() {
+        assert_eq!(
+            trim_line_ends("hello   \nworld\t \n  \n\nend  "),
+            "hello\nworld\t\n\n\nend"
+        );
+        assert_eq!(trim_line_ends(""), "");
+        assert_eq!(trim_line_ends("a \u{3000}\n"), "a \u{3000}\n");
+    }
 }

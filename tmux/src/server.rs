@@ -34,6 +34,12 @@ pub const SOCKET_ENV: &str = "TEND_TMUX_SOCKET";
 /// ("command too long"); this leaves room for its framing.
 const MAX_BATCH_BYTES: usize = 12 * 1024;
 
+/// Most arguments sent in one tmux invocation, `;` separators included.
+/// tmux 3.7 refuses a command message of more than 1000 arguments
+/// ("command too long", `cmd_unpack_argv`), however short; earlier versions
+/// have no such limit, and splitting there costs one more message.
+const MAX_BATCH_ARGS: usize = 1000;
+
 /// How to reach a tmux server.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum SocketSpec {
@@ -247,6 +253,11 @@ pub struct Capabilities {
     pub message_to_client: bool,
     /// How the server prints a command's output ([`Printing`]).
     pub printing: Printing,
+    /// `capture-pane -J` ends each line at its last written cell. 3.2a
+    /// ends it at the last cell the line ever held, cleared ones included
+    /// (grid.c: `gl->cellsize`, 3.3 `cellused`): a line comes padded with
+    /// spaces, and tend trims them (see [`Server::capture_text`]).
+    pub joined_capture_exact: bool,
 }
 
 /// How a server prints what a command outputs (`show-options -v`,
@@ -267,6 +278,7 @@ impl Default for Capabilities {
         Capabilities {
             message_to_client: true,
             printing: Printing::Raw,
+            joined_capture_exact: true,
         }
     }
 }
@@ -321,6 +333,7 @@ impl Capabilities {
         Capabilities {
             message_to_client: version.at_least(3, 3),
             printing,
+            joined_capture_exact: version.at_least(3, 3),
         }
     }
 
@@ -333,6 +346,13 @@ impl Capabilities {
                 "raw command output (3.4 and 3.5a print control characters as \\ escapes): \
                  names holding them read as printed, and an option value holding a backslash \
                  cannot be read exactly, so tend leaves such a status-line format alone",
+            );
+        }
+        if !self.joined_capture_exact {
+            out.push(
+                "capture-pane -J ending at a line's last written cell (tmux 3.3): lines come \
+                 padded with the spaces of cleared cells, so `tend read` trims the spaces \
+                 ending each line (a line's own trailing spaces too)",
             );
         }
         if !self.message_to_client {
@@ -450,13 +470,7 @@ impl Server {
             .into_iter()
             .map(|a| argv_arg(a.as_ref()).into_owned())
             .collect();
-        let len = packed_len(&args);
-        if len > MAX_BATCH_BYTES {
-            return Err(TmuxError::TooLong {
-                command: describe(&args),
-                len,
-            });
-        }
+        too_long(&args)?;
         self.exec(&args)
     }
 
@@ -483,14 +497,12 @@ impl Server {
             if args.is_empty() {
                 continue;
             }
+            too_long(&args)?;
             let len = packed_len(&args);
-            if len > MAX_BATCH_BYTES {
-                return Err(TmuxError::TooLong {
-                    command: describe(&args),
-                    len,
-                });
-            }
-            if !batch.is_empty() && packed_len(&batch) + 2 + len > MAX_BATCH_BYTES {
+            if !batch.is_empty()
+                && (packed_len(&batch) + 2 + len > MAX_BATCH_BYTES
+                    || batch.len() + 1 + args.len() > MAX_BATCH_ARGS)
+            {
                 out.push_str(&self.exec(&batch)?);
                 batch.clear();
             }
@@ -702,6 +714,20 @@ fn packed_len(args: &[String]) -> usize {
     args.iter().map(|a| a.len() + 1).sum()
 }
 
+/// Refuses one command that alone is more than tmux takes in one message
+/// (see [`MAX_BATCH_BYTES`] and [`MAX_BATCH_ARGS`]).
+fn too_long(args: &[String]) -> Result<()> {
+    let len = packed_len(args);
+    if len > MAX_BATCH_BYTES || args.len() > MAX_BATCH_ARGS {
+        return Err(TmuxError::TooLong {
+            command: describe(args),
+            len,
+            args: args.len(),
+        });
+    }
+    Ok(())
+}
+
 /// A short, readable rendering of a command for error messages.
 fn describe(args: &[String]) -> String {
     const MAX: usize = 160;
@@ -757,6 +783,7 @@ fn classify(
         return TmuxError::TooLong {
             command,
             len: MAX_BATCH_BYTES,
+            args: MAX_BATCH_ARGS,
         };
     }
     TmuxError::Failed {
@@ -847,6 +874,8 @@ mod tests {
         assert_eq!(Capabilities::of(&v("tmux 3.6a")).printing, Raw);
         assert!(!Capabilities::of(&v("tmux 3.2a")).message_to_client);
         assert!(Capabilities::of(&v("tmux 3.3a")).message_to_client);
+        assert!(!Capabilities::of(&v("tmux 3.2a")).joined_capture_exact);
+        assert!(Capabilities::of(&v("tmux 3.3a")).joined_capture_exact);
     }
 
     #[test]
@@ -896,6 +925,21 @@ mod tests {
         let e = classify(&s, "x".into(), Some(1), "unknown command: frob".into());
         assert!(matches!(e, TmuxError::Failed { .. }));
         assert!(e.to_string().contains("unknown command: frob"));
+    }
+
+    #[test]
+    fn a_command_is_too_long_by_bytes_or_by_arguments() {
+        let args = |n: usize, len: usize| vec!["x".repeat(len); n];
+        assert!(too_long(&args(MAX_BATCH_ARGS, 1)).is_ok());
+        assert!(matches!(
+            too_long(&args(MAX_BATCH_ARGS + 1, 1)),
+            Err(TmuxError::TooLong { args: 1001, .. })
+        ));
+        assert!(too_long(&args(1, MAX_BATCH_BYTES - 1)).is_ok());
+        assert!(matches!(
+            too_long(&args(1, MAX_BATCH_BYTES)),
+            Err(TmuxError::TooLong { args: 1, .. })
+        ));
     }
 
     #[test]

@@ -69,14 +69,23 @@ fn arguments_arrive_unchanged() {
         "-dash",
         "it's \"q\" $HOME ~ {",
         "#{pane_id}",
+        "a\\n",
+        "\\$HOME",
     ] {
         t.server
             .run(["set-option", "-g", "--", "@tend_arg", value])
             .unwrap();
         let read = t.server.show_option(tend_tmux::Scope::Global, "@tend_arg");
-        // tmux 3.4 and 3.5a print a backslash of the value like one of
-        // their escapes: such a value is refused, never misread.
-        if common::printing(&t) != tend_tmux::Printing::Raw && value.contains('\\') {
+        // tmux 3.4 and 3.5a print control characters as `\ooo` or `\n`
+        // but a backslash of the value as it is: a backslash followed by a
+        // character that starts one of those escapes cannot be told from
+        // one, and such a value is refused, never misread
+        // (`Printing::unprint`); any other backslash reads back exactly.
+        let ambiguous = value
+            .as_bytes()
+            .windows(2)
+            .any(|w| w[0] == b'\\' && b"01234567abfnrstv".contains(&w[1]));
+        if common::printing(&t) != tend_tmux::Printing::Raw && ambiguous {
             assert!(
                 matches!(read, Err(ref e) if e.is_unreadable()),
                 "{value:?}: {read:?}"

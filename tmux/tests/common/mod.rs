@@ -85,14 +85,28 @@ impl TestServer {
         // tmux 3.2a sizes a window that no client shows by default-size
         // (80x24), whatever -x and -y the session was made with.
         t.tmux_ok(&["set-option", "-g", "default-size", "200x50"]);
-        // ... and makes a detached session's first window 80x23.
-        if t.tmux_ok(&["display-message", "-p", "-t", "=main:0", "#{window_width}"])
-            .trim()
-            != "200"
-        {
-            t.tmux_ok(&["resize-window", "-t", "=main:0", "-x", "200", "-y", "50"]);
-        }
+        t.fit_window("=main:0", 200, 50);
         t
+    }
+
+    /// Gives `target` (a window) the size its detached session was made
+    /// with. tmux 3.2a makes a detached session's first window 80x23,
+    /// whatever -x and -y (and default-size) say: the size of the command
+    /// client that asked, which has no terminal (80x24 less the status
+    /// line). Later versions already made it `width`x`height`.
+    pub fn fit_window(&self, target: &str, width: u32, height: u32) {
+        let now = self.display(target, "#{window_width}x#{window_height}");
+        if now != format!("{width}x{height}") {
+            self.tmux_ok(&[
+                "resize-window",
+                "-t",
+                target,
+                "-x",
+                &width.to_string(),
+                "-y",
+                &height.to_string(),
+            ]);
+        }
     }
 
     /// Runs tmux on this server directly (not through the crate under
