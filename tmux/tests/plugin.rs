@@ -58,7 +58,24 @@ fn plugin_explains_a_missing_binary() {
     let empty_home = t.path("empty-home");
     std::fs::create_dir_all(&empty_home).unwrap();
     let empty_home = empty_home.to_string_lossy().into_owned();
-    t.tmux_ok(&["set-environment", "-g", "PATH", "/usr/bin:/bin"]);
+    // The tmux under test stays first on that PATH, as a user's own tmux
+    // is: the script talks to its server with `tmux`, and a client older
+    // than 3.6 cannot talk to a 3.6 or later server at all (3.6's imsg
+    // header has a 32-bit length where the old one had 16 bits of length
+    // and 16 of flags: the old client's message passing its stdin, flags 1,
+    // reads as too long and the server drops the client, which says
+    // "server exited unexpectedly"), so the system's tmux would hide the
+    // message this test looks for.
+    let tmux_dir = std::env::var_os("PATH")
+        .and_then(|p| std::env::split_paths(&p).find(|d| d.join("tmux").is_file()))
+        .expect("a tmux on PATH");
+    assert!(
+        !tmux_dir.join("tend").exists(),
+        "{} holds a tend",
+        tmux_dir.display()
+    );
+    let path = format!("{}:/usr/bin:/bin", tmux_dir.display());
+    t.tmux_ok(&["set-environment", "-g", "PATH", &path]);
     t.tmux_ok(&["set-environment", "-g", "HOME", &empty_home]);
     t.tmux_ok(&["set-environment", "-gu", "CARGO_HOME"]);
     t.tmux_ok(&["set-environment", "-gu", "CARGO_TARGET_DIR"]);

@@ -23,11 +23,21 @@ fn output_is_byte_for_byte_the_binarys() {
     // Names tmux would mangle for a client that is not UTF-8, and a pane
     // that printed something.
     t.tmux_ok(&["rename-window", "-t", "main:0", "wïndow ✓ 日本"]);
+    // Control characters: in a window name where tmux takes one (3.7
+    // refuses them in names, "invalid window name": tmux.c check_name),
+    // and in an option value everywhere.
+    let version = t.server.server_version().expect("the server's version");
+    let name = if version.at_least(3, 7) {
+        "tab name"
+    } else {
+        "tab\tname"
+    };
+    t.tmux_ok(&["set-option", "-g", "@tend_ctl", "tab\tand\u{1f}unit"]);
     t.tmux_ok(&[
         "new-window",
         "-d",
         "-n",
-        "tab\tname",
+        name,
         "printf 'héllo\\n'; exec sleep 100",
     ]);
     for _ in 0..10 {
