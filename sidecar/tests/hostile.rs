@@ -377,6 +377,11 @@ fn every_payload_through_every_local_place_runs_nothing() {
         let mut bytes = format!("\x1b]2;{}", text.replace('\n', " ")).into_bytes();
         bytes.extend_from_slice(b"\xff\xfe\x07");
         std::fs::write(&title, bytes).expect("title");
+        let play = format!(
+            "cat '{}'; {}",
+            title.display(),
+            env.play_cmd("claude", &cast, 600)
+        );
         let sid = env.tmux_out(&[
             "new-session",
             "-d",
@@ -393,11 +398,7 @@ fn every_payload_through_every_local_place_runs_nothing() {
             "200",
             "-y",
             "51",
-            &format!(
-                "cat '{}'; {}",
-                title.display(),
-                env.play_cmd("claude", &cast, 600)
-            ),
+            &play,
         ]);
         // The names go in through a file tmux reads itself (a command line
         // holds at most 16 kB); tmux expands formats in the names it is
@@ -420,6 +421,16 @@ fn every_payload_through_every_local_place_runs_nothing() {
             String::from_utf8_lossy(&o.stderr)
         );
         assert!(sid.starts_with('$'), "{name}: no session ({sid})");
+        // On 3.2a the window was 80x23 (see `fit_window`): the recording
+        // starts again at its own size.
+        if env.fit_window(&format!("{sid}:"), 200, 51) {
+            let o = env.tmux(&["respawn-pane", "-k", "-t", &format!("{sid}:"), &play]);
+            assert!(
+                o.status.success(),
+                "{name}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
         let pane = env.tmux_out(&["display-message", "-p", "-t", &sid, "#{pane_id}"]);
         panes.push((name.clone(), text.clone(), pane));
     }

@@ -353,12 +353,21 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
         "park-from-input" | "stop-from-input" | "unpark" | "unsnooze" | "snooze" => {
             let Some(pane) = pane else { return Ok(()) };
             let srv = server.server();
+            // tmux 3.4 prints `$HOME` as `\$HOME` and 3.4 and 3.5a print
+            // control characters as `\ooo`: the text is read back as typed.
+            // Where that is not certain (a backslash before a digit or a
+            // letter), the printed text is kept: a prompt's text holds no
+            // control characters, so its backslashes are the user's own.
+            let printing = srv.capabilities().printing;
             let read_option = |name: &str| -> String {
                 let v = srv
                     .run(["show-options", "-pqv", "-t", pane.as_str(), name])
                     .unwrap_or_default();
                 let _ = srv.run(["set-option", "-pu", "-t", pane.as_str(), name]);
-                v.trim_end_matches('\n').to_owned()
+                let printed = v.strip_suffix('\n').unwrap_or(&v);
+                printing
+                    .unprint(printed)
+                    .unwrap_or_else(|| printed.to_owned())
             };
             let (method, params) = match action {
                 "park-from-input" => (

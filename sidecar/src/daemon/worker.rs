@@ -230,9 +230,11 @@ fn remote_attach(
     let windows = server
         .run(["list-windows", "-a", "-F", "#{window_name}\t#{pane_id}"])
         .map_err(|e| e.to_string())?;
+    // tmux 3.4 prints a name's `$HOME` as `\$HOME`: compared as the name.
+    let printing = server.capabilities().printing;
     let existing = windows.lines().find_map(|l| {
         let (name, pane) = l.split_once('\t')?;
-        (name == window).then(|| pane.to_owned())
+        (printing.unprint(name).as_deref() == Some(window)).then(|| pane.to_owned())
     });
     let pane = match existing {
         Some(pane) => {
@@ -242,9 +244,13 @@ fn remote_attach(
             pane
         }
         None => {
+            // Sessions by id: tmux 3.4 and 3.5a print a name with escapes
+            // (`\$HOME`, `\037`), which would name no session. On 3.2a
+            // `-c` takes no client: that fails, and the most recently used
+            // client's session is taken, as 3.2a itself would.
             let session = match client {
                 Some(c) => server
-                    .run(["display-message", "-p", "-c", c, "#{session_name}"])
+                    .run(["display-message", "-p", "-c", c, "#{session_id}"])
                     .ok(),
                 None => None,
             }
@@ -256,17 +262,18 @@ fn remote_attach(
                     // The most recently used client's session, else the
                     // first session.
                     let clients = server
-                        .run(["list-clients", "-F", "#{client_activity} #{client_session}"])
+                        .run(["list-clients", "-F", "#{client_activity} #{session_id}"])
                         .unwrap_or_default();
                     let by_client = clients
                         .lines()
                         .filter_map(|l| l.split_once(' '))
+                        .filter(|(_, s)| !s.is_empty())
                         .max_by_key(|(a, _)| a.parse::<u64>().unwrap_or(0))
                         .map(|(_, s)| s.to_owned());
                     match by_client {
                         Some(s) => s,
                         None => server
-                            .run(["list-sessions", "-F", "#{session_name}"])
+                            .run(["list-sessions", "-F", "#{session_id}"])
                             .map_err(|e| e.to_string())?
                             .lines()
                             .next()
@@ -275,7 +282,7 @@ fn remote_attach(
                     }
                 }
             };
-            let target = format!("={session}:");
+            let target = format!("{session}:");
             // new-window expands formats in -n (every version from 3.2a),
             // and the name holds the remote's session name: escaped, it
             // arrives as written (`rs#(touch x)` stays text).

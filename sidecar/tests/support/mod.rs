@@ -92,11 +92,42 @@ impl Env {
         // (80x24), whatever -x and -y the session was made with: the
         // recordings replayed here are 200x50 and smaller.
         env.tmux(&["set-option", "-g", "default-size", "200x50"]);
-        // ... and makes a detached session's first window 80x23.
-        if env.tmux_out(&["display-message", "-p", "-t", "=main:0", "#{window_width}"]) != "200" {
-            env.tmux(&["resize-window", "-t", "=main:0", "-x", "200", "-y", "50"]);
-        }
+        env.fit_window("=main:0", 200, 50);
         env
+    }
+
+    /// Gives `target` (a window) the size its detached session was made
+    /// with. tmux 3.2a makes a detached session's first window 80x23,
+    /// whatever -x and -y (and default-size) say: the size of the command
+    /// client that asked, which has no terminal (80x24 less the status
+    /// line). Later versions already made it `width`x`height`. Returns
+    /// whether the window had to be resized.
+    pub fn fit_window(&self, target: &str, width: u32, height: u32) -> bool {
+        let now = self.tmux_out(&[
+            "display-message",
+            "-p",
+            "-t",
+            target,
+            "#{window_width}x#{window_height}",
+        ]);
+        if now != format!("{width}x{height}") {
+            let o = self.tmux(&[
+                "resize-window",
+                "-t",
+                target,
+                "-x",
+                &width.to_string(),
+                "-y",
+                &height.to_string(),
+            ]);
+            assert!(
+                o.status.success(),
+                "resize-window {target}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            return true;
+        }
+        false
     }
 
     /// A second handle on the same server and directories, for another
