@@ -17,6 +17,7 @@
 //! * [`identity`] — which agent a process tree runs
 //! * [`version`] — which package metadata names an agent's version
 //! * [`answer`] — the keys that approve or deny an agent's dialog
+//! * [`psp`] — the agent's own word: OSC 7501 (Program Status Protocol)
 //! * [`cast`], [`replay`] — asciicast v2 recordings through the detector
 //!
 //! What the daemon makes of a state for the user — bands, self-reports,
@@ -33,6 +34,7 @@ pub mod engine;
 pub mod identity;
 pub mod machine;
 pub mod manifest;
+pub mod psp;
 pub mod replay;
 pub mod rules;
 pub mod screen;

@@ -63,8 +63,11 @@ impl PaneDetector {
                 self.machine.current().seq,
                 self.quiet,
                 self.cpu_hold_since,
+                self.psp.changed(),
             );
             self.clock = self.clock.max(d);
+            // The tick a report asked for.
+            self.psp.take_changed();
             if self.dirty && d >= self.eval_deadline() {
                 self.evaluate(d);
             }
@@ -75,6 +78,7 @@ impl PaneDetector {
                 self.machine.current().seq,
                 self.quiet,
                 self.cpu_hold_since,
+                self.psp.changed(),
             );
             if before == after {
                 // Nothing was due after all (e.g. a lock that already

@@ -26,6 +26,7 @@ use std::time::Duration;
 use crate::config::DetectorConfig;
 use crate::machine::{Candidate, Machine};
 use crate::manifest::Manifest;
+use crate::psp;
 use crate::rules::{Evidence, ScreenView};
 use crate::screen::Screen;
 use crate::signals::{Progress, PromptMark, Signal};
@@ -119,6 +120,10 @@ pub struct PaneDetector {
     process_gone: bool,
     recent: std::collections::VecDeque<Transition>,
     out: std::collections::VecDeque<Transition>,
+    /// What the program said about itself through OSC 7501 (read from the
+    /// same bytes as the screen; which of the two decides is the caller's
+    /// business, see `tend-attention`'s `report/`).
+    psp: psp::Tracker,
 }
 
 impl PaneDetector {
@@ -166,6 +171,7 @@ impl PaneDetector {
             process_gone: false,
             recent: Default::default(),
             out: Default::default(),
+            psp: psp::Tracker::new(),
         }
     }
 
@@ -182,6 +188,12 @@ impl PaneDetector {
         if same && !exited {
             self.manifest = manifest;
             return;
+        }
+        if self.manifest.is_some() {
+            // The run ended, or another agent took the pane: what the
+            // program said about itself ends with it. (An agent named
+            // after it started keeps what it said before it was named.)
+            self.psp.forget();
         }
         if manifest.is_none() && self.manifest.is_some() && !exited {
             // Identity dropped while the run was live: it has ended.
@@ -240,6 +252,7 @@ impl PaneDetector {
             return;
         }
         self.screen.process(bytes);
+        let mut shell_prompt = false;
         if self.interval > self.cfg.eval_interval {
             // Backed off on a screen that keeps redrawing the same rows:
             // a row outside them is new content, read at the base interval
@@ -257,6 +270,7 @@ impl PaneDetector {
             if let Signal::Progress(p) = &s {
                 self.progress = Some(*p);
             }
+            shell_prompt |= s == Signal::Prompt(PromptMark::PromptStart);
             if let Signal::Prompt(PromptMark::CommandFinished(code)) = &s {
                 // The shell reports how the foreground command ended; the
                 // first report since the agent started is the agent's own
@@ -272,6 +286,12 @@ impl PaneDetector {
                 self.signals.push((now, s));
             }
         }
+        if shell_prompt {
+            // The shell shows its prompt again: whatever program reported
+            // is no longer in the foreground.
+            self.psp.forget();
+        }
+        self.psp.feed(now, bytes);
         if self.screen.synchronized() {
             self.sync_since.get_or_insert(now);
         } else {
@@ -378,6 +398,7 @@ impl PaneDetector {
             );
             // Exited is reachable from every state, at full confidence.
             self.process_gone = true;
+            self.psp.forget();
         }
         self.run_timers(now);
     }
@@ -396,6 +417,10 @@ impl PaneDetector {
         };
         if self.dirty {
             at(self.eval_deadline());
+        }
+        if self.psp.changed() {
+            // The program's word changed: the caller reads it at once.
+            at(self.clock);
         }
         if self.manifest.is_some() {
             if let Some(d) = self.machine.lock_until() {
@@ -447,5 +472,17 @@ impl PaneDetector {
     /// When the pane last printed (fed or seeded), by the caller's clock.
     pub fn last_output(&self) -> Option<Duration> {
         self.last_output
+    }
+
+    /// What the pane's program said about itself (OSC 7501).
+    pub fn psp(&self) -> &psp::Tracker {
+        &self.psp
+    }
+
+    /// Forgets what the pane's program said about itself: the caller knows
+    /// it is no longer there, or that no terminal answered it (see
+    /// `tend run`).
+    pub fn forget_reports(&mut self) {
+        self.psp.forget();
     }
 }

@@ -71,6 +71,9 @@ pub struct Explanation {
     pub alternate: bool,
     /// The last transitions, newest last.
     pub recent: Vec<Transition>,
+    /// What the program said about itself through OSC 7501, once it sent
+    /// anything (a query, a report, or something dropped).
+    pub psp: Option<crate::psp::Summary>,
 }
 
 impl PaneDetector {
@@ -124,6 +127,11 @@ impl PaneDetector {
             title: self.screen.title().to_owned(),
             alternate: self.screen.alternate(),
             recent: self.recent.iter().cloned().collect(),
+            psp: {
+                let c = self.psp.counters();
+                let heard = c.queries + c.reports + c.dropped_total() > 0;
+                (heard || !self.psp.records().is_empty()).then(|| self.psp.summary())
+            },
         }
     }
 
