@@ -8,6 +8,7 @@ use crate::cast::{Cast, EventKind};
 use crate::config::DetectorConfig;
 use crate::engine::PaneDetector;
 use crate::manifest::{Manifest, Registry};
+use crate::psp::Reading;
 use crate::state::Transition;
 
 // The snapshot model and the process tracker live with identity resolution
@@ -26,6 +27,35 @@ pub fn replay(
     cfg: Arc<DetectorConfig>,
     procs: &[ProcSample],
 ) -> Vec<Transition> {
+    replay_all(cast, manifest, registry, cfg, procs).transitions
+}
+
+/// What a replay found: the screen's transitions and the program's own
+/// word (OSC 7501) as it changed.
+#[derive(Debug, Clone, Default)]
+pub struct Replayed {
+    /// The screen detector's transitions, in order.
+    pub transitions: Vec<Transition>,
+    /// Each change of what the program's reports say (`None`: nothing any
+    /// more, the screen decides), with its time, in order.
+    pub words: Vec<(Duration, Option<Reading>)>,
+}
+
+/// [`replay`], with the program's own word beside the transitions.
+pub fn replay_all(
+    cast: &Cast,
+    manifest: Arc<Manifest>,
+    registry: &Registry,
+    cfg: Arc<DetectorConfig>,
+    procs: &[ProcSample],
+) -> Replayed {
+    let mut words: Vec<(Duration, Option<Reading>)> = Vec::new();
+    let mut note = |det: &PaneDetector, at: Duration| {
+        let now = det.psp().reading();
+        if words.last().map_or(now.is_some(), |(_, w)| *w != now) {
+            words.push((at, now));
+        }
+    };
     let mut det = PaneDetector::new(cfg, cast.header.height, cast.header.width);
     let agent = manifest.id.clone();
     det.set_agent(Duration::ZERO, Some(manifest));
@@ -42,6 +72,7 @@ pub fn replay(
                    procs: &mut std::iter::Peekable<std::slice::Iter<'_, ProcSample>>,
                    tracker: &mut ProcessTracker,
                    out: &mut Vec<Transition>,
+                   ended: &mut Vec<Duration>,
                    t: Duration| {
         loop {
             let timer = det.poll_timeout().filter(|d| *d < t);
@@ -60,6 +91,10 @@ pub fn replay(
                     if let Some(s) = procs.next() {
                         if let Some(obs) = tracker.observe(registry, &agent, s) {
                             det.observe_process(s.at, obs);
+                            // A run that ended takes its word with it.
+                            if det.psp().reading().is_none() {
+                                ended.push(s.at);
+                            }
                         }
                     }
                 }
@@ -68,22 +103,47 @@ pub fn replay(
             drain(det, out);
         }
     };
+    let mut ended = Vec::new();
     for ev in &cast.events {
-        advance(&mut det, &mut procs, &mut tracker, &mut out, ev.at);
+        advance(
+            &mut det,
+            &mut procs,
+            &mut tracker,
+            &mut out,
+            &mut ended,
+            ev.at,
+        );
+        for at in ended.drain(..) {
+            note(&det, at);
+        }
         match &ev.kind {
             EventKind::Output(b) => det.feed(ev.at, b),
             EventKind::Input(b) => det.input(ev.at, b),
             EventKind::Resize(c, r) => det.resize(ev.at, *r, *c),
             EventKind::Marker(_) => {}
         }
+        note(&det, ev.at);
         drain(&mut det, &mut out);
     }
     let end = cast
         .duration()
         .max(procs.clone().last().map_or(Duration::ZERO, |s| s.at))
         + TAIL;
-    advance(&mut det, &mut procs, &mut tracker, &mut out, end);
+    advance(
+        &mut det,
+        &mut procs,
+        &mut tracker,
+        &mut out,
+        &mut ended,
+        end,
+    );
+    for at in ended.drain(..) {
+        note(&det, at);
+    }
     det.tick(end);
     drain(&mut det, &mut out);
-    out
+    Replayed {
+        transitions: out,
+        words,
+    }
 }

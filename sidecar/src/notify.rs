@@ -125,6 +125,7 @@ pub fn happening(v: &Value) -> Option<Happening> {
                 prev_state: state("prev_state"),
                 prev_reason: reason("prev_reason"),
                 prev_band: band("prev_band"),
+                message: text("message"),
             }))
         }
         "park.released" => {

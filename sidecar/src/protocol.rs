@@ -113,15 +113,26 @@ pub struct PaneView {
     /// else's pipe-pane is on it) or `none` yet.
     #[serde(default)]
     pub tap: String,
-    /// Who decides the state: `screen` or `report` (a self-reporting agent).
+    /// Who decides the state: `screen`, `report` (an agent reporting with
+    /// `tend report`) or `psp` (the program's own word through the
+    /// terminal, OSC 7501, while `tend run` answers for it).
     #[serde(default)]
     pub authority: String,
     /// A self-reporting agent's lifecycle word (`working`, `quiet · 12m`).
     #[serde(default)]
     pub lifecycle: Option<String>,
-    /// Its last status text.
+    /// Its last status text (`tend report --message`, or an OSC 7501
+    /// report's `msg`, else its `title`), without control characters.
     #[serde(default)]
     pub message: Option<String>,
+    /// The program's subtasks, from its OSC 7501 child records (`id=`):
+    /// live ones first. While one is live the agent is never `completed`.
+    #[serde(default)]
+    pub tasks: Vec<TaskView>,
+    /// The program's name for itself, from its OSC 7501 reports
+    /// (`claude-code`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<String>,
     /// Display label (`tend report-metadata`); never affects state.
     #[serde(default)]
     pub label: Option<String>,
@@ -174,6 +185,30 @@ pub struct PaneView {
     pub host: Option<String>,
 }
 
+/// One subtask of a pane's program (an OSC 7501 child record).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
+pub struct TaskView {
+    /// Its id (`id=`), as the program named it.
+    pub id: String,
+    /// `working`, `blocked`, `idle`, `done` or `error`.
+    pub state: String,
+    /// What it waits on, when blocked: `permission`, `question`, `auth`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Its title.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Its message.
+    #[serde(default)]
+    pub message: Option<String>,
+    /// Progress, 0–100.
+    #[serde(default)]
+    pub progress: Option<u8>,
+    /// Still working or waiting on the user.
+    #[serde(default)]
+    pub live: bool,
+}
+
 /// `pane.agent_status_changed`: a pane's effective state, reason, band or
 /// quiet flag changed. Other events: `pane.agent_detected` and
 /// `pane.agent_released` (`pane`, `agent`), `pane.closed` (`pane`,
@@ -210,10 +245,13 @@ pub struct StatusChanged {
     pub prev_state: Option<String>,
     /// Reason before.
     pub prev_reason: Option<String>,
-    /// Rule or `report/<lifecycle>`.
+    /// Rule, `report/<lifecycle>` or `psp/<state>`.
     pub rule: String,
-    /// `screen` or `report`.
+    /// `screen`, `report` or `psp`.
     pub authority: String,
+    /// The agent's own status text, when it gave one.
+    #[serde(default)]
+    pub message: Option<String>,
     /// Counts state changes of the pane.
     pub state_change_seq: u64,
     /// The agent run (a wait is pinned to one).

@@ -62,7 +62,12 @@ pub(super) struct Entry {
     pub(super) name: String,
     pub(super) session: Option<String>,
     pub(super) subject: Subject,
+    /// What the agent said about its status.
+    pub(super) message: Option<String>,
 }
+
+/// Longest agent's message in a notification, in bytes.
+const MAX_MESSAGE: usize = 160;
 
 impl Entry {
     pub(super) fn sentence(&self) -> String {
@@ -91,6 +96,15 @@ impl Entry {
                 }
             }
             Subject::Gone => format!("{place}: it stopped reporting and shows no sign of life"),
+            Subject::Demand(..) => match self
+                .message
+                .as_deref()
+                .map(|m| tend_detector::psp::clean_text(m, MAX_MESSAGE))
+                .filter(|m| !m.is_empty())
+            {
+                Some(m) => format!("{place}: {m}"),
+                None => place,
+            },
             _ => place,
         }
     }
@@ -198,6 +212,25 @@ mod tests {
             assert_eq!(out[0].title, title);
             assert_eq!(out[0].urgency, urgency);
         }
+    }
+
+    #[test]
+    fn the_agents_message_is_in_the_body() {
+        let mut n = Notifier::new(Policy::default());
+        let mut c = change("%1", "Claude", State::Waiting, Some(Reason::Approval));
+        c.message = Some("approve Bash:\n rm -rf ./build\x1b[31m".into());
+        n.handle(ms(0), NOON, Happening::Status(c));
+        let out = run(&mut n, 0, 300);
+        assert_eq!(out[0].title, "Claude is waiting for approval");
+        assert_eq!(
+            out[0].body,
+            "%1 in session main: approve Bash: rm -rf ./build[31m"
+        );
+        let mut c = change("%2", "Claude", State::Completed, None);
+        c.message = Some("x".repeat(500));
+        n.handle(ms(400), NOON, Happening::Status(c));
+        let out = run(&mut n, 400, 700);
+        assert!(out[0].body.len() <= "%2 in session main: ".len() + MAX_MESSAGE);
     }
 
     #[test]

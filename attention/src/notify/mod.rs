@@ -79,6 +79,9 @@ pub struct StatusChange {
     pub prev_reason: Option<Reason>,
     /// The band before.
     pub prev_band: Option<Band>,
+    /// What the agent said about it (`tend report --message`, an OSC 7501
+    /// `msg`): shown in the notification's body.
+    pub message: Option<String>,
 }
 
 /// Something the notifier is told about.

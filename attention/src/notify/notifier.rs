@@ -65,7 +65,7 @@ impl Notifier {
                     note,
                     gate_gone,
                 };
-                self.push(now, pane, subject, None);
+                self.push(now, pane, subject, None, None);
             }
             Happening::Gone { pane, notify } => {
                 if !notify || !self.allowed(local, self.policy.switches.gone) {
@@ -73,7 +73,7 @@ impl Notifier {
                 }
                 self.pending
                     .retain(|e| !(e.pane == pane && e.subject == Subject::Gone));
-                self.push(now, pane, Subject::Gone, None);
+                self.push(now, pane, Subject::Gone, None, None);
             }
             Happening::Closed { pane } => {
                 self.pending
@@ -140,14 +140,21 @@ impl Notifier {
         if !self.allowed(local, on) {
             return;
         }
-        self.push(now, s.pane, subject, s.name);
+        self.push(now, s.pane, subject, s.name, s.message);
     }
 
     fn allowed(&self, local: TimeOfDay, switch: bool) -> bool {
         self.policy.enabled && switch && !self.policy.quiet_hours.is_some_and(|q| q.contains(local))
     }
 
-    fn push(&mut self, now: Duration, pane: String, subject: Subject, name: Option<String>) {
+    fn push(
+        &mut self,
+        now: Duration,
+        pane: String,
+        subject: Subject,
+        name: Option<String>,
+        message: Option<String>,
+    ) {
         let (known_name, session) = self.known.get(&pane).cloned().unwrap_or_default();
         let name = name
             .map(|n| n.trim().to_owned())
@@ -159,6 +166,7 @@ impl Notifier {
             name,
             session,
             subject,
+            message,
         });
         if self.deadline.is_none() {
             self.deadline = Some(now + self.policy.group_window);

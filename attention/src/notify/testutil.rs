@@ -29,6 +29,7 @@ pub(super) fn change(pane: &str, name: &str, state: State, reason: Option<Reason
         prev_state: Some(State::Working),
         prev_reason: None,
         prev_band: Some(Band::Working),
+        message: None,
     }
 }
 

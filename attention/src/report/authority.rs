@@ -14,14 +14,18 @@ pub enum Authority {
     Screen,
     /// The pane's own reports.
     Report,
+    /// The program's own word through the terminal: OSC 7501, the Program
+    /// Status Protocol (see [`super::word`]).
+    Psp,
 }
 
 impl Authority {
-    /// `screen` or `report`.
+    /// `screen`, `report` or `psp`.
     pub fn as_str(&self) -> &'static str {
         match self {
             Authority::Screen => "screen",
             Authority::Report => "report",
+            Authority::Psp => "psp",
         }
     }
 }
@@ -77,6 +81,10 @@ pub struct Effective {
     pub label: Option<String>,
     /// The live dispatched panes, while dispatching.
     pub dispatching: Vec<String>,
+    /// The program's subtasks (OSC 7501 child records), live first.
+    pub tasks: Vec<Task>,
+    /// The program's name for itself (OSC 7501 `app`).
+    pub app: Option<String>,
 }
 
 impl ReportBook {
@@ -96,6 +104,8 @@ impl ReportBook {
                 message: None,
                 label,
                 dispatching: Vec::new(),
+                tasks: Vec::new(),
+                app: None,
             };
         };
         let lifecycle = r.lifecycle();
@@ -114,6 +124,8 @@ impl ReportBook {
             } else {
                 Vec::new()
             },
+            tasks: Vec::new(),
+            app: None,
         };
         if !r.is_live() {
             if e.state.is_none() {

@@ -59,12 +59,26 @@
 //! reporter's (or any identified agent, when the reporter named none).
 //! An error banner is not a dialog; the reporter says `stuck` for that.
 //!
+//! # The program's own word (OSC 7501)
+//!
+//! A program can also say what it does through the terminal itself, with
+//! OSC 7501 (the Program Status Protocol), which the detector reads from
+//! the pane's output (`tend_detector::psp`). While its records say
+//! something ([`Reading`]) that word is the pane's status, with authority
+//! `psp`, ahead of `tend report`'s: it comes from the program in the
+//! foreground, in step with its screen. The same one exception holds: a
+//! visible blocking dialog of the pane's identified agent shows. The word
+//! ends when the program clears it, when its run ends, when the shell is
+//! back, or when the caller stops trusting it (the daemon trusts it only
+//! while `tend run` answers for the terminal) — [`ReportBook::effective_with`].
+//!
 //! # Files
 //!
 //! This file holds the vocabulary (lifecycles, reasons, a [`Report`], its
 //! errors, the timings); `reporter.rs` one pane's lease, `book.rs` the
-//! book across panes and `authority.rs` the choice between report and
-//! screen. Their public names are re-exported here.
+//! book across panes, `authority.rs` the choice between report and
+//! screen, and `word.rs` the program's own word ahead of both. Their public
+//! names are re-exported here.
 use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
@@ -77,6 +91,7 @@ use tend_detector::state::{Reason, State};
 mod authority;
 mod book;
 mod reporter;
+mod word;
 
 #[cfg(test)]
 mod testutil;
@@ -84,6 +99,7 @@ mod testutil;
 pub use authority::{Authority, Effective, ScreenStatus};
 pub use book::{Alive, Applied, Change, PaneLife, ReportBook};
 pub use reporter::{Phase, Reporter};
+pub use tend_detector::psp::{Reading, Task};
 
 use reporter::{opt_dur, step, Lease};
 

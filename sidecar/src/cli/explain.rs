@@ -103,7 +103,9 @@ fn live(
             writeln!(out, "warning   {w}").map_err(io)?;
         }
     }
-    writeln!(out, "authority screen (no self-report)").map_err(io)?;
+    for line in authority_lines(&v) {
+        writeln!(out, "{line}").map_err(io)?;
+    }
     let tap = s(&v["tap"]);
     let tap_words = match tap.as_str() {
         "pipe" => "pipe-pane tap".to_owned(),
@@ -171,6 +173,119 @@ fn live(
         .map_err(io)?;
     }
     Ok(())
+}
+
+/// `working: 1 background task (Run the long command)`: a state and the
+/// live subtasks of the program that reported it.
+pub fn state_with_tasks(pane: &Value) -> String {
+    let s = |x: &Value| x.as_str().unwrap_or("-").to_owned();
+    let mut state = match pane["reason"].as_str() {
+        Some(r) => format!("{}/{r}", s(&pane["state"])),
+        None => s(&pane["state"]),
+    };
+    let live: Vec<&Value> = pane["tasks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["live"].as_bool() == Some(true))
+        .collect();
+    if !live.is_empty() {
+        let names: Vec<String> = live
+            .iter()
+            .map(|t| {
+                t["title"]
+                    .as_str()
+                    .or(t["message"].as_str())
+                    .map_or_else(|| s(&t["id"]), str::to_owned)
+            })
+            .collect();
+        state.push_str(&format!(
+            ": {} background task{} ({})",
+            live.len(),
+            if live.len() == 1 { "" } else { "s" },
+            names.join(", ")
+        ));
+    }
+    state
+}
+
+/// Who decides the pane's state, what the agent said, and whether the
+/// screen agrees.
+fn authority_lines(v: &Value) -> Vec<String> {
+    let p = &v["pane"];
+    let a = &v["authority"];
+    let s = |x: &Value| x.as_str().unwrap_or("-").to_owned();
+    let word = &v["explain"]["psp"];
+    let mut out = Vec::new();
+    let holder = a["holder"]
+        .as_str()
+        .or(p["authority"].as_str())
+        .unwrap_or("screen");
+    match holder {
+        "psp" => out.push(format!(
+            "authority psp: the agent's own word (OSC 7501, answered by tend run){}",
+            p["app"]
+                .as_str()
+                .map(|app| format!(", from {app}"))
+                .unwrap_or_default()
+        )),
+        "report" => out.push(format!(
+            "authority report: the agent's own reports (tend report){}",
+            p["lifecycle"]
+                .as_str()
+                .map(|l| format!(", {l}"))
+                .unwrap_or_default()
+        )),
+        _ if a["relay"] == true && word["reading"].is_object() => out.push(
+            "authority screen: a dialog of the agent is on the screen, over its own word (OSC 7501)"
+                .to_owned(),
+        ),
+        _ if p["lifecycle"].is_string() && p["lifecycle"] != "gone" => out.push(
+            "authority screen: a dialog of the agent is on the screen, over its reports".to_owned(),
+        ),
+        _ => out.push("authority screen (no self-report)".to_owned()),
+    }
+    if holder != "screen" {
+        out.push(format!("word      {}", state_with_tasks(p)));
+        let sc = &a["screen"];
+        if sc.is_object() {
+            let seen = match (sc["state"].as_str(), sc["reason"].as_str()) {
+                (Some(st), Some(r)) => format!("{st}/{r}"),
+                (Some(st), None) => st.to_owned(),
+                (None, _) => "nothing".to_owned(),
+            };
+            let verdict = if a["screen_agrees"] == true {
+                "it agrees"
+            } else {
+                "it disagrees; the agent's word holds (only a visible dialog of the agent would override it)"
+            };
+            out.push(format!(
+                "screen    reads {seen} (rule {}): {verdict}",
+                s(&sc["rule"])
+            ));
+        }
+    }
+    if let Some(m) = p["message"].as_str() {
+        out.push(format!("message   {m}"));
+    }
+    if word.is_object() {
+        let c = &word["counters"];
+        let dropped: u64 = c["dropped"]
+            .as_object()
+            .map(|m| m.values().filter_map(Value::as_u64).sum())
+            .unwrap_or(0);
+        let trust = if a["relay"] == true {
+            "tend run answers its queries"
+        } else {
+            "no tend run answers for this terminal, so its reports are not taken"
+        };
+        out.push(format!(
+            "osc 7501  {} queries, {} reports taken, {dropped} dropped; {trust}",
+            c["queries"].as_u64().unwrap_or(0),
+            c["reports"].as_u64().unwrap_or(0),
+        ));
+    }
+    out
 }
 
 /// The `identity` line: which agent, and how it was identified — by its

@@ -412,6 +412,9 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
 /// and the agent menu must still fit a 24-row terminal.
 const DIALOG_LINES: usize = 7;
 
+/// Longest agent's message on a picker line, in bytes.
+const PICKER_MESSAGE: usize = 60;
+
 /// One line per agent: band, agent, state, marks, session and pane.
 fn picker_label(p: &PaneView) -> String {
     let state = match (&p.state, &p.reason) {
@@ -428,6 +431,14 @@ fn picker_label(p: &PaneView) -> String {
     }
     if p.stop.is_some() {
         marks.push("stop pending".into());
+    }
+    // What the agent said about its state (`tend report --message`, an OSC
+    // 7501 `msg`), cut to fit a menu line.
+    if let Some(m) = p.message.as_deref() {
+        let m = tend_detector::psp::clean_text(m, PICKER_MESSAGE);
+        if !m.is_empty() {
+            marks.push(format!("— {m}"));
+        }
     }
     format!(
         "{:<16} {:<8} {:<18} {} {} {}",

@@ -1,4 +1,6 @@
-//! `tend replay FILE.cast`: the detector over a recording.
+//! `tend replay FILE.cast`: the detector over a recording, and the
+//! program's own word (OSC 7501 reports) in it, with one authority at a
+//! time as the daemon has it.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -6,10 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
+use tend_attention::report::{Authority, Reading, ReportBook, ScreenStatus};
 use tend_detector::cast::Cast;
 use tend_detector::identity::{self, ProcessInfo};
 use tend_detector::replay::{self, ProcSample};
-use tend_detector::{DetectorConfig, Registry, Transition};
+use tend_detector::{DetectorConfig, Reason, Registry, State, Transition, Trigger};
 
 use crate::error::{read_file, CliError};
 
@@ -81,6 +84,131 @@ pub fn transition_json(t: &Transition) -> serde_json::Value {
     })
 }
 
+/// One line of a replay: a screen transition while the screen decides, or
+/// a change of the effective state the program's own word made.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Line {
+    /// The screen detector's transition, as it decides.
+    Screen(Transition),
+    /// The effective state changed because of the program's word: it
+    /// took over (`authority: psp`), or let go (`authority: screen`, the
+    /// screen's state at that moment), or a dialog on screen overrode it.
+    Word {
+        /// When.
+        at: Duration,
+        /// Effective state before.
+        from: Option<State>,
+        /// Effective state now.
+        state: State,
+        /// Its reason.
+        reason: Option<Reason>,
+        /// `psp/…`, or the screen's rule.
+        rule: String,
+        /// `report` (the word), or the screen's trigger.
+        trigger: Trigger,
+        /// Who decides now.
+        authority: Authority,
+        /// The word's message.
+        message: Option<String>,
+    },
+}
+
+/// Folds the screen's transitions and the program's word into what the
+/// daemon would show, line by line. With no word in the recording the
+/// lines are the transitions, unchanged.
+pub fn effective_lines(
+    agent: &str,
+    transitions: &[Transition],
+    words: &[(Duration, Option<Reading>)],
+) -> Vec<Line> {
+    let book = ReportBook::default();
+    let mut out = Vec::new();
+    let mut screen: Option<&Transition> = None;
+    let mut word: Option<&Reading> = None;
+    let mut shown: Option<(State, Option<Reason>, Authority)> = None;
+    let (mut i, mut j) = (0, 0);
+    while i < transitions.len() || j < words.len() {
+        let take_screen = match (transitions.get(i), words.get(j)) {
+            (Some(t), Some((at, _))) => t.at <= *at,
+            (Some(_), None) => true,
+            _ => false,
+        };
+        let at = if take_screen {
+            screen = transitions.get(i);
+            i += 1;
+            screen.map_or(Duration::ZERO, |t| t.at)
+        } else {
+            let (at, w) = &words[j];
+            word = w.as_ref();
+            j += 1;
+            *at
+        };
+        let status = ScreenStatus {
+            agent: Some(agent),
+            state: screen.map(|t| t.to),
+            reason: screen.and_then(|t| t.reason),
+            from_rule: screen.is_some_and(|t| t.trigger == Trigger::Screen),
+        };
+        let e = book.effective_with(at, "replay", &status, word);
+        let Some(state) = e.state else { continue };
+        let now = (state, e.reason, e.authority);
+        if take_screen
+            && e.authority == Authority::Screen
+            && shown.is_none_or(|s| s.2 == Authority::Screen)
+        {
+            if let Some(t) = screen {
+                out.push(Line::Screen(t.clone()));
+            }
+        } else if shown != Some(now) {
+            let (rule, trigger) = match (e.authority, word, screen) {
+                (Authority::Psp, Some(w), _) => (w.rule.clone(), Trigger::Report),
+                (_, _, Some(t)) => (t.rule.clone(), t.trigger),
+                _ => continue,
+            };
+            out.push(Line::Word {
+                at,
+                from: shown.map(|s| s.0),
+                state,
+                reason: e.reason,
+                rule,
+                trigger,
+                authority: e.authority,
+                message: e.message.clone(),
+            });
+        }
+        shown = Some(now);
+    }
+    out
+}
+
+/// One replay line as a JSON line: a transition as [`transition_json`];
+/// a line of the program's word with its `authority` and `message`.
+pub fn line_json(l: &Line) -> serde_json::Value {
+    match l {
+        Line::Screen(t) => transition_json(t),
+        Line::Word {
+            at,
+            from,
+            state,
+            reason,
+            rule,
+            trigger,
+            authority,
+            message,
+        } => serde_json::json!({
+            "t": (at.as_secs_f64() * 1000.0).round() / 1000.0,
+            "state": state.as_str(),
+            "reason": reason.map(|r| r.as_str()),
+            "rule": rule,
+            "confidence": 1.0,
+            "trigger": trigger,
+            "from": from.map(|s| s.as_str()),
+            "authority": authority.as_str(),
+            "message": message,
+        }),
+    }
+}
+
 /// Runs the command.
 pub fn run(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let text = read_file(&args.file)?;
@@ -146,18 +274,57 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
             ),
         )
     })?;
-    let transitions = replay::replay(
+    let replayed = replay::replay_all(
         &cast,
         Arc::new(manifest),
         &registry,
         Arc::new(DetectorConfig::default()),
         &procs,
     );
+    let lines = effective_lines(&agent, &replayed.transitions, &replayed.words);
     let io = |e: std::io::Error| CliError::new("io", format!("cannot write output: {e}"));
-    for t in &transitions {
+    for l in &lines {
         if args.json {
-            writeln!(out, "{}", transition_json(t)).map_err(io)?;
-        } else {
+            writeln!(out, "{}", line_json(l)).map_err(io)?;
+            continue;
+        }
+        let t = match l {
+            Line::Screen(t) => t,
+            Line::Word {
+                at,
+                from,
+                state,
+                reason,
+                rule,
+                authority,
+                message,
+                ..
+            } => {
+                let to = match reason {
+                    Some(r) => format!("{state}/{r}"),
+                    None => state.to_string(),
+                };
+                let from = from.map_or("—".to_owned(), |s| s.to_string());
+                let said = message
+                    .as_deref()
+                    .map(|m| format!(": {m}"))
+                    .unwrap_or_default();
+                writeln!(
+                    out,
+                    "{:>9.3}s  {:<9} → {:<18} {rule} ({}{said})",
+                    at.as_secs_f64(),
+                    from,
+                    to,
+                    match authority {
+                        Authority::Psp => "the agent's own word, OSC 7501",
+                        _ => "the screen decides again",
+                    }
+                )
+                .map_err(io)?;
+                continue;
+            }
+        };
+        {
             let state = match t.reason {
                 Some(r) => format!("{}/{}", t.to, r),
                 None => t.to.to_string(),
@@ -187,4 +354,104 @@ fn resolve_agent(registry: &Registry, procs: &[ProcSample]) -> Option<String> {
         .iter()
         .find_map(|s| identity::resolve(registry, &s.procs))
         .map(|m| m.agent)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tend_detector::psp::{self, Records};
+
+    fn t(at: u64, to: State, reason: Option<Reason>, trigger: Trigger) -> Transition {
+        Transition {
+            at: Duration::from_secs(at),
+            from: None,
+            from_reason: None,
+            to,
+            reason,
+            trigger,
+            rule: format!("claude/{to}"),
+            confidence: 0.9,
+        }
+    }
+
+    fn word(bodies: &[&str]) -> Option<Reading> {
+        let mut r = Records::default();
+        for b in bodies {
+            if let Ok(psp::Message::Report(rep)) = psp::parse(b.as_bytes()) {
+                r.apply(Duration::ZERO, rep).unwrap();
+            }
+        }
+        r.reading()
+    }
+
+    fn brief(l: &Line) -> (u64, State, &'static str) {
+        match l {
+            Line::Screen(t) => (t.at.as_secs(), t.to, "screen-transition"),
+            Line::Word {
+                at,
+                state,
+                authority,
+                ..
+            } => (at.as_secs(), *state, authority.as_str()),
+        }
+    }
+
+    #[test]
+    fn without_reports_the_lines_are_the_transitions() {
+        let ts = vec![
+            t(1, State::Idle, None, Trigger::Screen),
+            t(2, State::Working, None, Trigger::Activity),
+            t(9, State::Completed, None, Trigger::Screen),
+        ];
+        let lines = effective_lines("claude", &ts, &[]);
+        assert_eq!(
+            lines,
+            ts.iter().cloned().map(Line::Screen).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn the_word_holds_until_it_is_cleared() {
+        let ts = vec![
+            t(1, State::Idle, None, Trigger::Screen),
+            t(2, State::Working, None, Trigger::Activity),
+            // The screen reads completed while a background task runs.
+            t(7, State::Completed, None, Trigger::Screen),
+            // An approval dialog shows.
+            t(8, State::Waiting, Some(Reason::Approval), Trigger::Screen),
+            t(9, State::Working, None, Trigger::Activity),
+            t(30, State::Idle, None, Trigger::Screen),
+        ];
+        let task = "state=working:id=b:title=UnVu";
+        let words = vec![
+            (Duration::from_secs(2), word(&["state=working"])),
+            (
+                Duration::from_secs(5),
+                word(&["state=working", task, "state=done"]),
+            ),
+            (Duration::from_secs(23), word(&["state=done"])),
+            (Duration::from_secs(25), None),
+        ];
+        let lines = effective_lines("claude", &ts, &words);
+        assert_eq!(
+            lines.iter().map(brief).collect::<Vec<_>>(),
+            vec![
+                (1, State::Idle, "screen-transition"),
+                (2, State::Working, "screen-transition"),
+                // The word takes over at once (the screen agrees).
+                (2, State::Working, "psp"),
+                // The dialog overrides it, then the word holds again.
+                (8, State::Waiting, "screen"),
+                (9, State::Working, "psp"),
+                // Done once the task is cleared; then the screen again.
+                (23, State::Completed, "psp"),
+                (25, State::Working, "screen"),
+                (30, State::Idle, "screen-transition"),
+            ]
+        );
+        let json = line_json(&lines[5]);
+        assert_eq!(json["rule"], "psp/done");
+        assert_eq!(json["authority"], "psp");
+        assert_eq!(json["trigger"], "report");
+    }
 }

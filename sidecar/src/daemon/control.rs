@@ -21,6 +21,18 @@ fn text<'a>(params: &'a Value, key: &str) -> Option<&'a str> {
     params.get(key).and_then(Value::as_str)
 }
 
+fn task_view(t: &tend_attention::report::Task) -> crate::protocol::TaskView {
+    crate::protocol::TaskView {
+        id: t.id.clone(),
+        state: t.state.to_owned(),
+        kind: t.kind.map(str::to_owned),
+        title: t.title.clone(),
+        message: t.message.clone(),
+        progress: t.progress,
+        live: t.live,
+    }
+}
+
 impl Core {
     pub(crate) fn view(&self, p: &PaneEntry) -> PaneView {
         let e = p.eff.as_ref();
@@ -49,6 +61,10 @@ impl Core {
             authority: e.map_or("screen", |e| e.authority).to_owned(),
             lifecycle: e.and_then(|e| e.lifecycle.clone()),
             message: e.and_then(|e| e.message.clone()),
+            tasks: e
+                .map(|e| e.tasks.iter().map(task_view).collect())
+                .unwrap_or_default(),
+            app: e.and_then(|e| e.app.clone()),
             label: e.and_then(|e| e.label.clone()),
             parked: e.is_some_and(|e| e.parked),
             note: e.and_then(|e| e.note.clone()),
@@ -319,6 +335,22 @@ impl Core {
                     .as_deref()
                     .and_then(|a| self.registry.get(a))
                     .map(|m| m.verified_versions.clone());
+                // Who decides, and what the screen alone reads.
+                let screen = e.det.status();
+                let agrees = screen.state.map(|s| s.as_str()) == view.state.as_deref()
+                    && screen.reason.map(|r| r.as_str()) == view.reason.as_deref();
+                let authority = json!({
+                    "holder": view.authority,
+                    "screen": {
+                        "state": screen.state,
+                        "reason": screen.reason,
+                        "rule": screen.rule,
+                    },
+                    "screen_agrees": agrees,
+                    // `tend run` answers the program's OSC 7501 query here:
+                    // its reports count.
+                    "relay": e.watch.relay(),
+                });
                 Ok(Some(json!({
                     "version_warning": warning,
                     "verified_versions": verified_versions,
@@ -328,6 +360,7 @@ impl Core {
                     "tap": self.tap_word(e),
                     "screen": e.det.screen().rows(),
                     "report": self.book.reporter(&self.mux.name(pane)),
+                    "authority": authority,
                 })))
             }
             "read" => {

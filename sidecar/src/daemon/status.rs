@@ -1,10 +1,11 @@
 //! A pane's effective status: the screen detector's reading, the pane's
-//! own reports (one authority per pane), the user's park and
-//! snooze, and the band that folds them together.
+//! own reports and the program's own word through the terminal (OSC 7501;
+//! one authority per pane), the user's park and snooze, and the band that
+//! folds them together.
 
 use serde::Serialize;
 use tend_attention::park::PaneMarks;
-use tend_attention::report::{Authority, Effective, ScreenStatus};
+use tend_attention::report::{Authority, Effective, Reading, ScreenStatus, Task};
 use tend_attention::{self as attention, Band, PaneFacts};
 use tend_detector::engine::Status;
 use tend_detector::{Reason, State, Trigger};
@@ -22,9 +23,10 @@ pub struct EffView {
     pub quiet: bool,
     /// The band.
     pub band: Option<Band>,
-    /// `screen` or `report`.
+    /// `screen`, `report` or `psp`.
     pub authority: &'static str,
-    /// The rule (screen) or `report/<lifecycle>`.
+    /// The rule (screen), `report/<lifecycle>` or the program's word
+    /// (`psp/blocked:permission`).
     pub rule: String,
     /// The lifecycle word of a reporting agent (`quiet · 12m`).
     pub lifecycle: Option<String>,
@@ -46,6 +48,10 @@ pub struct EffView {
     pub stop: Option<String>,
     /// The exit code of an agent run that has exited, where known.
     pub exit_code: Option<i32>,
+    /// The program's subtasks (OSC 7501 child records), live first.
+    pub tasks: Vec<Task>,
+    /// The program's name for itself (OSC 7501 `app`).
+    pub app: Option<String>,
 }
 
 impl EffView {
@@ -55,10 +61,12 @@ impl EffView {
     }
 }
 
-/// Folds the detector's status, the report book's verdict, the marks and
-/// the seen flag into the effective view.
+/// Folds the detector's status, the report book's verdict (given the
+/// program's own `word`, when it is trusted), the marks and the seen flag
+/// into the effective view.
 pub fn fold(
     status: &Status,
+    word: Option<&Reading>,
     effective: impl FnOnce(&ScreenStatus<'_>) -> Effective,
     marks: &PaneMarks,
     seen: bool,
@@ -72,7 +80,11 @@ pub fn fold(
     };
     let e = effective(&screen);
     let by_report = e.authority == Authority::Report;
-    let quiet = if by_report { e.quiet } else { status.quiet };
+    let quiet = if e.authority == Authority::Screen {
+        status.quiet
+    } else {
+        e.quiet
+    };
     let band = attention::band(&PaneFacts {
         state: e.state,
         reason: e.reason,
@@ -81,8 +93,9 @@ pub fn fold(
         parked: marks.parked,
         snoozed: marks.snoozed,
     });
-    let rule = match (&e.lifecycle, by_report) {
-        (Some(l), true) => format!("report/{}", l.as_str()),
+    let rule = match (&e.lifecycle, by_report, word) {
+        (Some(l), true, _) => format!("report/{}", l.as_str()),
+        (_, _, Some(w)) if e.authority == Authority::Psp => w.rule.clone(),
         _ => status.rule.clone(),
     };
     EffView {
@@ -107,5 +120,7 @@ pub fn fold(
         } else {
             None
         },
+        tasks: e.tasks,
+        app: e.app,
     }
 }

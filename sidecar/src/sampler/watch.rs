@@ -30,8 +30,11 @@ pub struct WatchUpdate {
     /// The shell is gone.
     pub gone: bool,
     /// The processes of a full sample (what `tend capture` saves as
-    /// `procs.jsonl`).
+    /// `procs.jsonl`), seen through a `tend run` relay (see
+    /// [`look_through_relay`]).
     pub procs: Option<Vec<ProcessInfo>>,
+    /// A full sample found a `tend run` relay holding the pane's terminal.
+    pub relay: bool,
     /// Cost of the sample.
     pub stats: SampleStats,
 }
@@ -92,6 +95,8 @@ pub struct PaneWatch {
     version_of: Option<(String, u32)>,
     /// How the latest agent was identified.
     identified: Option<Identified>,
+    /// The last full sample found a `tend run` relay holding the terminal.
+    relay: bool,
 }
 
 impl PaneWatch {
@@ -111,6 +116,7 @@ impl PaneWatch {
             version: None,
             version_of: None,
             identified: None,
+            relay: false,
         }
     }
 
@@ -127,6 +133,13 @@ impl PaneWatch {
     /// The committed agent's version, where its package metadata says.
     pub fn version(&self) -> Option<&str> {
         self.version.as_deref()
+    }
+
+    /// Whether the last full sample found a `tend run` relay holding the
+    /// pane's terminal: then, and only then, a program in the pane was
+    /// answered when it asked whether the terminal takes OSC 7501 reports.
+    pub fn relay(&self) -> bool {
+        self.relay
     }
 
     /// Evidence for `tend explain`.
@@ -260,7 +273,7 @@ impl PaneWatch {
             sampled: true,
             ..WatchUpdate::default()
         };
-        let snap = match sampler.sample(self.shell_pid) {
+        let mut snap = match sampler.sample(self.shell_pid) {
             Ok(s) => s,
             Err(_) => {
                 up.gone = true;
@@ -269,8 +282,14 @@ impl PaneWatch {
             }
         };
         up.stats = snap.stats;
-        let res = identity::resolve_pane(registry, &snap.procs, &sampler.limits());
+        // The pane's own foreground group, as a probe reads it (the schedule
+        // compares the two).
         let tpgid = snap.procs.first().and_then(|p| p.tpgid);
+        let (procs, relay) = look_through_relay(std::mem::take(&mut snap.procs));
+        snap.procs = procs;
+        self.relay = relay;
+        up.relay = relay;
+        let res = identity::resolve_pane(registry, &snap.procs, &sampler.limits());
         // Tools coming and going in the foreground group do not count as a
         // change; another agent or another group does.
         let group = match res.foreground {
@@ -371,5 +390,133 @@ impl PaneWatch {
             }
         }
         self.version_of = Some(key);
+    }
+}
+
+/// Whether `p` is a `tend run` relay: `tend [global options] run …`.
+pub fn is_relay(p: &ProcessInfo) -> bool {
+    let base = |s: &str| s.rsplit('/').next().unwrap_or(s).to_owned();
+    let tend = p.argv.first().is_some_and(|a| base(a) == "tend")
+        || base(p.exe.trim_end_matches(" (deleted)")) == "tend";
+    tend && p
+        .argv
+        .iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .any(|a| a == "run")
+}
+
+/// A snapshot seen through a `tend run` relay, and whether one holds the
+/// pane's terminal.
+///
+/// `tend run -- claude` leads the pane's foreground group, and starts its
+/// command in a session of its own on a terminal of its own (the relay's
+/// pty), so the pane's foreground group holds the relay alone and no agent.
+/// Seen through the relay, the pane's foreground is that terminal's
+/// foreground group: every process's `tpgid` that names the pane's group
+/// names the inner terminal's instead, and identity resolves the agent (or
+/// the `ssh` behind which it runs) as if the relay were not there.
+pub fn look_through_relay(mut procs: Vec<ProcessInfo>) -> (Vec<ProcessInfo>, bool) {
+    let Some(outer) = identity::find_root(&procs).and_then(|r| r.tpgid) else {
+        return (procs, false);
+    };
+    let Some(relay) = procs
+        .iter()
+        .find(|p| p.pgid == Some(outer) && !p.is_zombie() && is_relay(p))
+        .map(|p| p.pid)
+    else {
+        return (procs, false);
+    };
+    let inner = procs
+        .iter()
+        .filter(|p| p.ppid == relay && !p.is_zombie())
+        .find_map(|p| p.tpgid.filter(|&t| t != outer && t != 0));
+    if let Some(inner) = inner {
+        for p in &mut procs {
+            if p.tpgid == Some(outer) {
+                p.tpgid = Some(inner);
+            }
+        }
+    }
+    (procs, true)
+}
+
+#[cfg(test)]
+mod relay_tests {
+    use super::*;
+    use tend_detector::identity::resolve_pane;
+
+    fn proc(pid: u32, ppid: u32, pgid: u32, tpgid: u32, argv: &[&str]) -> ProcessInfo {
+        ProcessInfo {
+            pid,
+            ppid,
+            pgid: Some(pgid),
+            tpgid: Some(tpgid),
+            exe: format!("/usr/bin/{}", argv[0].rsplit('/').next().unwrap_or("x")),
+            argv: argv.iter().map(|a| (*a).to_owned()).collect(),
+            state: "S".into(),
+            ..ProcessInfo::default()
+        }
+    }
+
+    /// bash (100) → tend run (200, the pane's foreground) → claude (300,
+    /// its own session on the relay's pty, itself that pty's foreground).
+    fn pane(relay_argv: &[&str]) -> Vec<ProcessInfo> {
+        let mut shell = proc(100, 50, 100, 200, &["-bash"]);
+        shell.depth = 0;
+        vec![
+            shell,
+            proc(200, 100, 200, 200, relay_argv),
+            proc(
+                300,
+                200,
+                300,
+                300,
+                &["node", "/x/node_modules/@anthropic-ai/claude-code/cli.js"],
+            ),
+            proc(301, 300, 301, 300, &["bash", "-c", "sleep 60"]),
+        ]
+    }
+
+    #[test]
+    fn a_relay_is_seen_through() {
+        let reg = Registry::bundled();
+        let raw = pane(&["/home/u/.cargo/bin/tend", "run", "--", "claude"]);
+        // As it is, the pane's foreground group holds the relay alone.
+        let res = resolve_pane(&reg, &raw, &Default::default());
+        assert_eq!(res.agent, None);
+        let (procs, relay) = look_through_relay(raw.clone());
+        assert!(relay);
+        let res = resolve_pane(&reg, &procs, &Default::default());
+        assert_eq!(
+            res.agent.map(|m| (m.agent, m.pid)),
+            Some(("claude".into(), 300))
+        );
+        // Global options before `run`.
+        let (_, relay) = look_through_relay(pane(&["tend", "-L", "x", "run", "--", "claude"]));
+        assert!(relay);
+    }
+
+    #[test]
+    fn other_programs_are_not_relays() {
+        for argv in [
+            &["tend", "list"][..],
+            &["tend", "report", "--", "run"],
+            &["/usr/bin/runner", "run"],
+            &["python3", "tend", "run"],
+        ] {
+            let raw = pane(argv);
+            let (procs, relay) = look_through_relay(raw.clone());
+            assert!(!relay, "{argv:?}");
+            assert_eq!(procs, raw);
+        }
+        // A relay in the background (the shell holds the terminal).
+        let mut raw = pane(&["tend", "run", "--", "claude"]);
+        for p in &mut raw {
+            if p.tpgid == Some(200) {
+                p.tpgid = Some(100);
+            }
+        }
+        assert!(!look_through_relay(raw).1);
     }
 }

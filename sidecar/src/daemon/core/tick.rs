@@ -83,6 +83,13 @@ impl Core {
                 if let Some(obs) = up.observation {
                     p.det.observe_process(now, obs);
                 }
+                if up.sampled && !up.relay {
+                    // No `tend run` answers for the pane's terminal, so no
+                    // program there was asked for OSC 7501 reports:
+                    // whatever the pane printed as one (a `cat` of a log,
+                    // a program that ignores the handshake) is not its word.
+                    p.det.forget_reports();
+                }
                 if let Some(procs) = up.procs {
                     if p.procs.len() == PROCS_KEPT {
                         p.procs.pop_front();
@@ -241,9 +248,13 @@ impl Core {
         let marks = self.parks.marks(&name, unix);
         let stop = self.flags.get(&name).map(|f| f.word());
         let book = &self.book;
+        // The program's own word counts only while `tend run` answers for
+        // the terminal (the pane's samples say so).
+        let word = p.watch.relay().then(|| p.det.psp().reading()).flatten();
         let view = status::fold(
             &st,
-            |screen| book.effective(epoch, &name, screen),
+            word.as_ref(),
+            |screen| book.effective_with(epoch, &name, screen, word.as_ref()),
             &marks,
             p.seen,
             stop,
@@ -307,6 +318,7 @@ impl Core {
                     "prev_reason": old.as_ref().and_then(|o| o.reason),
                     "rule": view.rule,
                     "authority": view.authority,
+                    "message": view.message,
                     "state_change_seq": p.eff_seq,
                     "run": st.run,
                     "at": wall,
