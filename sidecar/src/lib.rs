@@ -16,6 +16,7 @@ pub mod keys;
 pub mod manifests;
 pub mod notify;
 pub mod paths;
+pub mod platform;
 pub mod protocol;
 pub mod remote;
 pub mod sampler;

@@ -32,7 +32,9 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::time::Duration;
 
 use serde_json::Value;
-use tend_attention::notify::{Happening, Notification, Notifier, StatusChange, TimeOfDay, Urgency};
+use tend_attention::notify::{Happening, Notification, Notifier, StatusChange, TimeOfDay};
+#[cfg(any(test, not(target_os = "macos")))]
+use tend_attention::notify::Urgency;
 use tend_attention::Band;
 use tend_detector::{Reason, State};
 use tend_tmux::Server;
@@ -251,6 +253,7 @@ async fn dbus<T: Send + 'static>(
 }
 
 /// Asks the session bus for a notification service.
+#[cfg(not(target_os = "macos"))]
 async fn probe() -> Desktop {
     let asked = Instant::now();
     if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_none()
@@ -278,21 +281,32 @@ async fn probe() -> Desktop {
     }
 }
 
+/// macOS has one notification centre, and nothing to ask it: notify-rust
+/// shows through it and answers `Ok` whatever becomes of the notification.
+#[cfg(target_os = "macos")]
+async fn probe() -> Desktop {
+    Desktop::Present {
+        name: "macOS Notification Center".into(),
+        markup: false,
+        asked: Instant::now(),
+    }
+}
+
 /// Sends one desktop notification.
 async fn show(n: &Notification, markup: bool) -> Result<(), String> {
     let mut d = notify_rust::Notification::new();
-    d.appname("tend")
-        .summary(&n.title)
-        .body(&if markup {
-            escape_markup(&n.body)
-        } else {
-            n.body.clone()
-        })
-        .urgency(match n.urgency {
-            Urgency::Low => notify_rust::Urgency::Low,
-            Urgency::Normal => notify_rust::Urgency::Normal,
-            Urgency::Critical => notify_rust::Urgency::Critical,
-        });
+    d.appname("tend").summary(&n.title).body(&if markup {
+        escape_markup(&n.body)
+    } else {
+        n.body.clone()
+    });
+    // macOS's notification centre has no urgency.
+    #[cfg(not(target_os = "macos"))]
+    d.urgency(match n.urgency {
+        Urgency::Low => notify_rust::Urgency::Low,
+        Urgency::Normal => notify_rust::Urgency::Normal,
+        Urgency::Critical => notify_rust::Urgency::Critical,
+    });
     // The handle holds the connection; dropping it leaves the notification
     // up.
     dbus(move || d.show().map(drop)).await
@@ -392,11 +406,7 @@ fn is_remote(pid: u32) -> bool {
     if pid == 0 {
         return false;
     }
-    let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
-        return false;
-    };
-    env.split(|b| *b == 0)
-        .any(|kv| kv.starts_with(b"SSH_CONNECTION=") || kv.starts_with(b"SSH_TTY="))
+    crate::platform::os::environ_has(pid, &["SSH_CONNECTION", "SSH_TTY"])
 }
 
 /// Writes `bytes` to a client's terminal in one write, without waiting

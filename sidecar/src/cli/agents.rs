@@ -686,9 +686,7 @@ fn feed(server: &ServerArgs, out: &mut dyn Write) -> Result<(), CliError> {
             "the tend daemon closed the event stream at once; see `tend doctor`",
         )
     })?;
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_owned())
-        .unwrap_or_default();
+    let host = crate::platform::os::host_name();
     loop {
         let panes = client::call(&t.control, "list", json!({}), TIMEOUT)?;
         let panes: Vec<Value> = panes

@@ -276,17 +276,10 @@ pub fn stop(server: &ServerArgs, args: &StopArgs, out: &mut dyn Write) -> Result
     Ok(())
 }
 
-/// `/proc/PID/stat` after the command name (which may hold spaces): the
-/// state is field 0 here, the start time field 19.
-fn stat_fields(pid: u32) -> Option<Vec<String>> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = stat.rsplit_once(") ")?.1;
-    Some(rest.split_whitespace().map(str::to_owned).collect())
-}
-
-/// True when process `pid` started before process `other` (both local).
+/// True when process `pid` started before process `other` (both local;
+/// see [`crate::platform::os::process_facts`]).
 fn started_before(pid: u32, other: Option<u32>) -> bool {
-    let start = |pid: u32| -> Option<u64> { stat_fields(pid)?.get(19)?.parse().ok() };
+    let start = |pid: u32| crate::platform::os::process_facts(pid).map(|f| f.start);
     match (start(pid), other.and_then(start)) {
         (Some(a), Some(b)) => a < b,
         _ => false,
@@ -295,5 +288,5 @@ fn started_before(pid: u32, other: Option<u32>) -> bool {
 
 /// True while process `pid` runs (a zombie has exited).
 fn running(pid: u32) -> bool {
-    stat_fields(pid).is_some_and(|f| f.first().is_some_and(|s| s != "Z"))
+    crate::platform::os::process_facts(pid).is_some_and(|f| !f.zombie)
 }

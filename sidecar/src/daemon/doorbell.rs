@@ -1,11 +1,19 @@
-//! The pipes' doorbell: the event loop waits on the pipes' `epoll` set
-//! (see [`super::pipes::Reader::doorbell`]) while no pane prints, so that
-//! the first byte wakes it at once; while panes print it reads them on its
-//! own ticks and the set is taken off the runtime, since registered it
-//! would wake the loop at every write of every pane (an `epoll` set
-//! signals its waiters for each event added to it).
+//! The pipes' doorbell: the event loop waits on the pipes while no pane
+//! prints (see [`super::pipes::Reader::doorbell`]), so that the first byte
+//! wakes it at once; while panes print it reads them on its own ticks and
+//! the doorbell is taken off the runtime, since registered it would wake
+//! the loop at every write of every pane (an `epoll` set signals its
+//! waiters for each event added to it, and so does each pipe registered on
+//! its own).
+//!
+//! On Linux the doorbell is one descriptor, the pipes' `epoll` set. With
+//! the portable backend it is a copy of each pipe's descriptor, registered
+//! one by one (the runtime's `kqueue` on macOS), made afresh each time the
+//! loop starts waiting and closed when it stops ([`Doorbell::following`]).
 
+use std::future::poll_fn;
 use std::os::fd::OwnedFd;
+use std::task::Poll;
 
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
@@ -16,8 +24,13 @@ pub struct Doorbell {
     /// What rings it, and what happens without it, for the message when
     /// the runtime refuses it.
     what: &'static str,
-    idle: Option<OwnedFd>,
-    armed: Option<AsyncFd<OwnedFd>>,
+    idle: Vec<OwnedFd>,
+    armed: Vec<AsyncFd<OwnedFd>>,
+    /// Its descriptors are copies made for one wait: closed when it is
+    /// disarmed, replaced before it is armed again.
+    follows: bool,
+    /// The runtime refused it once: it is not asked again.
+    refused: bool,
 }
 
 impl Doorbell {
@@ -27,8 +40,32 @@ impl Doorbell {
     pub fn new(set: Option<OwnedFd>, what: &'static str) -> Doorbell {
         Doorbell {
             what,
-            idle: set,
-            armed: None,
+            idle: set.into_iter().collect(),
+            armed: Vec::new(),
+            follows: false,
+            refused: false,
+        }
+    }
+
+    /// A doorbell on descriptors made for each wait ([`Doorbell::replace`]
+    /// before each [`Doorbell::arm`]), closed when it is disarmed.
+    pub fn following(what: &'static str) -> Doorbell {
+        Doorbell {
+            follows: true,
+            ..Doorbell::new(None, what)
+        }
+    }
+
+    /// Whether it is made for each wait (see [`Doorbell::following`]).
+    pub fn follows(&self) -> bool {
+        self.follows
+    }
+
+    /// The descriptors the next [`Doorbell::arm`] registers, while it is
+    /// not armed (ignored once the runtime refused it).
+    pub fn replace(&mut self, fds: Vec<OwnedFd>) {
+        if self.armed.is_empty() && !self.refused {
+            self.idle = fds;
         }
     }
 
@@ -36,48 +73,62 @@ impl Doorbell {
     /// whether it is armed: a runtime that refuses it leaves it unarmed
     /// for good (said once on stderr).
     pub fn arm(&mut self) -> bool {
-        if let Some(fd) = self.idle.take() {
-            // SAFETY: the `AsyncFd` owns the descriptor, which stays open
-            // and the same until it is handed back by `into_inner` or
-            // dropped with it.
-            match unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) } {
-                Ok(armed) => self.armed = Some(armed),
-                Err(e) => {
-                    // Closed (the reader keeps its own), and not asked
-                    // again: the runtime would refuse again.
-                    let (_, e) = e.into_parts();
-                    eprintln!("tend: {} cannot wake the event loop: {e}", self.what);
+        if self.armed.is_empty() && !self.idle.is_empty() {
+            for fd in std::mem::take(&mut self.idle) {
+                // SAFETY: the `AsyncFd` owns the descriptor, which stays
+                // open and the same until it is handed back by
+                // `into_inner` or dropped with it.
+                match unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) } {
+                    Ok(armed) => self.armed.push(armed),
+                    Err(e) => {
+                        // Closed (the reader keeps its own), and not asked
+                        // again: the runtime would refuse again.
+                        let (_, e) = e.into_parts();
+                        eprintln!("tend: {} cannot wake the event loop: {e}", self.what);
+                        self.armed.clear();
+                        self.refused = true;
+                        break;
+                    }
                 }
             }
         }
-        self.armed.is_some()
+        !self.armed.is_empty()
     }
 
     /// Takes it off the runtime.
     pub fn disarm(&mut self) {
-        if let Some(armed) = self.armed.take() {
-            self.idle = Some(armed.into_inner());
+        let armed = std::mem::take(&mut self.armed);
+        if !self.follows {
+            self.idle = armed.into_iter().map(AsyncFd::into_inner).collect();
         }
     }
 
     /// Whether it is armed.
-    #[cfg(test)]
     pub fn armed(&self) -> bool {
-        self.armed.is_some()
+        !self.armed.is_empty()
     }
 
     /// Returns when it rings; never while it is not armed.
     pub async fn ring(&self) {
-        match &self.armed {
-            Some(armed) => {
-                if let Ok(mut ready) = armed.readable().await {
-                    // The reader reads every readable pipe next, and a pipe
-                    // that prints again makes a new edge.
-                    ready.clear_ready();
+        if self.armed.is_empty() {
+            return std::future::pending().await;
+        }
+        poll_fn(|cx| {
+            for armed in &self.armed {
+                match armed.poll_read_ready(cx) {
+                    Poll::Ready(Ok(mut ready)) => {
+                        // The reader reads every readable pipe next, and a
+                        // pipe that prints again makes a new edge.
+                        ready.clear_ready();
+                        return Poll::Ready(());
+                    }
+                    Poll::Ready(Err(_)) => return Poll::Ready(()),
+                    Poll::Pending => {}
                 }
             }
-            None => std::future::pending().await,
-        }
+            Poll::Pending
+        })
+        .await
     }
 }
 
@@ -117,5 +168,38 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(5), bell.ring())
             .await
             .expect("pending output rings when armed");
+    }
+
+    #[tokio::test]
+    async fn a_following_doorbell_rings_for_any_of_its_descriptors() {
+        use std::os::fd::AsFd;
+        let (_a, a_ours) = std::os::unix::net::UnixStream::pair().expect("pair");
+        let (mut b, b_ours) = std::os::unix::net::UnixStream::pair().expect("pair");
+        let copies = || {
+            vec![
+                a_ours.as_fd().try_clone_to_owned().expect("dup"),
+                b_ours.as_fd().try_clone_to_owned().expect("dup"),
+            ]
+        };
+        let mut bell = Doorbell::following("a test");
+        assert!(bell.follows());
+        assert!(!bell.arm(), "nothing to arm yet");
+        bell.replace(copies());
+        assert!(bell.arm());
+        let quick = Duration::from_millis(50);
+        assert!(
+            tokio::time::timeout(quick, bell.ring()).await.is_err(),
+            "nothing written"
+        );
+        b.write_all(b"x").expect("write");
+        tokio::time::timeout(Duration::from_secs(5), bell.ring())
+            .await
+            .expect("output on the second rings");
+        // Disarmed, its copies are closed: arming again needs new ones.
+        bell.disarm();
+        assert!(!bell.armed());
+        assert!(!bell.arm());
+        bell.replace(copies());
+        assert!(bell.arm(), "armed on the descriptors of the moment");
     }
 }

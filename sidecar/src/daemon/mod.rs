@@ -174,6 +174,11 @@ fn one_malloc_arena() {
 }
 
 async fn serve(opts: Options) -> Result<(), CliError> {
+    // The backend is decided once, before any part of it is made.
+    eprintln!(
+        "tend: platform backend {} (docs/decisions/0009-platform-backends.md)",
+        crate::platform::backend()
+    );
     // The manifests take a while to load (their patterns are compiled);
     // meanwhile the worker sets tmux up and lists the panes, so that a
     // restarted daemon taps them as soon as its pane table exists.
@@ -288,24 +293,38 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     // output is not consumed (pipes::MAX_PENDING).
     let mut backlog: VecDeque<Event> = VecDeque::new();
     // The kernel reporting foreground jobs that ended: rare, so always
-    // registered.
+    // registered. The portable backend has nothing to wait on: the loop
+    // asks at each round instead.
     let mut exits = doorbell::Doorbell::new(
         core.exit_doorbell(),
         "agents ending (panes are probed instead)",
     );
-    if !exits.arm() {
+    let exits_polled = core.exits_polled();
+    if !exits_polled && !exits.arm() {
         core.without_exit_watch();
     }
-    let mut bell = doorbell::Doorbell::new(
-        reader
-            .doorbell()
-            .map_err(|e| eprintln!("tend: no doorbell for the pipes ({e}); they are read on ticks"))
-            .ok(),
-        "the panes' pipes (read on ticks instead)",
-    );
+    let pipes_bell = "the panes' pipes (read on ticks instead)";
+    let mut bell = if reader.doorbell_follows() {
+        doorbell::Doorbell::following(pipes_bell)
+    } else {
+        doorbell::Doorbell::new(
+            reader
+                .doorbell()
+                .map_err(|e| {
+                    eprintln!("tend: no doorbell for the pipes ({e}); they are read on ticks")
+                })
+                .ok()
+                .and_then(|fds| fds.into_iter().next()),
+            pipes_bell,
+        )
+    };
     loop {
         // While no pane prints, the pipes themselves wake the loop.
         let armed = if reader.quiet() {
+            if bell.follows() && !bell.armed() {
+                // The pipes of the moment (they came and went meanwhile).
+                bell.replace(reader.doorbell().unwrap_or_default());
+            }
             bell.arm()
         } else {
             bell.disarm();
@@ -340,6 +359,11 @@ async fn serve(opts: Options) -> Result<(), CliError> {
         // round, so that a flood being fed never keeps them unread longer
         // than a round.
         reader.poll(now, rang || (reader.quiet() && !armed), &mut backlog);
+        if exits_polled {
+            // Agents that ended since the last round (the portable
+            // backend's watch, see platform/portable/exits.rs).
+            core.jobs_ended();
+        }
         // Whatever else is already queued, but no more: the worker keeps
         // queueing while the table works.
         while let Ok(ev) = ctl_rx.try_recv() {

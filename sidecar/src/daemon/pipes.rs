@@ -20,23 +20,23 @@
 //! until the next one, before the socket's buffer fills.
 //!
 //! A quiet server costs nothing: with no pane printing, the loop sleeps on
-//! the pipes' `epoll` set (the [`Reader::doorbell`]), and the first byte
-//! wakes it.
+//! the pipes themselves (the [`Reader::doorbell`]), and the first byte
+//! wakes it. Which pipes are readable is the platform's [`ReadySet`]: one
+//! `epoll` set on Linux, `poll(2)` with the portable backend.
 
 use std::collections::VecDeque;
 use std::io::{ErrorKind, IoSliceMut, Read};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use nix::poll::PollTimeout;
-use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
-use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags, UnixAddr};
+use nix::sys::socket::{recvmsg, ControlMessageOwned, UnixAddr};
 use tend_tmux::PaneId;
 
 use super::core::Event;
+use crate::platform::{os, ReadySet};
 use crate::tap::MAX_PANE_ID;
 
 /// Most bytes of one pane handed to the pane table and not yet consumed;
@@ -117,7 +117,7 @@ pub fn receive(stream: &UnixStream) -> Result<(String, OwnedFd), String> {
         stream.as_raw_fd(),
         &mut iov,
         Some(&mut cmsg),
-        MsgFlags::MSG_CMSG_CLOEXEC,
+        os::RECV_CLOEXEC,
     )
     .map_err(|e| format!("reading a hand-over failed: {e}"))?;
     let mut fds: Vec<OwnedFd> = Vec::new();
@@ -133,6 +133,11 @@ pub fn receive(stream: &UnixStream) -> Result<(String, OwnedFd), String> {
             );
         }
     }
+    // Where the flag above is not atomic (macOS), each descriptor is made
+    // close-on-exec now.
+    for fd in &fds {
+        os::after_receive(fd);
+    }
     let len = msg.bytes;
     let Some(fd) = fds.into_iter().next() else {
         return Err("a hand-over without a descriptor".into());
@@ -147,9 +152,7 @@ pub fn receive(stream: &UnixStream) -> Result<(String, OwnedFd), String> {
 }
 
 fn same_user(stream: &UnixStream) -> bool {
-    nix::sys::socket::getsockopt(stream, nix::sys::socket::sockopt::PeerCredentials)
-        .map(|c| c.uid() == nix::unistd::getuid().as_raw())
-        .unwrap_or(false)
+    os::peer_uid(stream.as_fd()).is_ok_and(|uid| uid == nix::unistd::getuid().as_raw())
 }
 
 struct Pipe {
@@ -167,7 +170,7 @@ struct Pipe {
     /// The last tick's reads took at least [`HOT_READ`] bytes: the pipe is
     /// read between ticks too.
     hot: bool,
-    /// `epoll` called it readable (or closed) since the tick's reads.
+    /// The ready set called it readable (or closed) since the tick's reads.
     ready: bool,
 }
 
@@ -341,14 +344,13 @@ impl Default for Cadence {
 /// read ticks ([`Cadence`]).
 pub struct Reader {
     listener: UnixListener,
-    /// Every pipe and the listener, registered once: a tick asks which are
-    /// readable without handing the kernel the whole list (`poll` did, and
-    /// it was a fifth of the reading's time). While the reader is quiet the
-    /// event loop waits on this set itself (the doorbell).
-    epoll: Epoll,
-    /// What the last [`Reader::ready`] returned, reused; grown to hold
-    /// every watched descriptor.
-    ready_events: Vec<EpollEvent>,
+    /// Every pipe and the listener: a tick asks which are readable (on
+    /// Linux one `epoll` set, registered once: a tick asks without handing
+    /// the kernel the whole list). While the reader is quiet the event loop
+    /// waits on its doorbell.
+    set: ReadySet,
+    /// The keys the last [`Reader::ready`] found, reused.
+    ready_keys: Vec<u64>,
     /// Ordered by `conn` (connections are numbered in the order they are
     /// accepted, and pipes are only ever appended or removed).
     pipes: Vec<Pipe>,
@@ -360,19 +362,25 @@ pub struct Reader {
     scratch: Vec<u8>,
 }
 
-/// The `epoll` data of the tap socket (pipes carry their `conn`, from 1).
+/// The ready set's key of the tap socket (pipes carry their `conn`, from
+/// 1).
 const LISTENER: u64 = 0;
 
 impl Reader {
-    /// A reader taking pipes from `listener` (set non-blocking here).
+    /// A reader taking pipes from `listener` (set non-blocking here),
+    /// through the ready set of the backend in use.
     pub fn new(listener: UnixListener) -> std::io::Result<Reader> {
+        Reader::with_set(listener, ReadySet::new()?)
+    }
+
+    /// A reader through the ready set `set`.
+    pub fn with_set(listener: UnixListener, mut set: ReadySet) -> std::io::Result<Reader> {
         listener.set_nonblocking(true)?;
-        let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)?;
-        epoll.add(&listener, EpollEvent::new(EpollFlags::EPOLLIN, LISTENER))?;
+        set.add(listener.as_fd(), LISTENER)?;
         Ok(Reader {
             listener,
-            epoll,
-            ready_events: Vec::new(),
+            set,
+            ready_keys: Vec::new(),
             pipes: Vec::new(),
             next_conn: LISTENER + 1,
             cadence: Cadence::new(),
@@ -381,12 +389,23 @@ impl Reader {
         })
     }
 
-    /// A descriptor that is readable when a pipe has output or closed, or
-    /// a tap connects: what the event loop waits on while the reader is
-    /// quiet (an `epoll` set can be waited on like any descriptor; this is
-    /// another descriptor of the reader's own set).
-    pub fn doorbell(&self) -> std::io::Result<OwnedFd> {
-        self.epoll.0.try_clone()
+    /// Descriptors of which one is readable when a pipe has output or
+    /// closed, or a tap connects: what the event loop waits on while the
+    /// reader is quiet. On Linux one, another descriptor of the reader's
+    /// own `epoll` set (a set can be waited on like any descriptor); with
+    /// the portable backend a copy of the tap socket and of every pipe, to
+    /// be taken again each time the loop starts waiting
+    /// ([`Reader::doorbell_follows`]).
+    pub fn doorbell(&self) -> std::io::Result<Vec<OwnedFd>> {
+        let fds =
+            std::iter::once(self.listener.as_fd()).chain(self.pipes.iter().map(|p| p.file.as_fd()));
+        self.set.doorbell(fds)
+    }
+
+    /// Whether [`Reader::doorbell`] names the pipes of the moment (it must
+    /// then be taken again before each wait) rather than one set made once.
+    pub fn doorbell_follows(&self) -> bool {
+        self.set.doorbell_follows()
     }
 
     /// The reading cadence.
@@ -413,16 +432,12 @@ impl Reader {
     /// Marks the readable pipes (`Pipe::ready`, without waiting) and says
     /// whether a tap is connecting.
     fn ready(&mut self) -> bool {
-        // Room for every descriptor at once: level-triggered `epoll` answers
-        // the readable ones again at each call, so a smaller buffer asked
-        // again until it comes back short would never end while more pipes
-        // than it holds are readable.
         let watched = self.pipes.len() + 1;
-        if self.ready_events.len() < watched {
-            self.ready_events.resize(watched, EpollEvent::empty());
-        }
-        let n = match self.epoll.wait(&mut self.ready_events, PollTimeout::ZERO) {
-            Ok(n) => n,
+        self.ready_keys.clear();
+        let fds = std::iter::once((self.listener.as_fd(), LISTENER))
+            .chain(self.pipes.iter().map(|p| (p.file.as_fd(), p.conn)));
+        match self.set.ready(watched, fds, &mut self.ready_keys) {
+            Ok(()) => {}
             Err(_) => {
                 // EINTR, or out of memory: treat everything as ready; the
                 // reads are non-blocking.
@@ -431,10 +446,9 @@ impl Reader {
                 }
                 return true;
             }
-        };
+        }
         let mut accept = false;
-        for ev in &self.ready_events[..n] {
-            let conn = ev.data();
+        for &conn in &self.ready_keys {
             if conn == LISTENER {
                 accept = true;
             } else if let Ok(i) = self.pipes.binary_search_by_key(&conn, |p| p.conn) {
@@ -541,18 +555,17 @@ impl Reader {
             match self.watch(file) {
                 Ok(conn) => out.push_back(Event::TapHello { conn, pane }),
                 Err(e) => {
-                    eprintln!("tend: cannot watch the pipe of pane {pane} (epoll: {e}); closed")
+                    eprintln!("tend: cannot watch the pipe of pane {pane} ({e}); closed")
                 }
             }
         }
     }
 
     /// Adds a pipe to the ones read, under the next connection number. A
-    /// pipe `epoll` refuses is closed.
-    fn watch(&mut self, file: std::fs::File) -> nix::Result<u64> {
+    /// pipe the ready set refuses is closed.
+    fn watch(&mut self, file: std::fs::File) -> std::io::Result<u64> {
         let conn = self.next_conn;
-        self.epoll
-            .add(&file, EpollEvent::new(EpollFlags::EPOLLIN, conn))?;
+        self.set.add(file.as_fd(), conn)?;
         self.next_conn += 1;
         self.pipes.push(Pipe::new(conn, file));
         Ok(conn)
@@ -688,11 +701,26 @@ mod tests {
         assert!(p.closed);
     }
 
-    /// A reader on a fresh tap socket in `dir`, watching `n` pipes (conn 1
-    /// to `n`) through [`Reader::watch`]; returns tmux's ends.
-    fn reader_with_pipes(dir: &std::path::Path, n: u64) -> (Reader, Vec<UnixStream>) {
+    /// Every ready set this build has: the reader must behave the same
+    /// over each.
+    fn sets() -> Vec<ReadySet> {
+        #[cfg(target_os = "linux")]
+        let sets = vec![ReadySet::epoll().expect("epoll"), ReadySet::poll()];
+        #[cfg(not(target_os = "linux"))]
+        let sets = vec![ReadySet::poll()];
+        sets
+    }
+
+    /// A reader through `set` on a fresh tap socket in `dir`, watching `n`
+    /// pipes (conn 1 to `n`) through [`Reader::watch`]; returns tmux's
+    /// ends.
+    fn reader_with_pipes(
+        dir: &std::path::Path,
+        n: u64,
+        set: ReadySet,
+    ) -> (Reader, Vec<UnixStream>) {
         let listener = UnixListener::bind(dir.join("tap")).expect("bind");
-        let mut r = Reader::new(listener).expect("epoll");
+        let mut r = Reader::with_set(listener, set).expect("reader");
         let mut ends = Vec::new();
         for _ in 0..n {
             let (tmux, ours) = UnixStream::pair().expect("pair");
@@ -706,8 +734,14 @@ mod tests {
 
     #[test]
     fn the_reader_is_told_which_pipes_are_readable_or_closed() {
+        for set in sets() {
+            told_which_pipes_are_readable(set);
+        }
+    }
+
+    fn told_which_pipes_are_readable(set: ReadySet) {
         let dir = tempfile::tempdir().expect("dir");
-        let (mut r, mut ends) = reader_with_pipes(dir.path(), 3);
+        let (mut r, mut ends) = reader_with_pipes(dir.path(), 3, set);
         assert!(!r.ready());
         assert!(r.pipes.iter().all(|p| !p.ready));
         (&ends[2]).write_all(b"x").expect("write");
@@ -724,14 +758,16 @@ mod tests {
         // Level-triggered `epoll` answers every readable pipe again at each
         // call: a fixed buffer of 64 that asked again while it came back
         // full never ended once 64 pipes printed at the same tick.
-        let dir = tempfile::tempdir().expect("dir");
-        let (mut r, ends) = reader_with_pipes(dir.path(), 150);
-        for end in &ends {
-            let mut end = end;
-            end.write_all(b"x").expect("write");
+        for set in sets() {
+            let dir = tempfile::tempdir().expect("dir");
+            let (mut r, ends) = reader_with_pipes(dir.path(), 150, set);
+            for end in &ends {
+                let mut end = end;
+                end.write_all(b"x").expect("write");
+            }
+            assert!(!r.ready());
+            assert_eq!(r.pipes.iter().filter(|p| p.ready).count(), 150);
         }
-        assert!(!r.ready());
-        assert_eq!(r.pipes.iter().filter(|p| p.ready).count(), 150);
     }
 
     #[test]
@@ -773,8 +809,14 @@ mod tests {
 
     #[test]
     fn the_reader_reads_on_its_ticks_and_goes_quiet_when_nothing_came() {
+        for set in sets() {
+            reads_on_its_ticks(set);
+        }
+    }
+
+    fn reads_on_its_ticks(set: ReadySet) {
         let dir = tempfile::tempdir().expect("dir");
-        let (mut r, ends) = reader_with_pipes(dir.path(), 2);
+        let (mut r, ends) = reader_with_pipes(dir.path(), 2, set);
         let (mut a, mut b) = (&ends[0], &ends[1]);
         assert!(r.quiet());
         assert_eq!(r.next_wake(), None);
@@ -813,14 +855,28 @@ mod tests {
 
     #[test]
     fn the_doorbell_rings_for_output_and_for_a_tap_connecting() {
-        use nix::poll::{poll, PollFd, PollFlags};
-        use std::os::fd::AsFd;
+        for set in sets() {
+            doorbell_rings(set);
+        }
+    }
+
+    fn doorbell_rings(set: ReadySet) {
+        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
         let dir = tempfile::tempdir().expect("dir");
-        let (mut r, ends) = reader_with_pipes(dir.path(), 1);
+        let follows = set.doorbell_follows();
+        let (mut r, ends) = reader_with_pipes(dir.path(), 1, set);
+        assert_eq!(
+            r.doorbell().expect("doorbell").len(),
+            if follows { 2 } else { 1 }
+        );
+        // Rings: one of its descriptors is readable.
         let rings = |r: &Reader| {
-            let fd = r.doorbell().expect("doorbell");
-            let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
-            poll(&mut fds, PollTimeout::ZERO).expect("poll") == 1
+            let fds = r.doorbell().expect("doorbell");
+            let mut polled: Vec<PollFd> = fds
+                .iter()
+                .map(|fd| PollFd::new(fd.as_fd(), PollFlags::POLLIN))
+                .collect();
+            poll(&mut polled, PollTimeout::ZERO).expect("poll") >= 1
         };
         assert!(!rings(&r));
         (&ends[0]).write_all(b"x").expect("write");

@@ -1,15 +1,11 @@
-//! The procfs sampler: reads the process tree below each pane's shell and
-//! hands it to the pure identity logic in `tend_detector::identity`.
+//! The sampler: reads the process tree below each pane's shell and hands
+//! it to the pure identity logic in `tend_detector::identity`.
 //!
-//! Only the panes' own trees are read, never a full `/proc` scan per tick:
-//! from the shell's `stat` (its `tpgid` is the terminal's foreground group)
-//! the walk follows `/proc/<pid>/task/<tid>/children`, bounded in depth and
-//! count. A scan of `/proc` happens only on kernels without those
-//! `children` files (`CONFIG_PROC_CHILDREN` off). What a process runs (its
-//! image, argv, `TEND_AGENT`, resolved script path) is cached per process
-//! image (pid, start time, and the image's addresses from `stat`: an
-//! `exec` through a shim keeps the first two), so a steady pane costs one
-//! `stat` and the `children` files per process.
+//! How the tree is read is the platform's business
+//! ([`crate::platform::ProcSource`]): `/proc` on Linux, `sysinfo` elsewhere
+//! (`docs/decisions/0009-platform-backends.md`). The [`Sampler`] holds the
+//! backend's source and exit watch, and what is the same everywhere: the
+//! walk limits and an agent's version from its package metadata.
 //!
 //! [`PaneWatch`] ties it together for one pane: when to probe and sample
 //! ([`SampleScheduler`]), hysteresis ([`IdentityTracker`]) and what the
@@ -20,36 +16,28 @@
 //! [`ProcessTracker`]: tend_detector::identity::ProcessTracker
 //!
 //! The files: this one holds the [`Sampler`], its results and its small
-//! reads; `stat.rs` parsing `/proc/<pid>/stat`; `tree.rs` the walk below a
-//! shell (probe and sample); `process.rs` what one process runs, cached;
-//! `agent_version.rs` an agent's version from its package metadata;
-//! `exits.rs` the kernel reporting a foreground job's end ([`ExitWatch`]);
+//! reads; `agent_version.rs` an agent's version from its package metadata;
 //! `watch.rs` [`PaneWatch`].
 
 use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use tend_detector::identity::{ProcessInfo, WalkLimits};
 
 mod agent_version;
-mod exits;
-mod fds;
-mod process;
-mod stat;
-mod tree;
 mod watch;
 
 #[cfg(test)]
 mod tests;
 
-use fds::{FdCache, Which};
-use process::Identity;
-use stat::{parse_stat, Stat};
-use tree::ChildrenMode;
+#[cfg(target_os = "linux")]
+use crate::platform::linux::ProcFs;
+use crate::platform::portable::SysProcs;
+use crate::platform::{backend, Backend, ProcSource};
 
-pub use exits::ExitWatch;
+pub use crate::platform::ExitWatch;
 pub use watch::{Identified, PaneWatch, ScreenSource, WatchUpdate};
 
 /// Why a pane could not be sampled.
@@ -57,7 +45,7 @@ pub use watch::{Identified, PaneWatch, ScreenSource, WatchUpdate};
 pub enum SampleError {
     /// The shell process is gone (the pane closed, or a stale pid).
     Gone(u32),
-    /// `/proc` could not be read.
+    /// The processes could not be read.
     Io(io::Error),
 }
 
@@ -65,7 +53,7 @@ impl fmt::Display for SampleError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SampleError::Gone(pid) => write!(f, "process {pid} is gone"),
-            SampleError::Io(e) => write!(f, "cannot read /proc: {e}"),
+            SampleError::Io(e) => write!(f, "cannot read the processes: {e}"),
         }
     }
 }
@@ -111,37 +99,37 @@ pub struct PaneSnapshot {
     pub stats: SampleStats,
 }
 
-/// Cache entries unused for this many sweeps are dropped.
-const CACHE_KEEP_SWEEPS: u64 = 4;
-/// Above this many entries a sweep happens on its own.
-const CACHE_MAX: usize = 4096;
-/// Largest `environ` read (bigger ones are cut: the hint is usually near
-/// the start, and a pathological environment must not cost much).
-const ENVIRON_MAX: usize = 256 * 1024;
+/// Above this many entries a cache is emptied (the identity cache of the
+/// Linux source, the versions here).
+pub(crate) const CACHE_MAX: usize = 4096;
 /// Largest package metadata file read (`package.json`, `METADATA`).
 const METADATA_MAX: usize = 64 * 1024;
 /// Most directory entries read when looking for a Python distribution.
 const LIST_MAX: usize = 4096;
-/// Largest `cmdline` read.
-const CMDLINE_MAX: usize = 64 * 1024;
 
-/// Reads pane process trees from `/proc` (or another root, for tests).
+/// The backend's process source. The Linux one is the larger (its caches
+/// inline); a daemon has one sampler, made once and never moved about.
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
+enum Source {
+    #[cfg(target_os = "linux")]
+    ProcFs(ProcFs),
+    Portable(SysProcs),
+}
+
+/// Reads pane process trees through the platform's source, and agents'
+/// versions from their package metadata.
 #[derive(Debug)]
 pub struct Sampler {
-    root: PathBuf,
-    limits: WalkLimits,
-    mode: ChildrenMode,
-    cache: HashMap<u32, Identity>,
-    generation: u64,
+    source: Source,
+    /// Filesystem reads of the version lookup.
     files_read: u64,
-    use_cache: bool,
     buf: Vec<u8>,
     /// Agent versions by (agent, program path): package metadata changes
     /// only with an upgrade, which starts a new process.
     versions: HashMap<(String, String), Option<String>>,
-    /// `stat`, `task` and `children` files kept open for re-reading.
-    fds: FdCache,
-    /// Pidfds of the panes' foreground jobs (real `/proc` only).
+    /// The ends of the panes' foreground jobs, as the backend watches them
+    /// (none over a fake `/proc`).
     pub exits: ExitWatch,
 }
 
@@ -152,105 +140,187 @@ impl Default for Sampler {
 }
 
 impl Sampler {
-    /// A sampler over `/proc` with default walk limits.
+    /// A sampler of the backend in use ([`crate::platform::backend`]) with
+    /// default walk limits.
     pub fn new() -> Self {
-        Self::with_root("/proc")
+        match backend() {
+            #[cfg(target_os = "linux")]
+            Backend::Linux => Self::with_root("/proc"),
+            _ => Self::portable(),
+        }
     }
 
-    /// A sampler over another procfs-shaped tree (tests). Files are kept
-    /// open only under the real `/proc`: a kept copy of a fake tree's file
-    /// would not notice its process being removed.
-    pub fn with_root(root: impl Into<PathBuf>) -> Self {
-        let root = root.into();
-        let real = root == Path::new("/proc");
-        let cap = if real { fds::default_cap() } else { 0 };
+    /// A sampler through `sysinfo` (the portable backend), whatever the
+    /// backend in use.
+    pub fn portable() -> Self {
+        Self::over(Source::Portable(SysProcs::new()), ExitWatch::liveness())
+    }
+
+    /// A sampler over a procfs-shaped tree (the Linux backend; another
+    /// root for tests). Files are kept open only under the real `/proc`: a
+    /// kept copy of a fake tree's file would not notice its process being
+    /// removed.
+    #[cfg(target_os = "linux")]
+    pub fn with_root(root: impl Into<std::path::PathBuf>) -> Self {
+        let procfs = ProcFs::with_root(root);
+        // A pid in a fake tree is no process of this machine.
+        let exits = if procfs.is_real() {
+            ExitWatch::pidfd()
+        } else {
+            ExitWatch::disabled()
+        };
+        Self::over(Source::ProcFs(procfs), exits)
+    }
+
+    fn over(source: Source, exits: ExitWatch) -> Self {
         Sampler {
-            root,
-            limits: WalkLimits::default(),
-            mode: ChildrenMode::Unknown,
-            cache: HashMap::new(),
-            generation: 0,
+            source,
             files_read: 0,
-            use_cache: true,
             buf: Vec::with_capacity(4096),
             versions: HashMap::new(),
-            fds: FdCache::new(cap),
-            // A pid in a fake tree is no process of this machine.
-            exits: if real {
-                ExitWatch::new()
-            } else {
-                ExitWatch::disabled()
-            },
+            exits,
+        }
+    }
+
+    fn source(&self) -> &dyn ProcSource {
+        match &self.source {
+            #[cfg(target_os = "linux")]
+            Source::ProcFs(s) => s,
+            Source::Portable(s) => s,
+        }
+    }
+
+    fn source_mut(&mut self) -> &mut dyn ProcSource {
+        match &mut self.source {
+            #[cfg(target_os = "linux")]
+            Source::ProcFs(s) => s,
+            Source::Portable(s) => s,
+        }
+    }
+
+    /// The sampler with its Linux source, if that is the one in use,
+    /// replaced by `f`'s.
+    #[cfg(target_os = "linux")]
+    fn map_procfs(mut self, f: impl FnOnce(ProcFs) -> ProcFs) -> Self {
+        if let Source::ProcFs(p) = &mut self.source {
+            let taken = std::mem::take(p);
+            *p = f(taken);
+        }
+        self
+    }
+
+    /// The name of the backend whose source this reads through.
+    pub fn backend(&self) -> Backend {
+        match &self.source {
+            #[cfg(target_os = "linux")]
+            Source::ProcFs(_) => Backend::Linux,
+            Source::Portable(_) => Backend::Portable,
         }
     }
 
     /// At most `cap` `/proc` files kept open (0: every read opens its
-    /// file).
-    pub fn with_fd_cap(mut self, cap: usize) -> Self {
-        self.fds = FdCache::new(cap);
-        self
+    /// file). The Linux source only; others keep none.
+    pub fn with_fd_cap(self, cap: usize) -> Self {
+        #[cfg(target_os = "linux")]
+        return self.map_procfs(|p| p.with_fd_cap(cap));
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = cap;
+            self
+        }
     }
 
-    /// `/proc` files kept open now.
+    /// `/proc` files kept open now (0 for other sources).
     pub fn open_files(&self) -> usize {
-        self.fds.open()
+        match &self.source {
+            #[cfg(target_os = "linux")]
+            Source::ProcFs(s) => s.open_files(),
+            Source::Portable(_) => 0,
+        }
     }
 
-    /// Reads served by a kept file since the sampler was made.
+    /// Reads served by a kept `/proc` file since the sampler was made (0
+    /// for other sources).
     pub fn reused_reads(&self) -> u64 {
-        self.fds.reused()
+        match &self.source {
+            #[cfg(target_os = "linux")]
+            Source::ProcFs(s) => s.reused_reads(),
+            Source::Portable(_) => 0,
+        }
     }
 
-    /// Ends a round of the daemon (once a second): closes the `/proc`
-    /// files of processes not read for a while. The identity cache is
-    /// left alone (see [`Sampler::sweep`]).
+    /// Ends a round of the daemon (once a second): the Linux source closes
+    /// the `/proc` files of processes not read for a while.
     pub fn end_round(&mut self) {
-        self.fds.end_round();
+        self.source_mut().end_round();
     }
 
     /// Other walk limits.
     pub fn with_limits(mut self, limits: WalkLimits) -> Self {
-        self.limits = limits;
+        self.source_mut().set_limits(limits);
         self
     }
 
-    /// Turns the identity cache off (every sample reads everything; for
-    /// measuring the cold cost).
-    pub fn without_cache(mut self) -> Self {
-        self.use_cache = false;
+    /// Turns the Linux source's identity cache off (every sample reads
+    /// everything; for measuring the cold cost). Other sources cache
+    /// nothing.
+    pub fn without_cache(self) -> Self {
+        #[cfg(target_os = "linux")]
+        return self.map_procfs(ProcFs::without_cache);
+        #[cfg(not(target_os = "linux"))]
         self
     }
 
     /// The walk limits in force.
     pub fn limits(&self) -> WalkLimits {
-        self.limits
+        self.source().limits()
     }
 
-    /// Filesystem reads since the sampler was made.
+    /// Filesystem reads since the sampler was made (those its source
+    /// counts, and the version lookups').
     pub fn files_read(&self) -> u64 {
-        self.files_read
+        self.source().files_read() + self.files_read
     }
 
     /// CPU clock ticks per second of this system (for
     /// [`ProcessTracker`](tend_detector::identity::ProcessTracker)).
     pub fn ticks_per_sec() -> f64 {
-        procfs::ticks_per_second() as f64
+        crate::platform::ticks_per_sec()
     }
 
     /// Ends a round over all panes: forgets cached processes not seen for a
     /// few rounds (their pids may be reused).
     pub fn sweep(&mut self) {
-        self.generation += 1;
-        let keep_after = self.generation.saturating_sub(CACHE_KEEP_SWEEPS);
-        self.cache.retain(|_, e| e.used >= keep_after);
+        self.source_mut().sweep();
     }
 
-    fn path(&self, pid: u32, rest: &str) -> PathBuf {
-        let mut p = self.root.join(pid.to_string());
-        if !rest.is_empty() {
-            p.push(rest);
-        }
-        p
+    /// One probe of a pane's foreground group (one `stat` read on Linux).
+    pub fn probe(&mut self, shell_pid: u32) -> Result<Probe, SampleError> {
+        self.source_mut().probe(shell_pid)
+    }
+
+    /// Reads one pane's tree: the shell `shell_pid` at depth 0 and its
+    /// descendants within the walk limits, breadth-first.
+    pub fn sample(&mut self, shell_pid: u32) -> Result<PaneSnapshot, SampleError> {
+        self.source_mut().sample(shell_pid)
+    }
+
+    /// The program the shell ran to start `pid`: `_` in its environment
+    /// (bash sets it to the command's full path), symlinks resolved; `None`
+    /// when it is not an absolute path that exists. The version lookup's
+    /// last resort, for an agent that renames itself: Pi sets its process
+    /// title to `pi` at start, after which argv is just `pi` and the image is
+    /// `node`, so nothing else names its package. Only metadata of the
+    /// agent's own package is read from it (see `version::metadata_sources`),
+    /// so a `_` inherited from elsewhere finds nothing.
+    pub fn launched_program(&mut self, pid: u32) -> Option<String> {
+        let value = self
+            .source_mut()
+            .env_var(pid, "_")
+            .filter(|v| v.starts_with('/'))?;
+        self.files_read += 1;
+        let target = std::fs::canonicalize(&value).ok()?;
+        Some(target.to_string_lossy().into_owned())
     }
 
     /// Reads a small file into the scratch buffer, at most `max` bytes.
@@ -260,39 +330,5 @@ impl Sampler {
         let f = std::fs::File::open(path)?;
         f.take(max as u64).read_to_end(&mut self.buf)?;
         Ok(())
-    }
-
-    /// `pid`'s `stat`; with `keep`, through a file kept open for the next
-    /// read.
-    fn read_stat(&mut self, pid: u32, keep: bool) -> io::Result<Stat> {
-        let path = self.path(pid, "stat");
-        self.files_read += 1;
-        if let Err(e) = self
-            .fds
-            .read(pid, Which::Stat, &path, keep, &mut self.buf, 4096)
-        {
-            // The process is gone: so are its threads' files.
-            self.fds.forget(pid);
-            return Err(e);
-        }
-        let text = String::from_utf8_lossy(&self.buf);
-        parse_stat(&text).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "bad stat"))
-    }
-
-    fn read_link(&mut self, path: &Path) -> Option<String> {
-        self.files_read += 1;
-        let target = std::fs::read_link(path).ok()?;
-        let s = target.to_string_lossy();
-        // An image replaced on disk (an upgrade while it runs) still names
-        // the program.
-        Some(s.strip_suffix(" (deleted)").unwrap_or(&s).to_owned())
-    }
-}
-
-fn gone_or_io(pid: u32, e: io::Error) -> SampleError {
-    match e.kind() {
-        io::ErrorKind::NotFound | io::ErrorKind::InvalidData => SampleError::Gone(pid),
-        _ if e.raw_os_error() == Some(3) => SampleError::Gone(pid), // ESRCH
-        _ => SampleError::Io(e),
     }
 }

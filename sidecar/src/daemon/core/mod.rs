@@ -389,16 +389,24 @@ impl Core {
     }
 
     /// Replaces the process sampler (one over a procfs-shaped tree in
-    /// tests; `/proc` otherwise).
+    /// tests; the backend's otherwise).
     pub fn set_sampler(&mut self, sampler: Sampler) {
         self.sampler = sampler;
     }
 
     /// A descriptor readable when the kernel reports a pane's foreground
     /// job ended (see [`crate::sampler::ExitWatch`]); the event loop waits
-    /// on it and then calls [`Core::jobs_ended`]. `None` without pidfds.
+    /// on it and then calls [`Core::jobs_ended`]. `None` without pidfds
+    /// (see [`Core::exits_polled`]).
     pub fn exit_doorbell(&self) -> Option<std::os::fd::OwnedFd> {
         self.sampler.exits.doorbell()
+    }
+
+    /// Whether the ends of the panes' foreground jobs are found by asking
+    /// ([`Core::jobs_ended`] at each round of the event loop) rather than
+    /// on [`Core::exit_doorbell`].
+    pub fn exits_polled(&self) -> bool {
+        self.sampler.exits.polled()
     }
 
     /// The event loop cannot wait on [`Core::exit_doorbell`]: panes are

@@ -1,4 +1,4 @@
-//! [`ExitWatch`]: the kernel says when a pane's foreground job ends.
+//! [`PidfdWatch`]: the kernel says when a pane's foreground job ends.
 //!
 //! A pane whose agent prints was probed five times a second (one read of
 //! its shell's `stat`) only to notice the shell taking its terminal back
@@ -6,7 +6,7 @@
 //! readable when that process ends, so the daemon waits on one `epoll` set
 //! of them instead (`pidfd_open(2)`, Linux 5.3): nothing is read while the
 //! agent runs, and its end is seen at once. Where the kernel has no pidfds,
-//! or `/proc` is not the real one (tests), [`ExitWatch::watch`] says no and
+//! or `/proc` is not the real one (tests), [`PidfdWatch::watch`] says no and
 //! the probes go on.
 
 use std::collections::HashMap;
@@ -17,19 +17,21 @@ use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
 use rustix::io::Errno;
 use rustix::process::{pidfd_open, Pid, PidfdFlags};
 
+use crate::platform::ExitSource;
+
 /// Pidfds of the processes watched, by the caller's key (a pane).
 #[derive(Debug)]
-pub struct ExitWatch {
+pub struct PidfdWatch {
     /// `None`: no watching here (no `epoll`, or pidfds refused once).
     epoll: Option<Epoll>,
     watched: HashMap<u64, (u32, OwnedFd)>,
     events: Vec<EpollEvent>,
 }
 
-impl ExitWatch {
+impl PidfdWatch {
     /// A watch using pidfds where the kernel has them.
-    pub fn new() -> ExitWatch {
-        ExitWatch {
+    pub fn new() -> PidfdWatch {
+        PidfdWatch {
             epoll: Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).ok(),
             watched: HashMap::new(),
             events: Vec::new(),
@@ -37,8 +39,8 @@ impl ExitWatch {
     }
 
     /// A watch that never watches (a sampler over a fake `/proc`).
-    pub fn disabled() -> ExitWatch {
-        ExitWatch {
+    pub fn disabled() -> PidfdWatch {
+        PidfdWatch {
             epoll: None,
             watched: HashMap::new(),
             events: Vec::new(),
@@ -117,9 +119,31 @@ impl ExitWatch {
     }
 }
 
-impl Default for ExitWatch {
+impl ExitSource for PidfdWatch {
+    fn watch(&mut self, key: u64, pid: u32) -> bool {
+        PidfdWatch::watch(self, key, pid)
+    }
+
+    fn unwatch(&mut self, key: u64) {
+        PidfdWatch::unwatch(self, key);
+    }
+
+    fn watching(&self, key: u64) -> Option<u32> {
+        PidfdWatch::watching(self, key)
+    }
+
+    fn doorbell(&self) -> Option<OwnedFd> {
+        PidfdWatch::doorbell(self)
+    }
+
+    fn take_ended(&mut self) -> Vec<u64> {
+        PidfdWatch::take_ended(self)
+    }
+}
+
+impl Default for PidfdWatch {
     fn default() -> Self {
-        ExitWatch::new()
+        PidfdWatch::new()
     }
 }
 
@@ -130,7 +154,7 @@ mod tests {
 
     #[test]
     fn an_ended_process_is_reported_once_by_its_key() {
-        let mut w = ExitWatch::new();
+        let mut w = PidfdWatch::new();
         let mut a = std::process::Command::new("sleep")
             .arg("30")
             .spawn()
@@ -165,11 +189,11 @@ mod tests {
 
     #[test]
     fn a_process_already_gone_is_not_watched() {
-        let mut w = ExitWatch::new();
+        let mut w = PidfdWatch::new();
         let mut c = std::process::Command::new("true").spawn().expect("true");
         let pid = c.id();
         c.wait().expect("wait");
         assert!(!w.watch(1, pid));
-        assert!(!ExitWatch::disabled().watch(1, std::process::id()));
+        assert!(!PidfdWatch::disabled().watch(1, std::process::id()));
     }
 }

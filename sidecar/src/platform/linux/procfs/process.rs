@@ -2,12 +2,10 @@
 //! interpreter runs — read once per process image and cached, so a steady
 //! pane costs one `stat` per process.
 
-use std::path::Path;
-
-use tend_detector::identity::{self, ProcessInfo, Source, ENV_HINT};
+use tend_detector::identity::{ProcessInfo, ENV_HINT};
 
 use super::stat::Stat;
-use super::{SampleStats, Sampler, CACHE_MAX, CMDLINE_MAX, ENVIRON_MAX};
+use super::{ProcFs, SampleStats, CACHE_MAX, CMDLINE_MAX, ENVIRON_MAX};
 
 /// What a process runs: read once per (pid, start time, comm, image).
 #[derive(Debug, Clone)]
@@ -24,7 +22,7 @@ pub(super) struct Identity {
     pub(super) used: u64,
 }
 
-impl Sampler {
+impl ProcFs {
     /// What `pid` runs, from the cache when it is the same process image.
     pub(super) fn identity(&mut self, pid: u32, st: &Stat, stats: &mut SampleStats) -> Identity {
         if self.use_cache {
@@ -94,32 +92,21 @@ impl Sampler {
             .filter(|v| !v.is_empty())
     }
 
-    /// The program the shell ran to start `pid`: `_` in its environment
-    /// (bash sets it to the command's full path), symlinks resolved; `None`
-    /// when it is not an absolute path that exists. The version lookup's
-    /// last resort, for an agent that renames itself: Pi sets its process
-    /// title to `pi` at start, after which argv is just `pi` and the image is
-    /// `node`, so nothing else names its package. Only metadata of the
-    /// agent's own package is read from it (see `version::metadata_sources`),
-    /// so a `_` inherited from elsewhere finds nothing.
-    pub fn launched_program(&mut self, pid: u32) -> Option<String> {
+    /// `name` from `pid`'s environment (readable for the user's own
+    /// processes only).
+    pub fn env_var(&mut self, pid: u32, name: &str) -> Option<String> {
         let path = self.path(pid, "environ");
         self.read_into_buf(&path, ENVIRON_MAX).ok()?;
-        let value = self
-            .buf
+        let prefix = format!("{name}=");
+        self.buf
             .split(|b| *b == 0)
-            .find_map(|kv| kv.strip_prefix(b"_="))
+            .find_map(|kv| kv.strip_prefix(prefix.as_bytes()))
             .map(|v| String::from_utf8_lossy(v).into_owned())
-            .filter(|v| v.starts_with('/'))?;
-        self.files_read += 1;
-        let target = std::fs::canonicalize(&value).ok()?;
-        Some(target.to_string_lossy().into_owned())
     }
 
-    /// Resolves the unwrapped script's symlinks (`…/.bin/gemini` →
-    /// `…/@google/gemini-cli/bundle/gemini.js`). A relative path is taken
-    /// from the process's working directory; a bare word in a command
-    /// string is a `PATH` lookup, not a file here, and is left alone.
+    /// Resolves the unwrapped script's symlinks (see
+    /// [`crate::platform::script_target`]), the working directory read from
+    /// `/proc/<pid>/cwd`.
     fn resolve_script(&mut self, pid: u32, id: &Identity, comm: &str) -> Option<String> {
         let probe = ProcessInfo {
             pid,
@@ -128,19 +115,10 @@ impl Sampler {
             argv: id.argv.clone(),
             ..ProcessInfo::default()
         };
-        let script = identity::script_path(&probe)?;
-        let path = Path::new(&script.value);
-        let full = if path.is_absolute() {
-            path.to_path_buf()
-        } else if script.source != Source::Command || script.value.contains('/') {
-            let cwd = self.read_link(&self.path(pid, "cwd"))?;
-            Path::new(&cwd).join(path)
-        } else {
-            return None;
-        };
-        self.files_read += 1;
-        let target = std::fs::canonicalize(&full).ok()?;
-        let target = target.to_string_lossy().into_owned();
-        (target != script.value).then_some(target)
+        let cwd = self.path(pid, "cwd");
+        let mut reads = 0;
+        let target = crate::platform::script_target(&probe, &mut reads, || self.read_link(&cwd));
+        self.files_read += reads;
+        target
     }
 }

@@ -2,17 +2,17 @@
 
 /// The fields of `/proc/<pid>/stat` the sampler uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Stat {
-    pub(super) comm: String,
-    pub(super) state: char,
-    pub(super) ppid: u32,
-    pub(super) pgrp: u32,
+pub(crate) struct Stat {
+    pub(crate) comm: String,
+    pub(crate) state: char,
+    pub(crate) ppid: u32,
+    pub(crate) pgrp: u32,
     /// `-1` (no terminal) becomes `None`.
-    pub(super) tpgid: Option<u32>,
+    pub(crate) tpgid: Option<u32>,
     /// utime + stime + cutime + cstime: a reaped child's time moves into its
     /// parent's `cutime`, so a tree's total stays monotonic.
-    pub(super) ticks: u64,
-    pub(super) start: u64,
+    pub(crate) ticks: u64,
+    pub(crate) start: u64,
     /// Where the process image's code and stack start and its code ends
     /// (`startcode`, `endcode`, `startstack`): an `exec` keeps the pid,
     /// the start time and, through a shim named as the program it runs
@@ -20,13 +20,13 @@ pub(super) struct Stat {
     /// address-space randomisation these move at every `exec`. Zeros when
     /// the kernel does not say (another user's process, a zombie) or the
     /// line stops before them (fake trees).
-    pub(super) image: [u64; 3],
+    pub(crate) image: [u64; 3],
 }
 
 /// Parses `/proc/<pid>/stat`. `comm` sits in parentheses and may contain
 /// spaces and parentheses itself, so the fields after it are found from the
 /// last `)`.
-pub(super) fn parse_stat(text: &str) -> Option<Stat> {
+pub(crate) fn parse_stat(text: &str) -> Option<Stat> {
     let open = text.find('(')?;
     let close = text.rfind(')')?;
     let comm = text.get(open + 1..close)?.to_owned();

@@ -1,9 +1,10 @@
-//! The sampler on fake procfs trees: stat parsing, both ways of finding
-//! children, limits, the cache, versions from package metadata.
+//! The procfs source on fake trees and on real processes: stat parsing,
+//! both ways of finding children, limits, the cache, kept files.
 
 use std::path::Path;
 
 use tend_detector::identity;
+use tend_detector::identity::WalkLimits;
 use tend_detector::Registry;
 
 use super::*;
@@ -35,10 +36,10 @@ fn stat_parsing() {
 }
 
 /// One fake process: `(pid, ppid, pgrp, comm, argv, exe)`.
-type FakeProc<'a> = (u32, u32, u32, &'a str, &'a [&'a str], &'a str);
+pub(crate) type FakeProc<'a> = (u32, u32, u32, &'a str, &'a [&'a str], &'a str);
 
 /// A fake procfs.
-fn fake_proc(root: &Path, procs: &[FakeProc<'_>], children_files: bool) {
+pub(crate) fn fake_proc(root: &Path, procs: &[FakeProc<'_>], children_files: bool) {
     for (pid, ppid, pgrp, comm, argv, exe) in procs {
         let dir = root.join(pid.to_string());
         std::fs::create_dir_all(dir.join("task").join(pid.to_string())).expect("mkdir");
@@ -92,7 +93,7 @@ const TREE: &[FakeProc<'static>] = &[
 fn walks_children_files_and_caches() {
     let dir = tempfile::tempdir().expect("tmp");
     fake_proc(dir.path(), TREE, true);
-    let mut s = Sampler::with_root(dir.path());
+    let mut s = ProcFs::with_root(dir.path());
     let snap = s.sample(100).expect("sample");
     let pids: Vec<u32> = snap.procs.iter().map(|p| p.pid).collect();
     assert_eq!(pids, vec![100, 200, 201]);
@@ -138,7 +139,7 @@ fn walks_children_files_and_caches() {
 fn scans_without_children_files() {
     let dir = tempfile::tempdir().expect("tmp");
     fake_proc(dir.path(), TREE, false);
-    let mut s = Sampler::with_root(dir.path());
+    let mut s = ProcFs::with_root(dir.path());
     let snap = s.sample(100).expect("sample");
     let pids: Vec<u32> = snap.procs.iter().map(|p| p.pid).collect();
     assert_eq!(pids, vec![100, 200, 201]);
@@ -153,7 +154,7 @@ fn walk_limits_hold() {
         tree.push((1000 + i, 100, 1000, "make", &["make"], "/usr/bin/make"));
     }
     fake_proc(dir.path(), &tree, true);
-    let mut s = Sampler::with_root(dir.path()).with_limits(WalkLimits {
+    let mut s = ProcFs::with_root(dir.path()).with_limits(WalkLimits {
         max_depth: 4,
         max_procs: 10,
     });
@@ -166,7 +167,7 @@ fn walk_limits_hold() {
 fn cache_sweeps_forget_old_processes() {
     let dir = tempfile::tempdir().expect("tmp");
     fake_proc(dir.path(), TREE, true);
-    let mut s = Sampler::with_root(dir.path());
+    let mut s = ProcFs::with_root(dir.path());
     s.sample(100).expect("sample");
     assert_eq!(s.cache.len(), 3);
     for _ in 0..=CACHE_KEEP_SWEEPS {
@@ -201,8 +202,8 @@ fn an_exec_keeping_the_comm_is_read_again() {
         std::fs::write(p200.join("stat"), text).expect("stat");
     };
     stat("1000 2000 3000");
-    let mut s = Sampler::with_root(dir.path());
-    let argv = |s: &mut Sampler| s.sample(100).expect("sample").procs[1].argv.clone();
+    let mut s = ProcFs::with_root(dir.path());
+    let argv = |s: &mut ProcFs| s.sample(100).expect("sample").procs[1].argv.clone();
     assert_eq!(argv(&mut s), ["/bin/sh", "/shims/python3", "agent.py"]);
     // The exec.
     std::fs::write(p200.join("cmdline"), "/usr/bin/python3\0agent.py\0").expect("cmdline");
@@ -222,96 +223,6 @@ fn an_exec_keeping_the_comm_is_read_again() {
     let snap = s.sample(100).expect("sample");
     assert_eq!(snap.procs[1].argv, ["/usr/bin/python3", "agent.py"]);
     assert_eq!(snap.stats.cache_hits, 2);
-}
-
-#[test]
-fn agent_versions_from_package_metadata() {
-    let dir = std::env::temp_dir().join(format!("tend-versions-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let nm = dir.join("node_modules");
-    let write = |rel: &str, text: &str| {
-        let f = dir.join(rel);
-        std::fs::create_dir_all(f.parent().expect("parent")).expect("mkdir");
-        std::fs::write(f, text).expect("write");
-    };
-    write(
-        "node_modules/@openai/codex/package.json",
-        r#"{"name": "@openai/codex", "version": "0.172.0"}"#,
-    );
-    write("node_modules/@openai/codex-linux-x64/vendor/bin/codex", "");
-    write(
-        "venv/lib/python3.11/site-packages/aider_chat-0.86.2.dist-info/METADATA",
-        "Metadata-Version: 2.4\nName: aider-chat\nVersion: 0.86.2\n\nbody\n",
-    );
-    write("venv/bin/aider", "");
-    let reg = Registry::bundled();
-    let mut s = Sampler::new();
-    let exe = nm.join("@openai/codex-linux-x64/vendor/bin/codex");
-    let exe = exe.to_string_lossy();
-    let codex = reg.get("codex").expect("codex");
-    assert_eq!(s.agent_version(codex, &[&exe]).as_deref(), Some("0.172.0"));
-    // Cached: the second look reads nothing.
-    let before = s.files_read();
-    assert_eq!(s.agent_version(codex, &[&exe]).as_deref(), Some("0.172.0"));
-    assert_eq!(s.files_read(), before);
-    let aider = reg.get("aider").expect("aider");
-    let script = dir.join("venv/bin/aider");
-    assert_eq!(
-        s.agent_version(aider, &["/usr/bin/python3.11", &script.to_string_lossy()])
-            .as_deref(),
-        Some("0.86.2")
-    );
-    // Not an agent's package: nothing.
-    let claude = reg.get("claude").expect("claude");
-    assert_eq!(s.agent_version(claude, &[&exe]), None);
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-#[test]
-fn a_renamed_agent_is_found_by_the_program_the_shell_ran() {
-    // Pi: argv `pi`, image node; only `_` (set by bash) names the
-    // `.bin/pi` link into the package.
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("proc");
-    fake_proc(&root, &[(40, 1, 40, "pi", &["pi"], "/usr/bin/node")], true);
-    let pkg = dir
-        .path()
-        .join("node_modules/@mariozechner/pi-coding-agent");
-    std::fs::create_dir_all(pkg.join("dist")).expect("mkdir");
-    std::fs::write(pkg.join("dist/cli.js"), "").expect("cli");
-    std::fs::write(
-        pkg.join("package.json"),
-        r#"{"name": "@mariozechner/pi-coding-agent", "version": "0.73.1"}"#,
-    )
-    .expect("package.json");
-    let bin = dir.path().join("node_modules/.bin");
-    std::fs::create_dir_all(&bin).expect("mkdir");
-    std::os::unix::fs::symlink(
-        "../@mariozechner/pi-coding-agent/dist/cli.js",
-        bin.join("pi"),
-    )
-    .expect("link");
-    std::fs::write(
-        root.join("40/environ"),
-        format!("A=1\0_={}\0", bin.join("pi").display()),
-    )
-    .expect("environ");
-    let reg = Registry::bundled();
-    let pi = reg.get("pi").expect("pi");
-    let mut s = Sampler::with_root(&root);
-    assert_eq!(s.agent_version(pi, &["pi", "/usr/bin/node"]), None);
-    let launched = s.launched_program(40).expect("the program the shell ran");
-    assert!(
-        launched.ends_with("/node_modules/@mariozechner/pi-coding-agent/dist/cli.js"),
-        "{launched}"
-    );
-    assert_eq!(s.agent_version(pi, &[&launched]).as_deref(), Some("0.73.1"));
-    // Another agent's package is not read from it.
-    let claude = reg.get("claude").expect("claude");
-    assert_eq!(s.agent_version(claude, &[&launched]), None);
-    // No `_`, or a relative one: nothing.
-    std::fs::write(root.join("40/environ"), "A=1\0_=pi\0").expect("environ");
-    assert_eq!(s.launched_program(40), None);
 }
 
 /// A real child process of the test, killed and reaped on drop.
@@ -345,7 +256,7 @@ impl Drop for Child {
 fn stat_files_are_kept_reread_and_closed_when_the_process_ends() {
     let mut child = Child::spawn(&["sleep", "60"]);
     let pid = child.pid();
-    let mut s = Sampler::new().with_fd_cap(16);
+    let mut s = ProcFs::new().with_fd_cap(16);
     let first = s.probe(pid).expect("probe");
     assert_eq!((s.open_files(), s.reused_reads()), (1, 0));
     assert!(s.fds.holds(pid));
@@ -371,7 +282,7 @@ fn stat_files_are_kept_reread_and_closed_when_the_process_ends() {
 fn a_sample_keeps_the_tree_files_and_rounds_close_unread_ones() {
     // `sh` runs `sleep` as its child (the `; true` keeps it from exec'ing).
     let sh = Child::spawn(&["sh", "-c", "sleep 60; true"]);
-    let mut s = Sampler::new().with_fd_cap(64);
+    let mut s = ProcFs::new().with_fd_cap(64);
     // Polls until `sleep` runs below `sh` (nothing here is timed).
     let exec_done = |snap: &PaneSnapshot| snap.procs.len() == 2 && snap.procs[1].comm == "sleep";
     for _ in 0..10_000 {
@@ -410,7 +321,7 @@ fn a_sample_keeps_the_tree_files_and_rounds_close_unread_ones() {
 #[test]
 fn kept_files_stop_at_the_cap() {
     let kids: Vec<Child> = (0..3).map(|_| Child::spawn(&["sleep", "60"])).collect();
-    let mut s = Sampler::new().with_fd_cap(2);
+    let mut s = ProcFs::new().with_fd_cap(2);
     for k in &kids {
         s.probe(k.pid()).expect("probe");
     }
@@ -422,11 +333,11 @@ fn kept_files_stop_at_the_cap() {
     assert_eq!(s.reused_reads(), reused);
     assert_eq!(s.open_files(), 2);
     // Without a cap nothing is kept.
-    let mut none = Sampler::new().with_fd_cap(0);
+    let mut none = ProcFs::new().with_fd_cap(0);
     none.probe(kids[0].pid()).expect("probe");
     assert_eq!(none.open_files(), 0);
     // Fake trees never keep files.
-    assert_eq!(Sampler::with_root("/nonexistent").fds.open(), 0);
+    assert_eq!(ProcFs::with_root("/nonexistent").fds.open(), 0);
     assert!(fds::default_cap() <= fds::FD_CAP_MAX);
 }
 
@@ -445,7 +356,7 @@ fn a_real_shim_exec_is_seen() {
         .spawn()
         .expect("shim");
     let pid = child.id();
-    let mut s = Sampler::new();
+    let mut s = ProcFs::new();
     let first = s.sample(pid).expect("sample").procs[0].clone();
     assert_eq!(first.comm, "sleep");
     assert_eq!(first.argv, ["/bin/sh", &shim.to_string_lossy()]);

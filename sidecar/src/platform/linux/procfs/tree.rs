@@ -10,7 +10,7 @@ use tend_detector::identity::ProcessInfo;
 
 use super::fds::Which;
 use super::stat::Stat;
-use super::{gone_or_io, PaneSnapshot, Probe, SampleError, SampleStats, Sampler};
+use super::{gone_or_io, PaneSnapshot, Probe, ProcFs, SampleError, SampleStats};
 
 /// How children are found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,7 +23,7 @@ pub(super) enum ChildrenMode {
     Scan,
 }
 
-impl Sampler {
+impl ProcFs {
     /// One probe: the shell's `stat` (one read).
     pub fn probe(&mut self, shell_pid: u32) -> Result<Probe, SampleError> {
         let st = self
