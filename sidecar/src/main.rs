@@ -7,6 +7,13 @@ use tend::cli::{self, Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    match &cli.command {
+        // A relay, and the leader of its pty's session: they own the
+        // terminal, and their exit status is the command's.
+        Command::Run(a) => return cli::run::main(a),
+        Command::RunSession(a) => return cli::run::session(a),
+        _ => {}
+    }
     let json = cli::wants_json(&cli);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -39,6 +46,8 @@ fn main() -> ExitCode {
         Command::Snooze(a) => cli::agents::snooze(s, a, &mut out),
         Command::Unsnooze(a) => cli::agents::unsnooze(s, a, &mut out),
         Command::Replay(a) => cli::replay::run(a, &mut out),
+        Command::Run(_) | Command::RunSession(_) => Ok(()),
+        Command::ShellInit(a) => cli::run::init(a, &mut out),
         Command::Capture(a) => cli::capture::run(s, a, &mut out),
         Command::Doctor(a) => cli::doctor::run(s, a, &mut out),
         Command::Config(a) => cli::doctor::config(a, &mut out),

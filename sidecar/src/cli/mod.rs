@@ -12,6 +12,7 @@ pub mod lifecycle;
 pub mod query;
 pub mod remote;
 pub mod replay;
+pub mod run;
 pub mod target;
 
 use clap::{Parser, Subcommand};
@@ -84,6 +85,12 @@ pub enum Command {
     Explain(explain::ExplainArgs),
     /// Run the detector over an asciicast v2 recording.
     Replay(replay::ReplayArgs),
+    /// Run a command (an agent) through a relay that lets it report its own
+    /// state (answers its OSC 7501 query): `tend run -- claude`.
+    Run(run::RunArgs),
+    /// Print shell functions that run the known agents through `tend run`
+    /// inside tmux or zellij (bash, zsh, fish).
+    ShellInit(run::ShellInitArgs),
     /// Save a pane as a test case (recording, screen, processes, draft labels).
     Capture(capture::CaptureArgs),
     /// Print the effective configuration.
@@ -118,6 +125,9 @@ pub enum Command {
     /// Waits for the daemon's end, so that tmux can clean up (run by tmux).
     #[command(hide = true)]
     Guard(internal::GuardArgs),
+    /// Leads the session `tend run` starts on its pty (run by `tend run`).
+    #[command(hide = true)]
+    RunSession(run::RunArgs),
 }
 
 /// Whether the user asked for JSON.
@@ -148,6 +158,9 @@ pub fn wants_json(cli: &Cli) -> bool {
         Command::Hooks(_) => false,
         Command::Remote(a) => a.json(),
         Command::Demo(_)
+        | Command::Run(_)
+        | Command::RunSession(_)
+        | Command::ShellInit(_)
         | Command::Completions(_)
         | Command::Man(_)
         | Command::Play(_)

@@ -459,17 +459,19 @@ mod relay_tests {
         }
     }
 
-    /// bash (100) → tend run (200, the pane's foreground) → claude (300,
-    /// its own session on the relay's pty, itself that pty's foreground).
+    /// bash (100) → tend run (200, the pane's foreground) → tend
+    /// run-session (250, leading a session on the relay's pty) → claude
+    /// (300, that pty's foreground job) → a tool in a group of its own.
     fn pane(relay_argv: &[&str]) -> Vec<ProcessInfo> {
         let mut shell = proc(100, 50, 100, 200, &["-bash"]);
         shell.depth = 0;
         vec![
             shell,
             proc(200, 100, 200, 200, relay_argv),
+            proc(250, 200, 250, 300, &["tend", "run-session", "--", "claude"]),
             proc(
                 300,
-                200,
+                250,
                 300,
                 300,
                 &["node", "/x/node_modules/@anthropic-ai/claude-code/cli.js"],
@@ -502,6 +504,7 @@ mod relay_tests {
         for argv in [
             &["tend", "list"][..],
             &["tend", "report", "--", "run"],
+            &["tend", "run-session", "--", "claude"],
             &["/usr/bin/runner", "run"],
             &["python3", "tend", "run"],
         ] {
