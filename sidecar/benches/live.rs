@@ -475,13 +475,14 @@ fn thread_cpu_ns() -> u64 {
 
 /// The floor under any tap reader on this machine: the same panes' pipes,
 /// handed over by `tend tap` exactly as to the daemon, read by one thread
-/// of this process on a tick of `tick` (`epoll` for the readable ones, one
+/// of this process on a tick of `tick` (the reader's own ready set for the
+/// readable ones: `epoll`, or `poll(2)` with `TEND_PLATFORM=portable`; one
 /// read each), nothing parsed, nothing evaluated. % of one core over
 /// `secs`. What tend costs above it is its own work; the floor itself is
 /// what waking up and reading costs here.
 fn cost_floor(panes: usize, secs: u64, settle: u64, load: Load, bin: &Path, tick: Duration) -> f64 {
-    use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
     use std::io::Read;
+    use std::os::fd::AsFd;
     use std::os::unix::net::UnixListener;
     let s = cost_server(panes, load, bin);
     let sock = s.dir.path().join("floor.sock");
@@ -499,7 +500,7 @@ fn cost_floor(panes: usize, secs: u64, settle: u64, load: Load, bin: &Path, tick
         );
         s.tmux(&["pipe-pane", "-IO", "-t", id, &cmd]);
     }
-    let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).expect("epoll");
+    let mut set = tend::platform::ReadySet::new().expect("the pipes' ready set");
     let mut pipes: Vec<std::fs::File> = Vec::new();
     listener
         .set_nonblocking(true)
@@ -519,12 +520,8 @@ fn cost_floor(panes: usize, secs: u64, settle: u64, load: Load, bin: &Path, tick
         };
         let file = std::fs::File::from(fd);
         tend::daemon::pipes::set_nonblocking(&file).expect("non-blocking");
-        epoll
-            .add(
-                &file,
-                EpollEvent::new(EpollFlags::EPOLLIN, pipes.len() as u64),
-            )
-            .expect("epoll add");
+        set.add(file.as_fd(), pipes.len() as u64)
+            .expect("watch a pipe");
         pipes.push(file);
     }
     if pipes.len() < ids.len() {
@@ -537,16 +534,18 @@ fn cost_floor(panes: usize, secs: u64, settle: u64, load: Load, bin: &Path, tick
     std::thread::sleep(Duration::from_secs(settle));
     let reader = std::thread::spawn(move || {
         let mut buf = vec![0u8; 1 << 20];
-        let mut events = vec![EpollEvent::empty(); pipes.len().max(1)];
+        let mut ready: Vec<u64> = Vec::with_capacity(pipes.len());
         let t0 = Instant::now();
         let cpu0 = thread_cpu_ns();
         let mut next = t0 + tick;
         while t0.elapsed() < Duration::from_secs(secs) {
             std::thread::sleep(next.saturating_duration_since(Instant::now()));
             next += tick;
-            let n = epoll.wait(&mut events, EpollTimeout::ZERO).unwrap_or(0);
-            for ev in &events[..n] {
-                let _ = (&pipes[ev.data() as usize]).read(&mut buf);
+            ready.clear();
+            let fds = pipes.iter().zip(0u64..).map(|(f, i)| (f.as_fd(), i));
+            let _ = set.ready(pipes.len(), fds, &mut ready);
+            for &i in &ready {
+                let _ = (&pipes[i as usize]).read(&mut buf);
             }
         }
         (thread_cpu_ns() - cpu0) as f64 / 1e9 / t0.elapsed().as_secs_f64() * 100.0

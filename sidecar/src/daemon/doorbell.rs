@@ -138,6 +138,8 @@ mod tests {
     use std::io::Write;
     use std::time::Duration;
 
+    // On an `epoll` set, as the Linux backend makes it.
+    #[cfg(target_os = "linux")]
     #[tokio::test]
     async fn rings_while_armed_and_only_then() {
         use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};

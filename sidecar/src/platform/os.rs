@@ -52,9 +52,10 @@ pub fn peer_uid(fd: BorrowedFd<'_>) -> std::io::Result<u32> {
 /// What the command line asks about one process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProcessFacts {
-    /// When it started, in the backend's unit (clock ticks after boot on
-    /// Linux, seconds since the epoch with `sysinfo`): comparable between
-    /// two processes of one backend only.
+    /// When it started, in the finest unit the system gives (clock ticks
+    /// after boot on Linux, microseconds since the epoch on macOS, seconds
+    /// since the epoch elsewhere): comparable between two processes of one
+    /// system only.
     pub start: u64,
     /// It has ended and waits for its parent to reap it.
     pub zombie: bool,
@@ -62,7 +63,11 @@ pub struct ProcessFacts {
 
 /// `pid`'s start and state; `None` when it is gone.
 pub fn process_facts(pid: u32) -> Option<ProcessFacts> {
-    match super::backend() {
+    facts_by(super::backend(), pid)
+}
+
+fn facts_by(backend: super::Backend, pid: u32) -> Option<ProcessFacts> {
+    match backend {
         #[cfg(target_os = "linux")]
         super::Backend::Linux => {
             let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -73,6 +78,15 @@ pub fn process_facts(pid: u32) -> Option<ProcessFacts> {
             })
         }
         _ => {
+            // The system's own call where it says when (finer than the
+            // second), else `sysinfo`.
+            let job = super::portable::job_control(pid)?;
+            if let Some(start) = job.start {
+                return Some(ProcessFacts {
+                    start,
+                    zombie: job.zombie,
+                });
+            }
             let one = one_process(pid, sysinfo::ProcessRefreshKind::nothing())?;
             let p = one.process(sysinfo::Pid::from_u32(pid))?;
             Some(ProcessFacts {
@@ -86,13 +100,17 @@ pub fn process_facts(pid: u32) -> Option<ProcessFacts> {
 /// Whether `pid`'s environment sets any of `names` (`false` where it
 /// cannot be read: another user's process, or a system that hides it).
 pub fn environ_has(pid: u32, names: &[&str]) -> bool {
+    environ_has_by(super::backend(), pid, names)
+}
+
+fn environ_has_by(backend: super::Backend, pid: u32, names: &[&str]) -> bool {
     let set = |kv: &[u8]| {
         names.iter().any(|n| {
             kv.strip_prefix(n.as_bytes())
                 .is_some_and(|rest| rest.first() == Some(&b'='))
         })
     };
-    match super::backend() {
+    match backend {
         #[cfg(target_os = "linux")]
         super::Backend::Linux => std::fs::read(format!("/proc/{pid}/environ"))
             .is_ok_and(|env| env.split(|b| *b == 0).any(set)),
@@ -109,7 +127,11 @@ pub fn environ_has(pid: u32, names: &[&str]) -> bool {
 
 /// This machine's name (empty when it cannot be read).
 pub fn host_name() -> String {
-    match super::backend() {
+    host_name_by(super::backend())
+}
+
+fn host_name_by(backend: super::Backend) -> String {
+    match backend {
         #[cfg(target_os = "linux")]
         super::Backend::Linux => std::fs::read_to_string("/proc/sys/kernel/hostname")
             .map(|h| h.trim().to_owned())
@@ -124,4 +146,60 @@ fn one_process(pid: u32, kind: sysinfo::ProcessRefreshKind) -> Option<sysinfo::S
     let pid = sysinfo::Pid::from_u32(pid);
     one.refresh_processes_specifics(sysinfo::ProcessesToUpdate::Some(&[pid]), true, kind);
     one.process(pid).is_some().then_some(one)
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::super::Backend;
+    use super::*;
+
+    #[test]
+    fn both_backends_say_the_same_of_a_process() {
+        let mut older = std::process::Command::new("sleep")
+            .arg("300")
+            .env("TEND_MARK", "1")
+            .spawn()
+            .expect("sleep");
+        // Later by at least a clock tick, whatever the machine's speed.
+        let first = facts_by(Backend::Linux, older.id()).expect("facts").start;
+        let mut newer = loop {
+            let c = std::process::Command::new("sleep")
+                .arg("300")
+                .spawn()
+                .expect("sleep");
+            if facts_by(Backend::Linux, c.id()).is_some_and(|f| f.start > first) {
+                break c;
+            }
+            let mut c = c;
+            let _ = c.kill();
+            let _ = c.wait();
+        };
+        for b in [Backend::Linux, Backend::Portable] {
+            let a = facts_by(b, older.id()).expect("facts");
+            let n = facts_by(b, newer.id()).expect("facts");
+            assert!(a.start < n.start, "{b}: {a:?} {n:?}");
+            assert!(!a.zombie, "{b}");
+            assert!(environ_has_by(b, older.id(), &["TEND_MARK"]), "{b}");
+            assert!(!environ_has_by(b, older.id(), &["TEND_MAR"]), "{b}");
+            assert!(!environ_has_by(b, newer.id(), &["TEND_MARK"]), "{b}");
+        }
+        // Ended, not reaped: a zombie for both; reaped: gone for both.
+        older.kill().expect("kill");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !facts_by(Backend::Linux, older.id()).is_some_and(|f| f.zombie) {
+            assert!(std::time::Instant::now() < deadline, "no zombie");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(facts_by(Backend::Portable, older.id()).is_some_and(|f| f.zombie));
+        older.wait().expect("wait");
+        for b in [Backend::Linux, Backend::Portable] {
+            assert_eq!(facts_by(b, older.id()), None, "{b}");
+        }
+        let _ = newer.kill();
+        let _ = newer.wait();
+        assert_eq!(
+            host_name_by(Backend::Portable),
+            host_name_by(Backend::Linux)
+        );
+    }
 }

@@ -704,5 +704,7 @@ impl Core {
     }
 }
 
-#[cfg(test)]
+// The table's tests give it processes as a fake `/proc` (the Linux
+// backend's source).
+#[cfg(all(test, target_os = "linux"))]
 mod tests;
