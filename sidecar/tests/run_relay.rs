@@ -336,10 +336,12 @@ fn the_agents_word_through_the_relay() {
             agent_cmd(&env, "--exit 5")
         ),
     );
-    let r = wait_row(&env, &pane, "idle by its word", |r| {
-        is(r, "idle", None, "psp")
+    // Named from its process (`TEND_AGENT`) through the relay, a few
+    // samples after its word is taken.
+    let r = wait_row(&env, &pane, "claude, idle by its word", |r| {
+        r["agent"] == "claude" && is(r, "idle", None, "psp")
     });
-    assert_eq!(r["agent"], "claude", "{r}");
+    assert_eq!(r["identified_by"], "declared", "{r}");
     assert_eq!(r["app"], "fake-agent", "{r}");
     assert_eq!(r["rule"], "psp/idle", "{r}");
 
@@ -401,6 +403,9 @@ fn the_agents_word_through_the_relay() {
     });
     assert_eq!(r["tasks"], serde_json::json!([]), "{r}");
     assert_eq!(r["rule"], "psp/done", "{r}");
+    // A turn it says is done waits for review, though the screen showed
+    // the turn finished long before.
+    assert_eq!(r["band"], "ready_for_review", "{r}");
 
     // It exits: its word ends with it, and the relay's exit code is its.
     keys(&env, &pane, &["q"]);
@@ -496,4 +501,132 @@ fn shell_init_wraps_the_agents_in_the_relay() {
     });
     assert_eq!(r["app"], "fake-agent", "{r}");
     keys(&env, &pane, &["q"]);
+}
+
+/// A process killed when the test ends, pass or fail.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The opt-in tier (`TEND_TEST_REAL_AGENTS=1`): the real Claude Code CLI
+/// (from `$AGENTS_DIR`, default `/opt/agents`) under `tend run`, offline
+/// against the stand-in model server that asks to run `rm -rf ./build`.
+/// Answered, Claude Code reports over OSC 7501: idle by its word, its
+/// permission request with its message, done after the approval.
+#[test]
+fn real_claude_reports_through_the_relay() {
+    if std::env::var("TEND_TEST_REAL_AGENTS").as_deref() != Ok("1") {
+        println!("run_relay: real agents skipped (set TEND_TEST_REAL_AGENTS=1)");
+        return;
+    }
+    let agents =
+        PathBuf::from(std::env::var("AGENTS_DIR").unwrap_or_else(|_| "/opt/agents".into()));
+    let claude = agents.join("node_modules/.bin/claude");
+    if !claude.exists() {
+        support::skip(
+            "real_claude_reports_through_the_relay",
+            &format!("{} is not installed (AGENTS_DIR)", claude.display()),
+        );
+        return;
+    }
+    let _serial = serial();
+    let env = Env::new("run-real");
+    let home = env.path().join("home");
+    let work = env.path().join("work");
+    std::fs::create_dir_all(work.join("build")).expect("mkdir");
+    std::fs::write(work.join("build/app.o"), "object\n").expect("write");
+    let key = support::offline::claude_key();
+    support::offline::configure_claude(&home, &work);
+    let port_file = env.path().join("model.port");
+    let model_log = env.path().join("model.jsonl");
+    let _model = Killed(
+        std::process::Command::new("python3")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/anthropic.py"))
+            .arg(&port_file)
+            .arg(&model_log)
+            .spawn()
+            .expect("python3 for the stand-in model server"),
+    );
+    assert!(wait_until(10, || port_file.exists()), "no model server");
+    let port = std::fs::read_to_string(&port_file).expect("port");
+    let cmd = format!(
+        "cd '{}' && exec env HOME='{}' PATH='{}:/usr/local/bin:/usr/bin:/bin' TERM=tmux-256color \
+         ANTHROPIC_BASE_URL=http://127.0.0.1:{port} ANTHROPIC_API_KEY={key} DISABLE_TELEMETRY=1 \
+         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 \
+         CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL=1 CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION=false \
+         {} claude",
+        work.display(),
+        home.display(),
+        agents.join("node_modules/.bin").display(),
+        relay(),
+    );
+    env.tend_ok(&["start"]);
+    let pane = env.window("main", &cmd);
+    let r = wait_row(&env, &pane, "claude idle by its word", |r| {
+        r["agent"] == "claude" && is(r, "idle", None, "psp")
+    });
+    println!("run_relay: real Claude Code at its prompt: {r}");
+    env.tend_ok(&["prompt", &pane, "Clean the build directory."]);
+    let r = wait_row(&env, &pane, "waiting for approval", |r| {
+        r["state"] == "waiting" && r["reason"] == "approval"
+    });
+    println!("run_relay: real Claude Code asks: {r}");
+    println!(
+        "run_relay: its word: {}",
+        explain(&env, &pane)["explain"]["psp"]
+    );
+    assert!(r["message"].is_string(), "{r}");
+    env.tend_ok(&["approve", &pane]);
+    let r = wait_row(&env, &pane, "completed", |r| r["state"] == "completed");
+    println!("run_relay: real Claude Code done: {r}");
+    assert!(
+        !work.join("build").exists(),
+        "approved, yet build/ is still there"
+    );
+
+    // A background shell: the turn's text ends while the shell runs on.
+    env.tend_ok(&["prompt", &pane, "Run the long command in the background."]);
+    // (`sleep` needs no approval.)
+    // What tend reads, and what the screen alone reads, until it completes.
+    let mut seen: Vec<String> = Vec::new();
+    let mut with_task_screen_done = false;
+    let mut started = false;
+    let done = wait_until(90, || {
+        let v = explain(&env, &pane);
+        let p = &v["pane"];
+        let line = format!(
+            "{} {} tasks={} message={} screen={}",
+            p["state"].as_str().unwrap_or("-"),
+            p["authority"].as_str().unwrap_or("-"),
+            p["tasks"],
+            p["message"],
+            v["authority"]["screen"]["state"],
+        );
+        if p["state"] == "working"
+            && p["tasks"]
+                .as_array()
+                .is_some_and(|t| t.iter().any(|t| t["live"] == true))
+            && v["authority"]["screen"]["state"] != "working"
+        {
+            with_task_screen_done = true;
+        }
+        if seen.last() != Some(&line) {
+            seen.push(line);
+        }
+        started |= p["state"] == "working";
+        started && p["state"] == "completed"
+    });
+    for l in &seen {
+        println!("run_relay: background: {l}");
+    }
+    assert!(done, "never completed: {seen:#?}");
+    assert!(
+        with_task_screen_done,
+        "never working with a live task while the screen read otherwise: {seen:#?}"
+    );
 }

@@ -4,7 +4,9 @@ the real Claude Code CLI offline (sidecar/tests/answer.rs).
 The main agent turn (a streamed request with the agent's tools) answers
 with a Bash tool call, `rm -rf ./build`, so that Claude Code shows its
 approval dialog; once the request carries the tool's result it answers
-"Done." Every other request (titles, probes) gets a short text. Each
+"Done." A turn asking to "Run the long command in the background" answers
+with a background Bash call instead (`sleep 12`, run_in_background), logged
+as "background_call" (sidecar/tests/run_relay.rs). Every other request (titles, probes) gets a short text. Each
 request is logged as one JSON line: {"kind": "tool_call" | "after_result"
 | "aux", "result": <the tool_result text, if any>} (a turn after a denied
 call carries the refusal as its result).
@@ -79,6 +81,11 @@ class Handler(BaseHTTPRequestHandler):
         if main and "Clean the build directory" in text:
             log({"kind": "tool_call", "result": result})
             return self.stream(body, tool=True)
+        if main and "Run the long command in the background" in text and result is None:
+            log({"kind": "background_call"})
+            return self.stream(body, tool=True, tool_input={
+                "command": "sleep 12; echo finished", "description": "Run the long command",
+                "run_in_background": True})
         if main and result is not None:
             log({"kind": "after_result", "result": result})
             return self.stream(body, tool=False, text="Done.")
@@ -91,7 +98,7 @@ class Handler(BaseHTTPRequestHandler):
             "stop_reason": "end_turn", "stop_sequence": None,
             "usage": {"input_tokens": 10, "output_tokens": 3}})
 
-    def stream(self, body, tool, text=""):
+    def stream(self, body, tool, text="", tool_input=None):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -110,7 +117,8 @@ class Handler(BaseHTTPRequestHandler):
         if tool:
             sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
                 "type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:22], "name": "Bash", "input": {}}})
-            args = json.dumps({"command": "rm -rf ./build", "description": "Remove the build directory"})
+            args = json.dumps(tool_input or {"command": "rm -rf ./build",
+                                             "description": "Remove the build directory"})
             sse("content_block_delta", {"type": "content_block_delta", "index": 0,
                                         "delta": {"type": "input_json_delta", "partial_json": args}})
             stop = "tool_use"

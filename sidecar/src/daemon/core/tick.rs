@@ -251,15 +251,29 @@ impl Core {
         // The program's own word counts only while `tend run` answers for
         // the terminal (the pane's samples say so).
         let word = p.watch.relay().then(|| p.det.psp().reading()).flatten();
-        let view = status::fold(
-            &st,
-            word.as_ref(),
-            |screen| book.effective_with(epoch, &name, screen, word.as_ref()),
-            &marks,
-            p.seen,
-            stop,
-        );
+        let fold = |seen: bool| {
+            status::fold(
+                &st,
+                word.as_ref(),
+                |screen| book.effective_with(epoch, &name, screen, word.as_ref()),
+                &marks,
+                seen,
+                stop.clone(),
+            )
+        };
+        let mut seen = p.seen;
+        let mut view = fold(seen);
         let old = p.eff.clone();
+        if view.authority == "psp" && old.as_ref().and_then(|o| o.state) != view.state {
+            // The agent's own word moved the state, not the screen's
+            // transitions (which is what `seen` follows): a turn it says is
+            // done is new to the user unless they are looking at it now.
+            let now_seen = view.state == Some(State::Completed) && p.focused;
+            if now_seen != seen {
+                seen = now_seen;
+                view = fold(seen);
+            }
+        }
         // Announced while the agent runs; released when its run ends (the pane
         // keeps naming it, as `exited`, until the next agent).
         let agent_now = st.agent.clone().filter(|_| st.live);
@@ -268,6 +282,7 @@ impl Core {
         let wall = self.start_wall + self.now().as_secs_f64();
         let mut gate_move = None;
         if let Some(p) = self.panes.get_mut(&id) {
+            p.seen = seen;
             if announced != agent_now {
                 if let Some(a) = &announced {
                     let _ = self
