@@ -3,9 +3,10 @@
 
     python3 batch.py [--parallel 2] [--full DIR] [--corpus DIR] CASES_FILE|-
 
-CASES_FILE: one case per line, "agent scenario COLSxROWS" (# comments allowed).
+CASES_FILE: one case per line, "agent scenario COLSxROWS [VIA]" (# comments
+allowed; VIA: ssh, script or script-ssh, see `harness.py record --via`).
 Each case runs `harness.py record` (its own tmux server) with the full
-recording in DIR/<agent>/<scenario>@<size>/ (default $ACC_TMP/recordings) and
+recording in DIR/<agent>/<scenario>[~<via>]@<size>/ (default $ACC_TMP/recordings) and
 the four corpus files copied into the corpus (default: the repository's
 tests/corpus).  A log line per case goes to stdout.
 """
@@ -26,25 +27,31 @@ def main():
     ap.add_argument("--full", default=os.path.join(os.environ.get("ACC_TMP", "/tmp/acc"), "recordings"))
     ap.add_argument("--corpus", default=None)
     ap.add_argument("--logdir", default=None)
+    ap.add_argument("--no-publish", action="store_true", help="do not copy into the corpus")
     a = ap.parse_args()
     src = sys.stdin if a.cases == "-" else open(a.cases)
     cases = []
     for line in src:
         line = line.split("#")[0].strip()
         if line:
-            ag, sc, size = line.split()
-            cases.append((ag, sc, size))
+            words = line.split()
+            ag, sc, size = words[:3]
+            cases.append((ag, sc, size, words[3] if len(words) > 3 else None))
     sem = threading.Semaphore(a.parallel)
     lock = threading.Lock()
 
-    def run(ag, sc, size):
+    def run(ag, sc, size, via):
         with sem:
-            name = "%s@%s" % (sc, size)
+            name = "%s%s@%s" % (sc, "~" + via if via else "", size)
             out = os.path.join(a.full, ag, name)
             cmd = [sys.executable, os.path.join(HERE, "harness.py"), "record", "--agent", ag, "--scenario", sc,
                    "--size", size, "--out", out]
+            if via:
+                cmd += ["--via", via]
             if a.corpus:
                 cmd += ["--corpus", a.corpus]
+            if a.no_publish:
+                cmd += ["--no-publish"]
             t = time.time()
             r = subprocess.run(cmd, capture_output=True, text=True)
             if a.logdir:

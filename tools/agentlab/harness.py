@@ -2,12 +2,20 @@
 """harness - drive REAL coding-agent CLIs in tmux against fakellm and record.
 
 Subcommands
-  record  --agent A --scenario S [--size COLSxROWS] [--out DIR] [--corpus DIR | --no-publish]
+  record  --agent A --scenario S [--size COLSxROWS] [--via WRAPPER] [--out DIR]
+          [--corpus DIR | --no-publish]
           own tmux server `tmux -L acc-A-S-COLSxROWS`; the full recording goes to
           DIR (default $ACC_TMP/recordings/A/S@COLSxROWS/), then labels.json,
           meta.json, pane.cast and procs.jsonl are copied to
-          CORPUS/A/S@COLSxROWS/ (default CORPUS: the repository's tests/corpus)
-  case    --agent A --scenario S --socket NAME --out DIR
+          CORPUS/A/S@COLSxROWS/ (default CORPUS: the repository's tests/corpus).
+          --via starts the agent behind a wrapper and names the case S~WRAPPER:
+            ssh         `ssh localhost` to a private sshd on 127.0.0.1 (its own host
+                        key and authorized_keys), whose remote command cds into the
+                        work dir and runs the agent with the case's environment
+            script      `~/run-agent.sh`, a #!/bin/sh script that runs the agent as
+                        a child (not exec): the tree shows `sh run-agent.sh` above it
+            script-ssh  the same script, running the agent through `ssh localhost`
+  case    --agent A --scenario S --socket NAME --out DIR [--via WRAPPER]
           same flow, but as one window of an existing shared tmux server
           (used by run.sh to run several cases under one server)
   replay  --from RECDIR --socket NAME --out DIR
@@ -24,6 +32,8 @@ Per case directory
   snapshots.jsonl  capture-pane -p -e -J every 1 s (+ alternate_on, cursor, cmd, title,
                    size [cols, rows])
   procs.jsonl      process tree under the pane (+ adopted daemons) every 1 s
+  remote_procs.jsonl  with --via ssh/script-ssh: the processes sshd started for the
+                   case (the agent behind ssh, out of the pane's tree) every 1 s
   fakellm.jsonl    fakellm ground-truth log
   events.jsonl     driver log: keys sent, screens seen, server events waited on;
                    events carrying "label" define the expected state timeline
@@ -84,6 +94,10 @@ REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 CORPUS = os.environ.get("ACC_CORPUS", os.path.join(REPO, "tests", "corpus"))
 CORPUS_FILES = ("labels.json", "meta.json", "pane.cast", "procs.jsonl")
 AGENTS = ["claude", "aider", "codex", "gemini", "opencode", "kilo", "qwen", "pi", "grok"]
+# what `--via` can put between the pane's shell and the agent (see NOTES.md,
+# "Behind a wrapper"); the case is then named `<scenario>~<via>`
+VIAS = ("ssh", "script", "script-ssh")
+SSHD = "/usr/sbin/sshd"
 
 FAKE_ANTHROPIC_KEY = "sk-ant-api03-" + "fakefakefake" * 7 + "AAAAAAAA-0123456789abcdefghijAA"
 
@@ -688,7 +702,9 @@ def read_proc(pid):
         fields = st[rp + 2:].split()
         ppid = int(fields[1])
         state = fields[0]
+        pgid, tpgid = int(fields[2]), int(fields[5])
         utime, stime = int(fields[11]), int(fields[12])
+        start = int(fields[19])
         try:
             exe = os.readlink(d + "/exe")
         except OSError:
@@ -697,8 +713,11 @@ def read_proc(pid):
             comm = f.read().rstrip("\n")
         with open(d + "/cmdline", "rb") as f:
             cmdline = [x.decode("utf-8", "replace") for x in f.read().split(b"\0") if x]
-        return {"pid": pid, "ppid": ppid, "state": state, "exe": exe, "comm": comm,
-                "cmdline": cmdline, "cpu_ticks": utime + stime}
+        # pgid and tpgid (the terminal's foreground group, absent without a
+        # terminal) say who holds the pane: a wrapper such as ssh, or the shell
+        return {"pid": pid, "ppid": ppid, "pgid": pgid, "tpgid": tpgid if tpgid > 0 else None,
+                "state": state, "exe": exe, "comm": comm, "cmdline": cmdline,
+                "cpu_ticks": utime + stime, "start_ticks": start}
     except (OSError, ValueError):
         return None
 
@@ -746,6 +765,137 @@ def proc_tree(root_pid, run_id):
     return out
 
 
+def env_tree(needle):
+    """Processes carrying `needle` (b"NAME=value\0") in their environment and
+    everything below them: the agent that sshd started for a `--via ssh`
+    case, outside the pane's tree.  Depth counts from the topmost carrier."""
+    procs = {}
+    for pid in all_pids():
+        p = read_proc(pid)
+        if p:
+            procs[pid] = p
+    kids = {}
+    for p in procs.values():
+        kids.setdefault(p["ppid"], []).append(p["pid"])
+    carriers = {pid for pid in procs if env_has(pid, needle)}
+    out, seen = [], set()
+
+    def walk(pid, depth):
+        if pid in seen or pid not in procs:
+            return
+        seen.add(pid)
+        rec = dict(procs[pid])
+        rec["depth"] = depth
+        out.append(rec)
+        for c in sorted(kids.get(pid, [])):
+            walk(c, depth + 1)
+    for pid in sorted(carriers):
+        if procs[pid]["ppid"] not in carriers:
+            walk(pid, 0)
+    return out
+
+
+def descendants(root):
+    """Every process below `root` (by /proc parent links), deepest last."""
+    kids = {}
+    for pid in all_pids():
+        p = read_proc(pid)
+        if p:
+            kids.setdefault(p["ppid"], []).append(pid)
+    out, todo = [], [root]
+    while todo:
+        for c in kids.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+class Sshd:
+    """A private sshd on 127.0.0.1 for `--via ssh` (set up as
+    sidecar/tests/remote.rs sets one up): its own host key, an authorized_keys
+    holding one fresh client key, and an ssh_config naming it `localhost`, so
+    the pane types `ssh -F ~/.ssh/config -t localhost ...`.  Needs
+    /usr/sbin/sshd (Debian: openssh-server; its service need not run)."""
+
+    def __init__(self, sshd_dir, home):
+        self.dir = sshd_dir
+        self.ssh_dir = os.path.join(home, ".ssh")
+        self.config = os.path.join(self.ssh_dir, "config")
+        self.proc = None
+        self.port = None
+
+    def keygen(self, path):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "acc", "-f", path],
+                       check=True, capture_output=True)
+
+    def start(self):
+        if not os.access(SSHD, os.X_OK):
+            raise RuntimeError("--via ssh needs %s (apt-get install openssh-server)" % SSHD)
+        os.makedirs(self.dir, exist_ok=True)
+        os.makedirs(self.ssh_dir, exist_ok=True)
+        host_key = os.path.join(self.dir, "host_key")
+        client_key = os.path.join(self.ssh_dir, "id_ed25519")
+        self.keygen(host_key)
+        self.keygen(client_key)
+        shutil.copy(client_key + ".pub", os.path.join(self.dir, "authorized_keys"))
+        import socket
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        d = self.dir
+        with open(os.path.join(d, "sshd_config"), "w") as f:
+            f.write("Port %d\nListenAddress 127.0.0.1\nHostKey %s\nAuthorizedKeysFile %s/authorized_keys\n"
+                    "PidFile %s/sshd.pid\nStrictModes no\nUsePAM no\nPasswordAuthentication no\n"
+                    "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
+                    "PermitRootLogin prohibit-password\nPrintMotd no\nPrintLastLog no\n"
+                    # the login shell runs the remote command (`bash -c ...`), and
+                    # Debian's bash reads ~/.bashrc when started by sshd at SHLVL
+                    # < 2: the session would depend on this machine's root
+                    # dotfiles (here a pyenv rehash that waits 60 s on a stale
+                    # lock); SHLVL=1 makes bash a nested shell, which skips it
+                    "SetEnv SHLVL=1\n"
+                    "LogLevel VERBOSE\n" % (self.port, host_key, d, d))
+        with open(host_key + ".pub") as f:
+            host_pub = f.read().strip()
+        known = os.path.join(self.ssh_dir, "known_hosts")
+        with open(known, "w") as f:
+            f.write("[localhost]:%d,[127.0.0.1]:%d %s\n" % (self.port, self.port, host_pub))
+        user = subprocess.run(["id", "-un"], capture_output=True, text=True).stdout.strip() or "root"
+        # ssh reads ~ from the password database, not $HOME: absolute paths
+        with open(self.config, "w") as f:
+            f.write("Host localhost\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s\n"
+                    "  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  GlobalKnownHostsFile /dev/null\n"
+                    "  StrictHostKeyChecking yes\n  LogLevel ERROR\n" % (self.port, user, client_key, known))
+        # sshd refuses to start as root without its privilege separation
+        # directory (normally made by the service's unit)
+        os.makedirs("/run/sshd", exist_ok=True)
+        self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", os.path.join(d, "sshd_config")],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=open(os.path.join(d, "sshd.log"), "a"))
+        end = time.time() + 20
+        while time.time() < end:
+            r = subprocess.run(["ssh", "-F", self.config, "-o", "BatchMode=yes", "localhost", "true"],
+                               stdin=subprocess.DEVNULL, capture_output=True)
+            if r.returncode == 0:
+                return
+            time.sleep(0.3)
+        raise RuntimeError("sshd on port %d does not let the key in: %s" % (
+            self.port, open(os.path.join(d, "sshd.log")).read()[-2000:]))
+
+    def stop(self):
+        """Stops the listener and every connection it forked, by pid."""
+        if not self.proc:
+            return
+        for pid in descendants(self.proc.pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        self.proc.kill()
+        self.proc.wait()
+        self.proc = None
+
+
 def children(pid):
     try:
         with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
@@ -757,8 +907,11 @@ def children(pid):
 # -------------------------------------------------------------------- case
 
 class Case:
-    def __init__(self, agent, scenario, outdir, socket, shared, size=None):
+    def __init__(self, agent, scenario, outdir, socket, shared, size=None, via=None):
         self.agent, self.scenario, self.outdir = agent, scenario, outdir
+        self.via = via  # None, or one of VIAS: what runs between the pane's shell and the agent
+        self.sshd = None
+        self.wrapper_cmd = None
         self.socket, self.shared = socket, shared
         self.tm = Tmux(socket)
         self.prof = PROFILES.get(agent, {})
@@ -848,6 +1001,7 @@ class Case:
     def sampler(self):
         snap_f = open(os.path.join(self.outdir, "snapshots.jsonl"), "a")
         proc_f = open(os.path.join(self.outdir, "procs.jsonl"), "a")
+        remote_f = open(os.path.join(self.outdir, "remote_procs.jsonl"), "a") if self.sshd else None
         next_snap = time.time()
         last_children = None
         while not self.stop.is_set():
@@ -871,9 +1025,15 @@ class Case:
                     proc_f.write(json.dumps({"ts": round(now, 4), "t": round(now - self.t0, 4),
                                              "procs": tree}) + "\n")
                     proc_f.flush()
+                if remote_f:
+                    remote_f.write(json.dumps({"ts": round(now, 4), "t": round(now - self.t0, 4),
+                                               "procs": env_tree(self.remote_needle())}) + "\n")
+                    remote_f.flush()
             time.sleep(0.1)
         snap_f.close()
         proc_f.close()
+        if remote_f:
+            remote_f.close()
 
     def wait_screen(self, regex, timeout, what, label=None, reason=None, quiet=False):
         rx = re.compile(regex)
@@ -962,7 +1122,8 @@ class Case:
     # ---- lifecycle
     def setup(self):
         os.makedirs(self.outdir, exist_ok=True)
-        for fn in ("events.jsonl", "snapshots.jsonl", "procs.jsonl", "fakellm.jsonl", "pane.cast"):
+        for fn in ("events.jsonl", "snapshots.jsonl", "procs.jsonl", "remote_procs.jsonl", "fakellm.jsonl",
+                   "pane.cast"):
             p = os.path.join(self.outdir, fn)
             if os.path.exists(p):
                 os.unlink(p)
@@ -986,6 +1147,56 @@ class Case:
         aenv, self.launch = self.prof["setup"](self.home, self.work, self.port, self.scenario)
         env.update(aenv)
         self.env = env
+        if self.via:
+            self.setup_via()
+
+    def remote_needle(self):
+        return ("ACC_REMOTE_RUN_ID=%s\0" % self.run_id).encode()
+
+    def setup_via(self):
+        """The agent behind a wrapper (--via): what the pane's shell is given
+        to run goes to self.wrapper_cmd; self.launch stays the agent's own
+        command.  Both scripts live in the case's HOME, not in the work repo.
+
+        ssh: sshd forwards no environment, so the remote command is a small
+        launcher, ~/remote-agent.sh, that cds into the work dir and runs the
+        agent under `env -i` with the case's environment (the fake model
+        server's URL, HOME, config) and ssh's own SSH_* variables.  It carries
+        ACC_REMOTE_RUN_ID instead of ACC_RUN_ID, so procs.jsonl does not adopt
+        it (the pane's tree must show only ssh); the sampler writes it to
+        remote_procs.jsonl and teardown ends it by that mark.
+
+        script: ~/run-agent.sh runs the agent (or, for script-ssh, the ssh
+        command) as a child, not by exec, so the tree is bash → sh
+        run-agent.sh → agent (or ssh)."""
+        agent_cmd = self.launch
+        if self.via in ("ssh", "script-ssh"):
+            self.sshd = Sshd(os.path.join(self.tmpdir, "sshd"), self.home)
+            self.sshd.start()
+            renv = {k: v for k, v in self.env.items() if k != "ACC_RUN_ID"}
+            renv["ACC_REMOTE_RUN_ID"] = self.run_id
+            assigns = " ".join(shlex.quote("%s=%s" % kv) for kv in sorted(renv.items()))
+            ssh_vars = " ".join('"%s=${%s}"' % (k, k) for k in ("SSH_CLIENT", "SSH_CONNECTION", "SSH_TTY"))
+            remote = os.path.join(self.home, "remote-agent.sh")
+            with open(remote, "w") as f:
+                f.write("#!/bin/sh\n# run by sshd for the pane's `ssh localhost` (agentlab --via %s):\n"
+                        "# sshd forwards no environment, so the case's is set here\n"
+                        "cd %s || exit 1\nexec env -i %s %s %s\n"
+                        % (self.via, shlex.quote(self.work), assigns, ssh_vars, self.launch))
+            os.chmod(remote, 0o755)
+            # typed into the pane; bash expands each ~ to the case's HOME
+            agent_cmd = "ssh -F ~/.ssh/config -t localhost ~/remote-agent.sh"
+            self.ev("sshd", port=self.sshd.port, pid=self.sshd.proc.pid)
+        if self.via in ("script", "script-ssh"):
+            script = os.path.join(self.home, "run-agent.sh")
+            inner = agent_cmd.replace("~/", '"$HOME"/')
+            with open(script, "w") as f:
+                f.write("#!/bin/sh\n# starts the agent as a child, not by exec (agentlab --via %s)\n"
+                        "cd %s || exit 1\n%s\nstatus=$?\nexit $status\n"
+                        % (self.via, shlex.quote(self.work), inner))
+            os.chmod(script, 0o755)
+            agent_cmd = "~/run-agent.sh"
+        self.wrapper_cmd = agent_cmd
 
     def open_pane(self):
         cmd = pane_command(self.env)
@@ -1026,12 +1237,16 @@ class Case:
             "size": "%dx%d" % self.size0, "resizes": self.resizes, "socket": self.socket,
             "pane": self.pane, "pane_pid": self.pane_pid, "agent_pid": self.agent_pid,
             "launch": self.launch, "fakellm_port": self.port, "run_id": self.run_id,
+            # --via: the wrapper and what the pane's shell was told to run
+            # (agent_pid is then the wrapper's pid: the shell's child)
+            "via": self.via, "wrapper_command": self.wrapper_cmd,
             "tmux": subprocess.run(["tmux", "-V"], capture_output=True, text=True).stdout.strip(),
             "env": {k: v for k, v in self.env.items() if k not in ("PATH",)},
             "paths": {"AGENTS_DIR": AGENTS_DIR, "ACC_TMP": ACC_TMP, "home": self.home, "work": self.work},
             "status": status, "notes": self.notes,
             "prompt": PROMPTS.get(self.scenario),
-            "case": "%s/%s@%dx%d" % ((self.agent, self.scenario) + tuple(self.size0)),
+            "case": "%s/%s%s@%dx%d" % ((self.agent, self.scenario, "~" + self.via if self.via else "")
+                                       + tuple(self.size0)),
         }
         with open(os.path.join(self.outdir, "meta.json"), "w") as f:
             json.dump(meta, f, indent=1)
@@ -1043,10 +1258,13 @@ class Case:
         else:
             self.tm.run("kill-server", check=False)
         time.sleep(1.0)
-        # leftovers we started (daemons re-parented to init), by PID
-        needle = ("ACC_RUN_ID=%s\0" % self.run_id).encode()
+        if self.sshd:
+            self.sshd.stop()
+        # leftovers we started (daemons re-parented to init; the agent behind
+        # ssh and its daemons), by PID
+        needles = [("ACC_RUN_ID=%s\0" % self.run_id).encode(), self.remote_needle()]
         for pid in all_pids():
-            if pid != os.getpid() and env_has(pid, needle):
+            if pid != os.getpid() and any(env_has(pid, n) for n in needles):
                 try:
                     os.kill(pid, signal.SIGTERM)
                     self.ev("killed_leftover", pid=pid, proc=read_proc(pid))
@@ -1054,7 +1272,7 @@ class Case:
                     pass
         time.sleep(0.5)
         for pid in all_pids():
-            if pid != os.getpid() and env_has(pid, needle):
+            if pid != os.getpid() and any(env_has(pid, n) for n in needles):
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except OSError:
@@ -1090,7 +1308,7 @@ class Case:
     def start_agent(self):
         self.wait_screen(r"acc\$", 10, "shell_prompt")
         time.sleep(0.5)
-        self.keys([(self.launch, True), ("Enter", False)], "launch")
+        self.keys([(self.wrapper_cmd or self.launch, True), ("Enter", False)], "launch")
         t = self.wait_screen(self.prof["ready"], self.prof.get("ready_timeout", 90), "ready", label="idle")
         if t and self.prof.get("ready_settle"):
             # codex draws its composer before it takes keys (its daemon is still
@@ -1201,7 +1419,10 @@ class Case:
 
     def tool_procs(self, needle="time.sleep(60)"):
         """The long tool's own process (python3 ...), not the shell around it."""
-        return [p for p in proc_tree(self.pane_pid, self.run_id)
+        procs = proc_tree(self.pane_pid, self.run_id)
+        if self.sshd:
+            procs += env_tree(self.remote_needle())
+        return [p for p in procs
                 if p.get("comm") not in ("bash", "sh") and needle in " ".join(p.get("cmdline", []))]
 
     def wait_exit_quick(self, timeout):
@@ -1521,7 +1742,14 @@ class Case:
 
     def run(self):
         status = "ok"
-        self.setup()
+        try:
+            self.setup()
+        except Exception:
+            if self.sshd:
+                self.sshd.stop()
+            if self.fake:
+                self.fake.kill()
+            raise
         sampler = None
         try:
             self.open_pane()
@@ -1632,7 +1860,7 @@ def scrub(case_dir):
         if len(ACC_TMP.rstrip("/")) == len("/home/me"):
             # an agent may cut a long path right after the prefix (gemini's footer
             # after a resize)
-            pairs.append((tmp, home))
+            pairs.append((ACC_TMP.rstrip("/"), "/home/me"))
     for fn in sorted(os.listdir(case_dir)):
         path = os.path.join(case_dir, fn)
         if not os.path.isfile(path):
@@ -1674,11 +1902,15 @@ def main():
                    help="after recording, copy %s into CORPUS/A/S@WxH/ (default: the repository's "
                         "tests/corpus)" % " ".join(CORPUS_FILES))
     r.add_argument("--no-publish", action="store_true", help="do not copy into the corpus")
+    r.add_argument("--via", choices=VIAS,
+                   help="start the agent behind a wrapper (ssh localhost, a script, a script running "
+                        "ssh); the case is named S~VIA@WxH")
     c = sub.add_parser("case")
     c.add_argument("--agent", required=True, choices=AGENTS)
     c.add_argument("--scenario", required=True, choices=SCENARIOS)
     c.add_argument("--socket", required=True)
     c.add_argument("--out", required=True)
+    c.add_argument("--via", choices=VIAS)
     p = sub.add_parser("replay")
     p.add_argument("--from", dest="src", required=True)
     p.add_argument("--socket", required=True)
@@ -1706,14 +1938,14 @@ def main():
         return
     if a.cmd == "record":
         w, h = a.size
-        name = "%s@%dx%d" % (a.scenario, w, h)
+        name = "%s%s@%dx%d" % (a.scenario, "~" + a.via if a.via else "", w, h)
         if a.scenario in UNSUPPORTED.get(a.agent, {}):
             sys.exit("%s/%s: not supported: %s" % (a.agent, a.scenario, UNSUPPORTED[a.agent][a.scenario]))
         out = a.out or os.path.join(ACC_TMP, "recordings", a.agent, name)
-        case = Case(a.agent, a.scenario, out, "acc-%s-%s-%dx%d" % (a.agent, a.scenario, w, h), shared=False,
-                    size=(w, h))
+        case = Case(a.agent, a.scenario, out, "acc-%s-%s" % (a.agent, name.replace("@", "-")), shared=False,
+                    size=(w, h), via=a.via)
     else:
-        case = Case(a.agent, a.scenario, a.out, a.socket, shared=True)
+        case = Case(a.agent, a.scenario, a.out, a.socket, shared=True, via=a.via)
     status = case.run()
     if a.cmd == "record" and os.environ.get("ACC_SCRUB", "1") != "0":
         scrub(case.outdir)

@@ -15,6 +15,13 @@ agent: batches recorded after the agent's rules were frozen, at sizes no
 earlier recording of it has (for agents added later, e.g. Kilo Code, the only
 held-out recordings).
 
+Recordings of an agent behind a wrapper (`agent/scenario~VIA@WxH`, made with
+`harness.py record --via ssh|script|script-ssh`) have a rule of their own:
+held out exactly when at 140x35, the batch recorded through ssh after the
+others and never read; the others (through ssh at 120x40, through a script
+at 100x30) were read to check their labels and are in-sample, whatever
+their name's hash or size.
+
 BURNED lists held-out recordings that were looked at to mend a rule after all
 (each with why): from then on they count as in-sample, and the held-out
 figure is taken without them.
@@ -41,9 +48,13 @@ HEADER = """# The corpus split. Detection rules are written against every record
 # read whole to write their rules and are in-sample). Every recording at
 # 100x30, 160x45 or 140x35 is held out too, whatever the agent: batches
 # recorded after the agent's rules were frozen, at sizes no earlier recording
-# of it has. `burned` lists held-out
-# recordings that were looked at to mend a rule after all: they count as
-# in-sample from then on. Regenerate with `python3 tools/agentlab/split.py`.
+# of it has. Recordings behind a wrapper (`agent/scenario~VIA@WxH`: ssh, a
+# script, a script running ssh) are held out exactly when at 140x35 (the
+# batch recorded through ssh after the others and never read); the rest of
+# them were read to check their labels and are in-sample. `burned` lists
+# held-out recordings that were looked at to mend a rule after all: they
+# count as in-sample from then on. Regenerate with
+# `python3 tools/agentlab/split.py`.
 """
 
 # Held out by the rule, then read to mend a rule: in-sample from then on.
@@ -73,7 +84,17 @@ FRESH_SIZES = ("@100x30", "@160x45", "@140x35")
 SPLIT_AGENTS = ("aider", "claude", "codex", "gemini", "qwen")
 
 
+# Recordings behind a wrapper (`scenario~VIA@WxH`, harness.py record --via):
+# the batch at this size, recorded through ssh after the in-sample ones
+# (through ssh at 120x40, through a script at 100x30, read to check their
+# labels), is held out and was never read; no other wrapper recording is,
+# whatever the hash of its name or its size.
+WRAPPER_HELD_SIZE = "@140x35"
+
+
 def held_out(name):
+    if "~" in name.split("/", 1)[-1]:
+        return name.endswith(WRAPPER_HELD_SIZE)
     # the fresh sizes are held out for every agent: an agent added later has
     # its rules written on its other recordings, then a batch at these sizes
     if name.endswith(FRESH_SIZES):
