@@ -146,12 +146,22 @@ fn recordings() -> Option<Vec<Recording>> {
         let mut scenarios: Vec<_> = std::fs::read_dir(agent.path()).ok()?.flatten().collect();
         scenarios.sort_by_key(|e| e.file_name());
         for sc in scenarios {
-            if sc.path().join("procs.jsonl").is_file() {
+            if sc.path().join("procs.jsonl").is_file() && !behind_ssh(&sc.path()) {
                 out.push(load(&sc.path()));
             }
         }
     }
     Some(out)
+}
+
+/// A recording of an agent reached through `ssh` (`harness.py record --via
+/// ssh|script-ssh`): the pane's tree shows only the wrapper, never the
+/// agent (`wrapper_corpus.rs` replays those).
+fn behind_ssh(dir: &Path) -> bool {
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("meta.json")).unwrap_or_default())
+            .unwrap_or_default();
+    meta["via"].as_str().is_some_and(|v| v.contains("ssh"))
 }
 
 /// The prompt visibility at time `t`: the latest reading at or before it.
