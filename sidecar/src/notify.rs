@@ -32,9 +32,9 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::time::Duration;
 
 use serde_json::Value;
-use tend_attention::notify::{Happening, Notification, Notifier, StatusChange, TimeOfDay};
 #[cfg(any(test, not(target_os = "macos")))]
 use tend_attention::notify::Urgency;
+use tend_attention::notify::{Happening, Notification, Notifier, StatusChange, TimeOfDay};
 use tend_attention::Band;
 use tend_detector::{Reason, State};
 use tend_tmux::Server;

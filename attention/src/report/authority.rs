@@ -15,7 +15,7 @@ pub enum Authority {
     /// The pane's own reports.
     Report,
     /// The program's own word through the terminal: OSC 7501, the Program
-    /// Status Protocol (see [`super::word`]).
+    /// Status Protocol (read in `report/word.rs`).
     Psp,
 }
 
