@@ -466,3 +466,35 @@ fn band_rank(b: Option<&str>) -> u8 {
         _ => 10,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_picker_shows_what_the_agent_said_cut_and_cleaned() {
+        let mut p = PaneView {
+            pane: "%3".into(),
+            session: "work".into(),
+            agent: Some("claude".into()),
+            state: Some("waiting".into()),
+            reason: Some("approval".into()),
+            band: Some("waiting".into()),
+            message: Some("approve Bash:\n rm -rf ./build\u{1b}[31m".into()),
+            ..PaneView::default()
+        };
+        let line = picker_label(&p);
+        assert!(
+            line.starts_with("waiting          claude   waiting/approval "),
+            "{line}"
+        );
+        assert!(
+            line.ends_with("— approve Bash: rm -rf ./build[31m"),
+            "{line}"
+        );
+        p.message = Some("x".repeat(200));
+        let line = picker_label(&p);
+        assert!(line.ends_with('…'), "{line}");
+        assert!(line.len() < 200, "{line}");
+    }
+}
