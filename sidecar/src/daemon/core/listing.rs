@@ -112,8 +112,10 @@ impl Core {
                         p.tap = TapState::Polling;
                     }
                     // The pane's process was not known at first sight (zellij
-                    // finds it in /proc, where a starting pane may not be yet).
-                    if p.info.pane_pid == 0 && info.pane_pid != 0 {
+                    // finds it in /proc, where a starting pane may not be yet),
+                    // or the pane was given a new one (`respawn-pane -k`): the
+                    // watch follows the process the pane runs now.
+                    if info.pane_pid != 0 && p.info.pane_pid != info.pane_pid {
                         p.watch.forget_exit(&mut self.sampler);
                         p.watch = PaneWatch::new(
                             info.pane_pid,
