@@ -630,3 +630,50 @@ fn real_claude_reports_through_the_relay() {
         "never working with a live task while the screen read otherwise: {seen:#?}"
     );
 }
+
+/// `tend run -- ssh HOST claude`: the relay answers whatever runs behind
+/// the wrapper (a stand-in `ssh` running the stand-in agent as a child, no
+/// `TEND_AGENT`), identity looks through the relay at `ssh` and names the
+/// agent from its screen, and its word decides.
+#[test]
+fn behind_ssh_through_the_relay() {
+    if !python() {
+        return;
+    }
+    let _serial = serial();
+    let env = Env::new("run-ssh");
+    env.tend_ok(&["start"]);
+    let bin = env.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/psp_agent.py");
+    let ssh = bin.join("ssh");
+    std::fs::write(
+        &ssh,
+        format!(
+            "#!/bin/sh\n# A stand-in for ssh: the remote agent runs as a child.\npython3 {} --screens {}\nexit $?\n",
+            quoted(&script),
+            quoted(&screens(env.path()))
+        ),
+    )
+    .expect("write");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let pane = shell(&env);
+    wait_text(&env, &pane, "$ ");
+    type_line(&env, &pane, &format!("{} {} devbox", relay(), quoted(&ssh)));
+    let r = wait_row(&env, &pane, "claude behind ssh, idle by its word", |r| {
+        r["agent"] == "claude" && is(r, "idle", None, "psp")
+    });
+    assert_eq!(
+        (r["identified_by"].as_str(), r["wrapper"].as_str()),
+        (Some("screen"), Some("ssh")),
+        "{r}"
+    );
+    keys(&env, &pane, &["n"]);
+    keys(&env, &pane, &["n"]);
+    let r = wait_row(&env, &pane, "waiting for approval by its word", |r| {
+        is(r, "waiting", Some("approval"), "psp")
+    });
+    assert_eq!(r["message"], "approve Bash: rm -rf ./build", "{r}");
+    keys(&env, &pane, &["q"]);
+}
