@@ -30,7 +30,7 @@ type Seen = (
     u32,
     Option<u32>,
     Option<u32>,
-    String,
+    bool,
     String,
     String,
     Vec<String>,
@@ -50,7 +50,9 @@ fn seen(procs: &[ProcessInfo]) -> Vec<Seen> {
                 p.ppid,
                 p.pgid,
                 p.tpgid,
-                p.state.clone(),
+                // Whether it is a zombie: running or sleeping changes from
+                // one read to the next (a job just started reads `R`).
+                p.state == "Z",
                 p.comm.clone(),
                 p.exe.clone(),
                 p.argv.clone(),
