@@ -74,6 +74,28 @@ fn sources() -> (ProcFs, SysProcs) {
     )
 }
 
+/// Samples `pid` with fresh sources of both backends until they agree
+/// (the kernel once answered an empty `cmdline` for a settled process on a
+/// loaded machine, and the Linux source keeps what it read per process
+/// image); the two samples, which differ at the deadline only when the
+/// backends do.
+fn agreeing(
+    pid: u32,
+    limits: tend_detector::identity::WalkLimits,
+) -> (crate::sampler::PaneSnapshot, crate::sampler::PaneSnapshot) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (linux, portable) = sources();
+        let (mut linux, mut portable) = (linux.with_limits(limits), portable.with_limits(limits));
+        let a = linux.sample(pid).expect("linux");
+        let b = portable.sample(pid).expect("portable");
+        if seen(&a.procs) == seen(&b.procs) || Instant::now() >= deadline {
+            return (a, b);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn both_backends_read_the_same_tree() {
     // A shell with three jobs: one carrying the agent hint, one a script
@@ -107,8 +129,7 @@ fn both_backends_read_the_same_tree() {
         assert!(Instant::now() < deadline, "the jobs never started");
         std::thread::sleep(Duration::from_millis(5));
     }
-    let a = linux.sample(pid).expect("linux");
-    let b = portable.sample(pid).expect("portable");
+    let (a, b) = agreeing(pid, Default::default());
     assert_eq!(seen(&b.procs), seen(&a.procs));
     assert_eq!((a.truncated, b.truncated), (false, false));
     assert_eq!(b.stats.processes, 5);
@@ -157,8 +178,7 @@ fn both_backends_hold_the_walk_limits() {
         max_depth: 4,
         max_procs: 3,
     };
-    let (linux, portable) = sources();
-    let (mut linux, mut portable) = (linux.with_limits(limits), portable.with_limits(limits));
+    let mut linux = ProcFs::new().with_limits(limits);
     let deadline = Instant::now() + Duration::from_secs(30);
     while linux
         .sample(pid)
@@ -172,8 +192,7 @@ fn both_backends_hold_the_walk_limits() {
         assert!(Instant::now() < deadline, "the jobs never started");
         std::thread::sleep(Duration::from_millis(5));
     }
-    let a = linux.sample(pid).expect("linux");
-    let b = portable.sample(pid).expect("portable");
+    let (a, b) = agreeing(pid, limits);
     assert_eq!(a.procs.len(), 3);
     assert!(a.truncated && b.truncated);
     assert_eq!(seen(&b.procs), seen(&a.procs));
