@@ -31,7 +31,7 @@ pub struct WatchUpdate {
     pub gone: bool,
     /// The processes of a full sample (what `tend capture` saves as
     /// `procs.jsonl`), seen through a `tend run` relay (see
-    /// [`look_through_relay`]).
+    /// `look_through_relay`).
     pub procs: Option<Vec<ProcessInfo>>,
     /// A full sample found a `tend run` relay holding the pane's terminal.
     pub relay: bool,
