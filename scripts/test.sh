@@ -60,7 +60,8 @@ RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --quiet
 say "tests"
 # The zellij plugin's own logic (host target).
 (cd zellij-plugin && cargo test --quiet)
-cargo test --workspace --quiet
+# Every test binary runs to its end, so one failure shows all the others.
+cargo test --workspace --quiet --no-fail-fast
 # tend's fork of vt100 (vendor/vt100: not a workspace member, so that
 # upstream's own lint set stays its own), built in the workspace's target
 # directory (wherever cargo keeps it) to share its dependencies.

@@ -56,7 +56,11 @@ impl ProcFs {
             used: self.generation,
         };
         id.script_target = self.resolve_script(pid, &id, &st.comm);
-        if self.use_cache {
+        // A process with an image but no argv was read inside its exec (the
+        // kernel answers an empty cmdline for a moment): not kept, so the
+        // next sample reads it again.
+        let mid_exec = id.argv.is_empty() && st.image != [0; 3];
+        if self.use_cache && !mid_exec {
             if self.cache.len() >= CACHE_MAX {
                 self.sweep();
             }

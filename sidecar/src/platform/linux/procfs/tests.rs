@@ -357,7 +357,16 @@ fn a_real_shim_exec_is_seen() {
         .expect("shim");
     let pid = child.id();
     let mut s = ProcFs::new();
-    let first = s.sample(pid).expect("sample").procs[0].clone();
+    // Right after the spawn the kernel may still be inside the shim's exec
+    // (comm set, an empty cmdline): wait until the shell runs it.
+    let mut first = s.sample(pid).expect("sample").procs[0].clone();
+    for _ in 0..10_000 {
+        if !first.argv.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        first = s.sample(pid).expect("sample").procs[0].clone();
+    }
     assert_eq!(first.comm, "sleep");
     assert_eq!(first.argv, ["/bin/sh", &shim.to_string_lossy()]);
     let mut stdin = child.stdin.take().expect("stdin");
