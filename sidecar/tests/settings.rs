@@ -356,8 +356,9 @@ fn a_runtime_folder_others_can_use_is_refused() {
 // A tmux whose pane list tend cannot read
 // ---------------------------------------------------------------------------
 
-/// A `tmux` that escapes the control characters of its pane list, as some
-/// tmux versions do in format output: tend watches nothing. Doctor says so
+/// A `tmux` whose pane list comes back with its field and record separators
+/// replaced by `?` (tend reads the `\037` escapes of tmux 3.4 and 3.5a, but
+/// not a list whose separators are lost): tend watches nothing. Doctor says so
 /// — through that tmux (the list cannot be read) and through a good one
 /// (the server has panes the daemon does not watch).
 #[test]
@@ -375,8 +376,8 @@ fn doctor_notices_when_tend_watches_nothing() {
         &wrapper,
         format!(
             "#!/bin/sh\ncase \" $* \" in\n*\" list-panes \"*)\n  out=$({real} \"$@\"; rc=$?; \
-             echo x; exit $rc); rc=$?\n  printf '%s' \"${{out%x}}\" | sed 's/\\x1f/\\\\037/g; \
-             s/\\x1e/\\\\036/g'\n  exit $rc;;\nesac\nexec {real} \"$@\"\n"
+             echo x; exit $rc); rc=$?\n  printf '%s' \"${{out%x}}\" | sed 's/\\x1f/?/g; \
+             s/\\x1e/?/g'\n  exit $rc;;\nesac\nexec {real} \"$@\"\n"
         ),
     )
     .expect("wrapper");
