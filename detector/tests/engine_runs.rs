@@ -92,6 +92,20 @@ fn the_shells_command_finished_mark_gives_the_exit_code() {
 }
 
 #[test]
+fn the_prompts_mark_from_before_the_agent_started_is_not_its_exit_code() {
+    // The agent was named before its pane's earlier output reached tend
+    // (a loaded machine delays the tap): the prompt's own mark, 0, arrives
+    // first, then the typed command and the agent's UI, then its real end.
+    let mut d = detector_with("aider");
+    d.feed(ms(100), b"\x1b]133;D;0\x07$ aider\r\n");
+    d.feed(ms(200), b"> ");
+    d.tick(ms(500));
+    d.feed(ms(900), b"\x1b]133;D;3\x07\r\n$ ");
+    d.observe_process(ms(1000), gone(None));
+    assert_eq!(d.status().exit_code, Some(3));
+}
+
+#[test]
 fn commands_after_the_exit_do_not_change_its_code() {
     let mut d = detector_with("aider");
     d.feed(ms(100), b"> ");

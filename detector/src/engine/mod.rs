@@ -277,7 +277,12 @@ impl PaneDetector {
                 // (the shell prints none while the agent holds the
                 // terminal). Later ones are the commands run at the prompt
                 // after it (`ls`, `false`): not the agent's exit code.
-                if (self.manifest.is_some() || self.ended.is_some()) && !self.finish_seen {
+                // Nor is a mark read before the agent's UI was: the
+                // prompt's own report from before the agent started,
+                // whose bytes reached tend after the process sample that
+                // named the agent (a loaded machine delays the tap).
+                let ours = self.manifest.is_some() || self.ended.is_some();
+                if ours && !self.finish_seen && self.machine.ui_seen() {
                     self.finish_seen = true;
                     self.finish_code = *code;
                 }
