@@ -909,11 +909,17 @@ fn the_daemon_drives_zellij_and_the_plugin() {
                 )
             })
     };
-    wait_for(
-        Duration::from_secs(40),
-        "claude waiting for approval",
-        || (state_of(claude)? == ("waiting".into(), "approval".into())).then_some(()),
-    );
+    let waited = Instant::now();
+    while state_of(claude) != Some(("waiting".into(), "approval".into())) {
+        assert!(
+            waited.elapsed() < Duration::from_secs(40),
+            "claude never read waiting for approval in 40 s: tend list --json says {}, \
+             explain says {}",
+            run(&["list", "--json"]).1,
+            run(&["explain", &claude.to_string()]).1
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     wait_for(
         Duration::from_secs(40),
         "gemini (background tab) asking a question",
