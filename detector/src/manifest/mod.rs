@@ -360,6 +360,46 @@ impl Manifest {
     }
 }
 
+/// The numeric parts of a version (`1.6.0` → `[1, 6, 0]`; a pre-release or
+/// build suffix after `-` or `+` is dropped), `None` when a part is not a
+/// number.
+fn version_parts(v: &str) -> Option<Vec<u64>> {
+    let core = v.trim().trim_start_matches('v');
+    let core = core.split(['-', '+']).next().unwrap_or_default();
+    core.split('.').map(|p| p.parse().ok()).collect()
+}
+
+impl Manifest {
+    /// The newest version the rules were verified on (by number, not by
+    /// its place in the list).
+    pub fn newest_verified(&self) -> Option<&str> {
+        self.verified_versions
+            .iter()
+            .filter_map(|v| Some((version_parts(v)?, v.as_str())))
+            .max_by(|a, b| a.0.cmp(&b.0))
+            .map(|(_, v)| v)
+    }
+
+    /// `running` is newer than every version the rules were verified on:
+    /// the agent may have changed its screens since, so its states may be
+    /// read wrong. Says so in a sentence naming the agent by its id (`pi
+    /// 1.6.0: verified up to 0.73.1; …`); `None` for a verified version, an
+    /// older one, an unverified manifest or a version that is not a number.
+    pub fn drift_warning(&self, running: &str) -> Option<String> {
+        if !self.verified {
+            return None;
+        }
+        let newest = self.newest_verified()?;
+        if version_parts(running)? <= version_parts(newest)? {
+            return None;
+        }
+        Some(format!(
+            "{} {running}: verified up to {newest}; states may be wrong — tend capture helps",
+            self.id
+        ))
+    }
+}
+
 /// The keys that answer an agent's approval dialog: the manifest's
 /// `[actions]` table.
 ///
@@ -454,7 +494,21 @@ mod tests {
                 "{id}"
             );
         }
+        // Newer than the newest verified version: drifted. Older, equal or
+        // unreadable: not.
+        assert_eq!(
+            codex.drift_warning("0.172.0").as_deref(),
+            Some("codex 0.172.0: verified up to 0.171.0; states may be wrong — tend capture helps")
+        );
+        assert_eq!(codex.drift_warning("0.171.0"), None);
+        assert_eq!(codex.drift_warning("0.99.9"), None);
+        assert_eq!(codex.drift_warning("nightly"), None);
+        assert_eq!(
+            codex.drift_warning("v1.0.0-beta.1").as_deref(),
+            Some("codex v1.0.0-beta.1: verified up to 0.171.0; states may be wrong — tend capture helps")
+        );
         // An unverified manifest was verified on no version: nothing to compare.
+        assert_eq!(kimi_drift(&reg), None);
         let kimi = reg.get("kimi").unwrap();
         assert!(!kimi.verified && kimi.verified_versions.is_empty());
         assert_eq!(kimi.version_warning("1.0.0", "%1"), None);
@@ -462,5 +516,19 @@ mod tests {
             parse_err("id = \"x\"\nname = \"X\"\nverified_versions = [\"1\"]\n"),
             "demo.toml: verified_versions names the versions the rules were verified on: set `verified = true` too, or remove it"
         );
+    }
+
+    fn kimi_drift(reg: &Registry) -> Option<String> {
+        reg.get("kimi").unwrap().drift_warning("99.0.0")
+    }
+
+    #[test]
+    fn the_newest_verified_version_is_the_highest_number() {
+        let mut m = Registry::bundled().get("codex").unwrap().clone();
+        m.verified_versions = vec!["0.73.1".into(), "1.6.0".into(), "0.9.0".into()];
+        assert_eq!(m.newest_verified(), Some("1.6.0"));
+        assert_eq!(m.drift_warning("1.6.0"), None);
+        assert_eq!(m.drift_warning("0.80.0"), None);
+        assert!(m.drift_warning("1.10.0").is_some());
     }
 }

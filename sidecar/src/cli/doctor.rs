@@ -560,7 +560,16 @@ fn agents_check(registry: &tend_detector::Registry, panes: &[PaneView]) -> Check
         let version = p.version.as_deref().unwrap_or("version unknown");
         parts.push(format!("{} {agent} {version} ({how})", p.pane));
         if let (Some(m), Some(v)) = (manifest, p.version.as_deref()) {
-            warnings.extend(m.version_warning(v, &p.pane));
+            // Newer than every verified version: the agent has drifted from
+            // the screens its rules know (another, older version is only
+            // worth a note).
+            match m.drift_warning(v) {
+                Some(drift) => warnings.push(format!("{drift} ({})", p.pane)),
+                None => warnings.extend(
+                    m.version_warning(v, &p.pane)
+                        .map(|w| format!("{w}: read its states with care")),
+                ),
+            }
         }
     }
     let mut detail = if parts.is_empty() {
@@ -569,7 +578,7 @@ fn agents_check(registry: &tend_detector::Registry, panes: &[PaneView]) -> Check
         parts.join("; ")
     };
     for w in warnings {
-        detail.push_str(&format!("; {w}: read its states with care"));
+        detail.push_str(&format!("; {w}"));
     }
     Check {
         name: "agents",
@@ -588,6 +597,41 @@ mod tests {
         assert_eq!(span(45.0), "45s");
         assert_eq!(span(130.2), "2m10s");
         assert_eq!(span(3_780.0), "1h03m");
+    }
+
+    #[test]
+    fn an_agent_newer_than_its_verified_versions_is_named_as_drifted() {
+        let registry = tend_detector::Registry::bundled();
+        let pane = |id: &str, agent: &str, version: &str| PaneView {
+            pane: id.into(),
+            session: "work".into(),
+            window: "@1".into(),
+            agent: Some(agent.into()),
+            version: Some(version.into()),
+            ..PaneView::default()
+        };
+        let codex = registry.get("codex").unwrap();
+        let verified = codex.newest_verified().unwrap().to_owned();
+        // The verified version: nothing to say.
+        let c = agents_check(&registry, &[pane("%1", "codex", &verified)]);
+        assert!(c.ok);
+        assert_eq!(c.detail, format!("%1 codex {verified} (verified)"));
+        // A newer one: named as drifted, with what helps.
+        let c = agents_check(&registry, &[pane("%2", "codex", "999.0.0")]);
+        assert!(c.ok, "a drifted agent is worth knowing, not a failure");
+        assert_eq!(
+            c.detail,
+            format!(
+                "%2 codex 999.0.0 (verified); codex 999.0.0: verified up to {verified}; \
+                 states may be wrong — tend capture helps (%2)"
+            )
+        );
+        // An older one: the plain version note.
+        let c = agents_check(&registry, &[pane("%3", "codex", "0.1.0")]);
+        assert!(c.detail.ends_with(&format!(
+            "Codex 0.1.0 runs in %3; tend's rules were verified on {verified}: read its states with care"
+        )));
+        assert!(!c.detail.contains("verified up to"));
     }
 
     #[test]
