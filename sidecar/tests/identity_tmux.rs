@@ -673,7 +673,8 @@ fn real_agents_are_identified() {
         ("aider", "venv/bin/aider", None),
         // Pi renames itself to `pi` (argv and comm) once it has loaded: the
         // version comes from the script while it shows, else from the
-        // program the shell ran.
+        // program the shell ran. Pi 1.x is published under a new name
+        // (below); 0.73 and older under this one.
         (
             "pi",
             "node_modules/.bin/pi",
@@ -703,6 +704,16 @@ fn real_agents_are_identified() {
             continue;
         };
         let exe = base.join(rel);
+        // Pi 1.x moved to @earendil-works (the package whose version the
+        // daemon must read is the one installed).
+        let package = package.map(|p| {
+            let moved = p.replace("@mariozechner/", "@earendil-works/");
+            if !base.join(p).exists() && base.join(&moved).exists() {
+                moved
+            } else {
+                p.to_owned()
+            }
+        });
         // Offline: every model endpoint points at a closed local port,
         // dummy keys, first-run questions answered, no telemetry or update
         // checks (the same set-up as the exit_live tier).
@@ -712,7 +723,15 @@ fn real_agents_are_identified() {
         };
         let home = h.dir.path().to_path_buf();
         support::offline::configure(&home, &home, &dirs);
-        h.tmux.type_line(&exe.display().to_string());
+        // The folder's own `node_modules/.bin` first on PATH, as for a user
+        // who installed there: a `#!/usr/bin/env node` CLI then runs on
+        // the Node installed beside it (Pi 1.x needs Node 22; setup.sh
+        // installs one there).
+        h.tmux.type_line(&format!(
+            "PATH={}:$PATH {}",
+            base.join("node_modules/.bin").display(),
+            exe.display()
+        ));
         h.until(45, &format!("real {agent}"), |_, w| w.agent().is_some());
         assert_eq!(h.watch.agent(), Some(agent), "{:#?}", h.watch.evidence());
         println!(
@@ -721,8 +740,8 @@ fn real_agents_are_identified() {
             h.watch.version()
         );
         if let Some(package) = package {
-            let meta = std::fs::read_to_string(base.join(package))
-                .unwrap_or_else(|e| panic!("{}: {e}", base.join(package).display()));
+            let meta = std::fs::read_to_string(base.join(&package))
+                .unwrap_or_else(|e| panic!("{}: {e}", base.join(&package).display()));
             let v: serde_json::Value = serde_json::from_str(&meta).expect("package.json");
             assert_eq!(
                 h.watch.version(),

@@ -4,7 +4,8 @@
     python3 batch.py [--parallel 2] [--full DIR] [--corpus DIR] CASES_FILE|-
 
 CASES_FILE: one case per line, "agent scenario COLSxROWS [VIA]" (# comments
-allowed; VIA: ssh, script or script-ssh, see `harness.py record --via`).
+allowed; VIA: ssh, script or script-ssh, see `harness.py record --via`;
+ACC_VERSION_TAG=1 names each case S-vVERSION@size, see harness.py).
 Each case runs `harness.py record` (its own tmux server) with the full
 recording in DIR/<agent>/<scenario>[~<via>]@<size>/ (default $ACC_TMP/recordings) and
 the four corpus files copied into the corpus (default: the repository's
@@ -18,6 +19,8 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from harness import case_name  # noqa: E402  (ACC_VERSION_TAG=1 adds -vVERSION)
 
 
 def main():
@@ -42,7 +45,8 @@ def main():
 
     def run(ag, sc, size, via):
         with sem:
-            name = "%s%s@%s" % (sc, "~" + via if via else "", size)
+            w, h = (int(x) for x in size.split("x"))
+            name = case_name(ag, sc, via, w, h)
             out = os.path.join(a.full, ag, name)
             cmd = [sys.executable, os.path.join(HERE, "harness.py"), "record", "--agent", ag, "--scenario", sc,
                    "--size", size, "--out", out]

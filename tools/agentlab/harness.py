@@ -46,6 +46,9 @@ Environment knobs (all optional):
   ACC_CORPUS       default corpus folder for record (the repository's tests/corpus)
   ACC_SCRUB=0      keep machine paths in what `record` writes
   ACC_KEEP_TMP=1   keep the per-case scratch dir (agent logs, transcripts) after the case
+  ACC_VERSION_TAG=1  name the case S-vVERSION[~VIA]@COLSxROWS (VERSION: the installed
+                   agent's, from its package): recordings of a newer version of an agent
+                   already in the corpus, kept apart from the earlier version's
 """
 import argparse
 import json
@@ -630,6 +633,19 @@ PROFILES.update({
 _VERSIONS = {}
 
 
+def case_name(agent, scenario, via, w, h):
+    """`S[~VIA]@WxH`, or with ACC_VERSION_TAG=1 `S-vVERSION[~VIA]@WxH`: the
+    scenario names have no `-v`, so the corpus tells versions apart by it
+    (split.py, detector/tests/corpus.rs)."""
+    tag = ""
+    if os.environ.get("ACC_VERSION_TAG", "0") == "1":
+        ver = agent_version(agent)
+        if not ver:
+            sys.exit("ACC_VERSION_TAG=1: no installed version of %s under %s" % (agent, AGENTS_DIR))
+        tag = "-v" + ver
+    return "%s%s%s@%dx%d" % (scenario, tag, "~" + via if via else "", w, h)
+
+
 def agent_version(agent):
     if agent in _VERSIONS:
         return _VERSIONS[agent]
@@ -642,10 +658,17 @@ def agent_version(agent):
         else:
             pkg = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex",
                    "gemini": "@google/gemini-cli", "opencode": "opencode-ai", "kilo": "@kilocode/cli",
-                   "qwen": "@qwen-code/qwen-code", "pi": "@mariozechner/pi-coding-agent",
+                   "qwen": "@qwen-code/qwen-code",
+                   # Pi moved to @earendil-works with 1.0 (the old name stopped at 0.73.1)
+                   "pi": ("@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"),
                    "grok": "@vibe-kit/grok-cli"}[agent]
-            with open(os.path.join(AGENTS_DIR, "node_modules", pkg, "package.json")) as f:
-                out = json.load(f)["version"]
+            out = None
+            for name in (pkg if isinstance(pkg, tuple) else (pkg,)):
+                path = os.path.join(AGENTS_DIR, "node_modules", name, "package.json")
+                if os.path.exists(path):
+                    with open(path) as f:
+                        out = json.load(f)["version"]
+                    break
         v = out or None
     except Exception:
         v = None
@@ -1245,8 +1268,7 @@ class Case:
             "paths": {"AGENTS_DIR": AGENTS_DIR, "ACC_TMP": ACC_TMP, "home": self.home, "work": self.work},
             "status": status, "notes": self.notes,
             "prompt": PROMPTS.get(self.scenario),
-            "case": "%s/%s%s@%dx%d" % ((self.agent, self.scenario, "~" + self.via if self.via else "")
-                                       + tuple(self.size0)),
+            "case": "%s/%s" % (self.agent, case_name(self.agent, self.scenario, self.via, *self.size0)),
         }
         with open(os.path.join(self.outdir, "meta.json"), "w") as f:
             json.dump(meta, f, indent=1)
@@ -1938,7 +1960,7 @@ def main():
         return
     if a.cmd == "record":
         w, h = a.size
-        name = "%s%s@%dx%d" % (a.scenario, "~" + a.via if a.via else "", w, h)
+        name = case_name(a.agent, a.scenario, a.via, w, h)
         if a.scenario in UNSUPPORTED.get(a.agent, {}):
             sys.exit("%s/%s: not supported: %s" % (a.agent, a.scenario, UNSUPPORTED[a.agent][a.scenario]))
         out = a.out or os.path.join(ACC_TMP, "recordings", a.agent, name)

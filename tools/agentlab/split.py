@@ -15,6 +15,10 @@ agent: batches recorded after the agent's rules were frozen, at sizes no
 earlier recording of it has (for agents added later, e.g. Kilo Code, the only
 held-out recordings).
 
+Recordings of a newer version of an agent (`agent/scenario-vVERSION@WxH`,
+recorded with ACC_VERSION_TAG=1) are split like an agent added later: held
+out exactly at the fresh sizes, recorded after the manifest change.
+
 Recordings of an agent behind a wrapper (`agent/scenario~VIA@WxH`, made with
 `harness.py record --via ssh|script|script-ssh`) have a rule of their own:
 held out exactly when at 140x35, the batch recorded through ssh after the
@@ -30,6 +34,7 @@ figure is taken without them.
 """
 import hashlib
 import os
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -51,9 +56,11 @@ HEADER = """# The corpus split. Detection rules are written against every record
 # of it has. Recordings behind a wrapper (`agent/scenario~VIA@WxH`: ssh, a
 # script, a script running ssh) are held out exactly when at 140x35 (the
 # batch recorded through ssh after the others and never read); the rest of
-# them were read to check their labels and are in-sample. `burned` lists
-# held-out recordings that were looked at to mend a rule after all: they
-# count as in-sample from then on. Regenerate with
+# them were read to check their labels and are in-sample. Recordings of a
+# newer version of an agent (`agent/scenario-vVERSION@WxH`) are held out
+# exactly at those fresh sizes, recorded after the manifest change. `burned`
+# lists held-out recordings that were looked at to mend a rule after all:
+# they count as in-sample from then on. Regenerate with
 # `python3 tools/agentlab/split.py`.
 """
 
@@ -92,9 +99,19 @@ SPLIT_AGENTS = ("aider", "claude", "codex", "gemini", "qwen")
 WRAPPER_HELD_SIZE = "@140x35"
 
 
+# Recordings of a newer version of an agent already in the corpus
+# (`agent/scenario-vVERSION@WxH`, harness.py with ACC_VERSION_TAG=1) are split
+# like an agent added later: read to write the rules at their first sizes,
+# held out at the fresh sizes recorded after the manifest change, whatever the
+# hash of their name.
+VERSIONED = re.compile(r"-v\d[^/@~]*(~[^@]*)?@")
+
+
 def held_out(name):
     if "~" in name.split("/", 1)[-1]:
         return name.endswith(WRAPPER_HELD_SIZE)
+    if VERSIONED.search(name):
+        return name.endswith(FRESH_SIZES)
     # the fresh sizes are held out for every agent: an agent added later has
     # its rules written on its other recordings, then a batch at these sizes
     if name.endswith(FRESH_SIZES):
