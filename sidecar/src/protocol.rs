@@ -183,6 +183,12 @@ pub struct PaneView {
     /// is down its state and band are `unreachable`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// The git repository (or linked worktree) of the pane's working
+    /// directory and its branch, `tend · main` (a detached head: a short
+    /// commit id); absent outside a repository, and for a pane with no
+    /// agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 /// One subtask of a pane's program (an OSC 7501 child record).

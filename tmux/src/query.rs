@@ -72,6 +72,11 @@ pub struct Pane {
     pub alternate_on: bool,
     /// `#{pane_in_mode}`: the pane is in copy mode or another mode.
     pub in_mode: bool,
+    /// `#{pane_current_path}`: the working directory of the pane's
+    /// foreground process, as tmux reads it. Raw: a directory name may hold
+    /// any byte; empty when tmux cannot tell.
+    #[serde(default)]
+    pub current_path: String,
 }
 
 impl Pane {
@@ -117,6 +122,7 @@ const PANE_FIELDS: &[&str] = &[
     "pane_tty",
     "alternate_on",
     "pane_in_mode",
+    "pane_current_path",
 ];
 
 fn pane_from(r: &Record<'_>, printing: Printing) -> Result<Pane> {
@@ -155,6 +161,7 @@ fn pane_from(r: &Record<'_>, printing: Printing) -> Result<Pane> {
         tty: r.string("pane_tty"),
         alternate_on: r.flag("alternate_on"),
         in_mode: r.flag("pane_in_mode"),
+        current_path: r.string("pane_current_path"),
     })
 }
 

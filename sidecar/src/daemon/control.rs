@@ -81,6 +81,7 @@ impl Core {
             version: p.watch.version().map(str::to_owned),
             unrecognised_since: self.unrecognised_since(p),
             host: None,
+            project: p.project.clone(),
         }
     }
 

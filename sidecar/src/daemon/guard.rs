@@ -167,6 +167,7 @@ mod tests {
             since: Some(10.0),
             marks: Some("parked".into()),
             exit_code: Some(0),
+            project: None,
         };
         let set = compute(
             &[row(1, Band::Waiting), row(2, Band::Quiet)],

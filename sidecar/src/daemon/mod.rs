@@ -25,6 +25,7 @@ pub mod guard;
 pub mod ipc;
 pub mod mux;
 pub mod pipes;
+pub mod project;
 pub mod publish;
 pub mod remote;
 pub mod status;

@@ -8,7 +8,7 @@
 //!
 //! | scope | options |
 //! |---|---|
-//! | pane | `@tend_agent`, `@tend_state`, `@tend_reason`, `@tend_band`, `@tend_glyph`, `@tend_since`, `@tend_marks`, `@tend_exit_code`, `@tend_next`, `@tend_next_session`, `@tend_next_working` |
+//! | pane | `@tend_agent`, `@tend_state`, `@tend_reason`, `@tend_band`, `@tend_glyph`, `@tend_since`, `@tend_marks`, `@tend_exit_code`, `@tend_project`, `@tend_next`, `@tend_next_session`, `@tend_next_working` |
 //! | window | `@tend_window_band`, `@tend_window_glyph` |
 //! | session | `@tend_session_band`, `@tend_session_needs` |
 //! | global | `@tend_needs`, `@tend_quiet`, `@tend_summary`, `@tend_server_band`, `@tend_next`, `@tend_next_working` |
@@ -44,6 +44,8 @@ pub struct PaneRow {
     pub marks: Option<String>,
     /// The exit code of an agent run that has exited, where known.
     pub exit_code: Option<i32>,
+    /// The pane's project (`tend · main`), see [`crate::daemon::project`].
+    pub project: Option<String>,
 }
 
 /// One remote pane's facts for the global rollups (remote panes have no
@@ -176,6 +178,11 @@ pub fn compute(rows: &[PaneRow], remote: &RemoteFacts) -> BTreeMap<(Scope, Strin
         }
         if let Some(code) = r.exit_code {
             put(p, "@tend_exit_code", code.to_string());
+        }
+        // A directory's or a branch's name is nobody's typed text: escaped
+        // for a format that expands it (`#{E:@tend_project}`).
+        if let Some(proj) = r.project.as_deref().filter(|x| !x.is_empty()) {
+            put(p, "@tend_project", tend_tmux::escape::format_escape(proj));
         }
     }
     for (w, bands) in &windows {
@@ -371,6 +378,7 @@ mod tests {
             since: Some(since),
             marks: None,
             exit_code: None,
+            project: None,
         }
     }
 

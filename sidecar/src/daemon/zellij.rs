@@ -256,6 +256,7 @@ impl Backend {
                 tty: String::new(),
                 alternate_on: false,
                 in_mode: false,
+                current_path: String::new(),
             });
         }
         let clients = zclients
@@ -685,6 +686,7 @@ mod tests {
             since: Some(since),
             marks: None,
             exit_code: None,
+            project: None,
         };
         let rows = [
             row(1, Band::Working, None, 1.0),

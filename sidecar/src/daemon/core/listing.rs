@@ -176,13 +176,39 @@ impl Core {
                             announced: None,
                             tape: Tape::new(),
                             procs: VecDeque::new(),
+                            project: None,
                         },
                     );
                     self.job(Job::Capture(id, CapturePurpose::Seed));
                 }
             }
         }
+        self.update_projects();
         self.mark_seen();
+    }
+
+    /// Each agent pane's project, from its working directory: a lookup per
+    /// new directory, one `stat` per directory and listing after that.
+    fn update_projects(&mut self) {
+        let mut seen: std::collections::HashMap<&str, Option<String>> = Default::default();
+        let mut changed = false;
+        for p in self.panes.values_mut() {
+            if p.eff.as_ref().is_none_or(|e| e.agent.is_none()) {
+                continue;
+            }
+            let dir = p.info.current_path.as_str();
+            let project = seen
+                .entry(dir)
+                .or_insert_with(|| self.projects.project(dir))
+                .clone();
+            if p.project != project {
+                p.project = project;
+                changed = true;
+            }
+        }
+        if changed {
+            self.changed = true;
+        }
     }
 
     /// A pane vanished: its run ends, gated parks on it release.

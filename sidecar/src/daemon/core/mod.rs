@@ -159,6 +159,9 @@ pub(crate) struct PaneEntry {
     pub(crate) tape: Tape,
     /// The last few process samples (daemon clock), for `tend capture`.
     pub(crate) procs: VecDeque<(Duration, Vec<ProcessInfo>)>,
+    /// The git repository or worktree and branch of the pane's working
+    /// directory (`tend · main`), for an agent's pane.
+    pub(crate) project: Option<String>,
 }
 
 impl PaneEntry {
@@ -241,6 +244,8 @@ pub struct Core {
     pub mux: crate::daemon::mux::Mux,
     /// The guard that makes tmux clean up if this daemon dies.
     guard: GuardWatch,
+    /// Projects by working directory ([`crate::daemon::project`]).
+    projects: crate::daemon::project::ProjectCache,
 }
 
 /// The current guard: its token (also in `@tend_daemon`), when it was
@@ -321,6 +326,7 @@ impl Core {
             link_cfg: crate::remote::LinkConfig::default(),
             stopping: false,
             mux: crate::daemon::mux::Mux::Tmux,
+            projects: Default::default(),
             guard: GuardWatch {
                 token: None,
                 generation: 0,
@@ -629,6 +635,7 @@ impl Core {
                         m.join(" · ")
                     }),
                     exit_code: e.and_then(|e| e.exit_code),
+                    project: p.project.clone(),
                 }
             })
             .collect()

@@ -52,6 +52,7 @@ fn pane(n: u32) -> Pane {
         tty: String::new(),
         alternate_on: false,
         in_mode: false,
+        current_path: String::new(),
     }
 }
 
