@@ -20,6 +20,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # no __pycache__ beside the tools
 from harness import case_name  # noqa: E402  (ACC_VERSION_TAG=1 adds -vVERSION)
 
 

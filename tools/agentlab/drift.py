@@ -135,6 +135,7 @@ def installed_version(d, agent):
 
 def smoke_cases(agent):
     sys.path.insert(0, HERE)
+    sys.dont_write_bytecode = True
     from harness import UNSUPPORTED  # noqa: E402
     cases = ["working_then_done"]
     if "approval" not in UNSUPPORTED.get(agent, {}):

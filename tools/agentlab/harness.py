@@ -376,6 +376,11 @@ def setup_qwen(home, work, port, scenario):
                                        "baseUrl": "http://127.0.0.1:%d/v1" % port,
                                        "envKey": "OPENAI_API_KEY"}]},
         "ui": {"theme": "Default"},
+        # Qwen Code 0.24 starts in "Auto mode" (an LLM classifier approves or
+        # blocks each tool call: no approval dialog, and the classifier's
+        # request would take a scenario step); the mode users get when they
+        # leave it is "default" (ask). 0.15 asks already.
+        "tools": {"approvalMode": "default"},
     }
     with open(os.path.join(d, "settings.json"), "w") as f:
         json.dump(settings, f, indent=1)
@@ -569,7 +574,9 @@ PROFILES.update({
         # the input box comes first with the footer "⠋ Initializing..." for up to
         # 4 s more; a prompt typed then is queued ("Press ↑ to edit queued
         # messages") and sent once the footer reads "? for shortcuts"
-        ready=r"\? for shortcuts",
+        # 0.24: the footer reads "⏸ Ask permissions (shift + tab to cycle)"
+        # (or "Auto mode …") instead of "? for shortcuts"
+        ready=r"\? for shortcuts|\(shift \+ tab to cycle\)",
         approval_screen=r"Allow execution",
         question_screen=r"Enter: (Select|Confirm)|Space/Enter: Toggle",
         approve_keys=[("1", False)],

@@ -483,7 +483,6 @@ mod tests {
             ("claude", "2.1.332"),
             ("gemini", "0.61.0"),
             ("aider", "0.86.2"),
-            ("qwen", "0.15.10"),
             ("opencode", "1.18.33"),
             ("kilo", "7.7.7"),
             ("grok", "0.0.34"),
@@ -494,6 +493,10 @@ mod tests {
                 "{id}"
             );
         }
+        assert_eq!(
+            reg.get("qwen").unwrap().verified_versions,
+            vec!["0.15.10".to_owned(), "0.24.4".to_owned()]
+        );
         // Newer than the newest verified version: drifted. Older, equal or
         // unreadable: not.
         assert_eq!(
