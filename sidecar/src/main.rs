@@ -27,6 +27,7 @@ fn main() -> ExitCode {
         Command::Next(a) => cli::query::next(s, a, &mut out),
         Command::Jump(a) => cli::query::jump(s, a, &mut out),
         Command::Explain(a) => cli::explain::run(s, a, &mut out),
+        Command::Pilot(a) => cli::pilot::run(s, a),
         Command::Get(a) => cli::agents::get(s, a, &mut out),
         Command::Events(a) => cli::agents::events(s, a, &mut out),
         Command::Wait(a) => cli::agents::wait(s, a, &mut out),

@@ -189,6 +189,10 @@ pub struct PaneView {
     /// agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
+    /// Where the pane is, as tmux names it: `session:window.pane` with the
+    /// window's and pane's indexes (`work:2.1`). Absent in zellij.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<String>,
 }
 
 /// One subtask of a pane's program (an OSC 7501 child record).

@@ -9,6 +9,7 @@ pub mod explain;
 pub mod hooks;
 pub mod internal;
 pub mod lifecycle;
+pub mod pilot;
 pub mod query;
 pub mod remote;
 pub mod replay;
@@ -81,6 +82,9 @@ pub enum Command {
     Snooze(agents::SnoozeArgs),
     /// Lift a snooze.
     Unsnooze(agents::PaneArgs),
+    /// Every agent by band in one full-screen view, live, with the actions
+    /// you need (what `prefix A` opens in a popup).
+    Pilot(pilot::PilotArgs),
     /// Explain a state: every rule's verdict on a pane or a saved screen.
     Explain(explain::ExplainArgs),
     /// Run the detector over an asciicast v2 recording.
@@ -158,6 +162,7 @@ pub fn wants_json(cli: &Cli) -> bool {
         Command::Hooks(_) => false,
         Command::Remote(a) => a.json(),
         Command::Demo(_)
+        | Command::Pilot(_)
         | Command::Run(_)
         | Command::RunSession(_)
         | Command::ShellInit(_)

@@ -82,6 +82,12 @@ impl Core {
             unrecognised_since: self.unrecognised_since(p),
             host: None,
             project: p.project.clone(),
+            place: matches!(self.mux, super::mux::Mux::Tmux).then(|| {
+                format!(
+                    "{}:{}.{}",
+                    p.info.session_name, p.info.window_index, p.info.pane_index
+                )
+            }),
         }
     }
 

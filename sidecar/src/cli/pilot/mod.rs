@@ -1,0 +1,589 @@
+//! `tend pilot`: the fleet view. Every agent by band in one full-screen
+//! view, live from the daemon's event stream, with the actions a user
+//! needs (jump, approve, deny, prompt, park, snooze, explain, capture).
+//! `prefix A` opens it in a `display-popup`; it runs in any terminal too.
+//!
+//! It costs the daemon nothing while closed: it is a client like `tend
+//! events`. While open it fetches the list once (and again after a
+//! reconnect or a lagged stream), then asks `get` for each pane an event
+//! names, and `explain` for the selected pane's screen. Every action is the
+//! request its CLI command sends (`answer`, `prompt`, `park`, `snooze`,
+//! `goto`, …): typed text goes to the daemon as JSON, never through tmux or
+//! a shell. Agent text is drawn through [`model::sanitize`].
+
+pub mod model;
+mod view;
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use clap::Args;
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::crossterm::execute;
+use ratatui::crossterm::terminal::{
+    disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
+};
+use serde_json::{json, Value};
+
+use super::target::{ServerArgs, Target};
+use crate::client;
+use crate::error::CliError;
+use crate::protocol::PaneView;
+
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Arguments of `tend pilot`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Keys: ↑/↓ (j/k) choose · Enter go to it · a approve · d deny · t type a prompt ·
+p park with a note (again: unpark) · s snooze (then 1 15m, 3 30m, 6 6h, 0 until
+you type) · u unpark/unsnooze · e explain · c capture · 1…0 show one band (again:
+all) · ? keys · q quit")]
+pub struct PilotArgs {
+    /// The tmux client that Enter moves (`prefix A` passes the one that
+    /// pressed it; default: the most recently active).
+    #[arg(long)]
+    pub client: Option<String>,
+}
+
+/// What the background threads tell the loop.
+pub(crate) enum Msg {
+    /// The event stream is up (the list must be fetched).
+    Subscribed,
+    /// An event line.
+    Event(Value),
+    /// The stream ended.
+    Lost(String),
+}
+
+/// What the line editor is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Input {
+    Prompt,
+    Note,
+}
+
+/// A mode over the list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Mode {
+    List,
+    /// Typing a line (for `pane`).
+    Typing(Input, String, String),
+    /// Choosing a snooze length.
+    Snooze(String),
+    /// A text shown over the list (explain, capture, the keys).
+    Text(String, Vec<String>, usize),
+}
+
+/// The view's state.
+pub(crate) struct App {
+    pub(crate) panes: Vec<PaneView>,
+    /// Indexes into `panes`, in display order, after the filter.
+    pub(crate) rows: Vec<usize>,
+    pub(crate) filter: Option<usize>,
+    /// The selected pane's id (kept across reorders).
+    pub(crate) selected: Option<String>,
+    pub(crate) offset: usize,
+    pub(crate) mode: Mode,
+    /// The selected pane's screen tail and dialog, with its pane.
+    pub(crate) preview: (String, Vec<String>, Vec<String>),
+    pub(crate) status: String,
+    pub(crate) connected: bool,
+    pub(crate) now: f64,
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+impl App {
+    pub(crate) fn new(panes: Vec<PaneView>) -> App {
+        let mut a = App {
+            panes,
+            rows: Vec::new(),
+            filter: None,
+            selected: None,
+            offset: 0,
+            mode: Mode::List,
+            preview: Default::default(),
+            status: String::new(),
+            connected: true,
+            now: unix_now(),
+        };
+        a.reorder();
+        a
+    }
+
+    /// Orders and filters the rows again; the selection stays on its pane
+    /// (or the first row).
+    pub(crate) fn reorder(&mut self) {
+        let all = model::order(&self.panes);
+        self.rows = match self.filter {
+            Some(g) => all
+                .into_iter()
+                .filter(|&i| model::group_of(&self.panes[i]) == g)
+                .collect(),
+            None => all,
+        };
+        let keep = self
+            .selected
+            .as_ref()
+            .is_some_and(|s| self.rows.iter().any(|&i| self.panes[i].pane == *s));
+        if !keep {
+            self.selected = self.rows.first().map(|&i| self.panes[i].pane.clone());
+        }
+    }
+
+    pub(crate) fn selected_index(&self) -> Option<usize> {
+        let s = self.selected.as_ref()?;
+        self.rows.iter().position(|&i| self.panes[i].pane == *s)
+    }
+
+    pub(crate) fn current(&self) -> Option<&PaneView> {
+        let i = self.selected_index()?;
+        Some(&self.panes[self.rows[i]])
+    }
+
+    fn step(&mut self, by: isize) {
+        if self.rows.is_empty() {
+            return;
+        }
+        let at = self.selected_index().unwrap_or(0) as isize;
+        let to = (at + by).clamp(0, self.rows.len() as isize - 1) as usize;
+        self.selected = Some(self.panes[self.rows[to]].pane.clone());
+    }
+
+    /// A pane's new view (or its end).
+    pub(crate) fn upsert(&mut self, pane: &str, view: Option<PaneView>) {
+        let at = self.panes.iter().position(|p| p.pane == pane);
+        match (at, view) {
+            (Some(i), Some(v)) => self.panes[i] = v,
+            (None, Some(v)) => self.panes.push(v),
+            (Some(i), None) => {
+                self.panes.remove(i);
+            }
+            (None, None) => {}
+        }
+        self.reorder();
+    }
+
+    fn toggle_filter(&mut self, g: usize) {
+        self.filter = if self.filter == Some(g) {
+            None
+        } else {
+            Some(g)
+        };
+        self.offset = 0;
+        self.reorder();
+    }
+}
+
+fn io(e: std::io::Error) -> CliError {
+    CliError::new("io", format!("terminal: {e}"))
+}
+
+/// Subscribes to the event stream on a thread: `Subscribed`, then each
+/// event, then `Lost`.
+fn subscribe(control: PathBuf, tx: Sender<Msg>) {
+    std::thread::spawn(move || {
+        let lost = |e: String| {
+            let _ = tx.send(Msg::Lost(e));
+        };
+        let mut stream = match UnixStream::connect(&control) {
+            Ok(s) => s,
+            Err(e) => return lost(format!("tend is not running ({e})")),
+        };
+        if let Err(e) = stream.write_all(b"{\"id\": 1, \"method\": \"events\", \"params\": {}}\n") {
+            return lost(e.to_string());
+        }
+        for (i, line) in BufReader::new(stream).lines().enumerate() {
+            let Ok(line) = line else { break };
+            let msg = if i == 0 {
+                Msg::Subscribed
+            } else {
+                Msg::Event(serde_json::from_str(&line).unwrap_or(Value::Null))
+            };
+            if tx.send(msg).is_err() {
+                return;
+            }
+        }
+        lost("the daemon closed the event stream".into());
+    });
+}
+
+fn list(control: &Path) -> Result<Vec<PaneView>, CliError> {
+    let v = client::call(control, "list", json!({}), TIMEOUT)?;
+    serde_json::from_value(v)
+        .map_err(|e| CliError::new("bad_response", format!("unreadable pane list: {e}")))
+}
+
+/// Restores the terminal however the view ends.
+struct Screen;
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        let _ = disable_raw_mode();
+        let _ = execute!(
+            std::io::stdout(),
+            LeaveAlternateScreen,
+            ratatui::crossterm::cursor::Show
+        );
+    }
+}
+
+/// `tend pilot`.
+pub fn run(server: &ServerArgs, args: &PilotArgs) -> Result<(), CliError> {
+    let t = Target::resolve(server)?;
+    let panes = list(&t.control)?;
+    let (tx, rx) = mpsc::channel();
+    subscribe(t.control.clone(), tx.clone());
+    enable_raw_mode().map_err(io)?;
+    let _screen = Screen;
+    execute!(std::io::stdout(), EnterAlternateScreen).map_err(io)?;
+    let backend = ratatui::backend::CrosstermBackend::new(std::io::stdout());
+    let mut term = ratatui::Terminal::new(backend).map_err(io)?;
+    let mut app = App::new(panes);
+    let mut pilot = Pilot {
+        control: t.control.clone(),
+        server: server.clone(),
+        client: args.client.clone(),
+        tx,
+        reconnect_at: None,
+        preview_for: None,
+        preview_due: Some(Instant::now()),
+    };
+    loop {
+        app.now = unix_now();
+        if pilot.preview_due.is_some_and(|d| Instant::now() >= d) {
+            pilot.preview_due = None;
+            pilot.load_preview(&mut app);
+        }
+        term.draw(|f| view::draw(f, &mut app)).map_err(io)?;
+        // Keys first; then what the daemon said; a second's tick keeps
+        // the clocks going.
+        if event::poll(Duration::from_millis(100)).map_err(io)? {
+            if let Event::Key(k) = event::read().map_err(io)? {
+                if k.kind != KeyEventKind::Release && !pilot.key(&mut app, k) {
+                    return Ok(());
+                }
+            }
+        }
+        pilot.drain(&mut app, &rx);
+    }
+}
+
+struct Pilot {
+    control: PathBuf,
+    server: ServerArgs,
+    client: Option<String>,
+    tx: Sender<Msg>,
+    reconnect_at: Option<Instant>,
+    preview_for: Option<String>,
+    preview_due: Option<Instant>,
+}
+
+impl Pilot {
+    fn call(&self, method: &str, params: Value) -> Result<Value, CliError> {
+        client::call(&self.control, method, params, TIMEOUT)
+    }
+
+    /// Everything the threads sent since the last round.
+    fn drain(&mut self, app: &mut App, rx: &Receiver<Msg>) {
+        let mut dirty: Vec<String> = Vec::new();
+        let mut relist = false;
+        while let Ok(m) = rx.try_recv() {
+            match m {
+                Msg::Subscribed => {
+                    app.connected = true;
+                    relist = true;
+                }
+                Msg::Lost(why) => {
+                    app.connected = false;
+                    app.status = format!("{why}; reconnecting…");
+                    self.reconnect_at = Some(Instant::now() + Duration::from_secs(1));
+                }
+                Msg::Event(v) => {
+                    if v["event"] == "events.lagged" {
+                        relist = true;
+                    } else if let Some(p) = v["pane"].as_str() {
+                        if !dirty.iter().any(|d| d == p) {
+                            dirty.push(p.to_owned());
+                        }
+                    }
+                }
+            }
+        }
+        if self.reconnect_at.is_some_and(|t| Instant::now() >= t) {
+            self.reconnect_at = None;
+            subscribe(self.control.clone(), self.tx.clone());
+        }
+        if relist {
+            if let Ok(p) = list(&self.control) {
+                app.panes = p;
+                app.reorder();
+                app.status.clear();
+            }
+            self.preview_due = Some(Instant::now());
+            return;
+        }
+        for pane in dirty {
+            self.refresh(app, &pane);
+            if app.selected.as_deref() == Some(pane.as_str()) {
+                self.preview_due = Some(Instant::now() + Duration::from_millis(150));
+            }
+        }
+    }
+
+    fn refresh(&self, app: &mut App, pane: &str) {
+        match self.call("get", json!({"pane": pane})) {
+            Ok(v) => app.upsert(pane, serde_json::from_value(v).ok()),
+            Err(e) if e.code == "unknown_pane" => app.upsert(pane, None),
+            Err(_) => {}
+        }
+    }
+
+    /// The selected pane's last screen lines (`explain` returns the
+    /// daemon's screen: no tmux command) and, for an approval, the
+    /// dialog's text (`answer` with `dry_run`, as the picker does).
+    fn load_preview(&mut self, app: &mut App) {
+        let Some(p) = app.current().cloned() else {
+            app.preview = Default::default();
+            return;
+        };
+        self.preview_for = Some(p.pane.clone());
+        let mut screen = Vec::new();
+        let mut dialog = Vec::new();
+        match self.call("explain", json!({"pane": p.pane})) {
+            Ok(v) => {
+                let rows: Vec<String> = v["screen"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .map(|r| r.as_str().unwrap_or_default().to_owned())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                screen = model::tail(&rows, 12, 200);
+            }
+            Err(e) => screen.push(model::sanitize(&e.message, 200)),
+        }
+        if p.reason.as_deref() == Some("approval") {
+            if let Ok(d) = self.call(
+                "answer",
+                json!({"pane": p.pane, "action": "approve", "dry_run": true}),
+            ) {
+                let lines: Vec<String> = d["dialog"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|l| l.as_str())
+                            .map(str::to_owned)
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                dialog = model::tail(&lines, 8, 200);
+            }
+        }
+        app.preview = (p.pane, screen, dialog);
+    }
+
+    fn said(&self, app: &mut App, what: &str, r: Result<Value, CliError>) {
+        app.status = match r {
+            Ok(_) => what.to_owned(),
+            Err(e) => model::sanitize(&e.message, 300),
+        };
+    }
+
+    /// One key; `false` ends the view.
+    fn key(&mut self, app: &mut App, k: KeyEvent) -> bool {
+        if k.modifiers.contains(KeyModifiers::CONTROL) && k.code == KeyCode::Char('c') {
+            return false;
+        }
+        match app.mode.clone() {
+            Mode::Typing(what, pane, mut text) => {
+                match k.code {
+                    KeyCode::Esc => app.mode = Mode::List,
+                    KeyCode::Enter => {
+                        app.mode = Mode::List;
+                        let r = match what {
+                            Input::Prompt => {
+                                self.call("prompt", json!({"pane": pane, "text": text}))
+                            }
+                            Input::Note => self.call("park", json!({"pane": pane, "note": text})),
+                        };
+                        let done = match what {
+                            Input::Prompt => format!("{pane}: prompt sent"),
+                            Input::Note => format!("{pane}: parked"),
+                        };
+                        self.said(app, &done, r);
+                        self.refresh(app, &pane);
+                    }
+                    KeyCode::Backspace => {
+                        text.pop();
+                        app.mode = Mode::Typing(what, pane, text);
+                    }
+                    KeyCode::Char(c) if !c.is_control() => {
+                        text.push(c);
+                        app.mode = Mode::Typing(what, pane, text);
+                    }
+                    _ => {}
+                }
+                return true;
+            }
+            Mode::Snooze(pane) => {
+                app.mode = Mode::List;
+                let len = match k.code {
+                    KeyCode::Char('1') => "15m",
+                    KeyCode::Char('3') => "30m",
+                    KeyCode::Char('6') => "6h",
+                    KeyCode::Char('0') => "unlimited",
+                    _ => return true,
+                };
+                let r = self.call("snooze", json!({"pane": pane, "for": len}));
+                self.said(app, &format!("{pane}: snoozed ({len})"), r);
+                self.refresh(app, &pane);
+                return true;
+            }
+            Mode::Text(title, lines, at) => {
+                let page = 10;
+                app.mode = match k.code {
+                    KeyCode::Down | KeyCode::Char('j') => {
+                        Mode::Text(title, lines, at.saturating_add(1))
+                    }
+                    KeyCode::Up | KeyCode::Char('k') => {
+                        Mode::Text(title, lines, at.saturating_sub(1))
+                    }
+                    KeyCode::PageDown | KeyCode::Char(' ') => {
+                        Mode::Text(title, lines, at.saturating_add(page))
+                    }
+                    KeyCode::PageUp => Mode::Text(title, lines, at.saturating_sub(page)),
+                    _ => Mode::List,
+                };
+                return true;
+            }
+            Mode::List => {}
+        }
+        let pane = app.current().map(|p| p.pane.clone());
+        let before = app.selected.clone();
+        match k.code {
+            KeyCode::Char('q') | KeyCode::Esc => return false,
+            KeyCode::Down | KeyCode::Char('j') => app.step(1),
+            KeyCode::Up | KeyCode::Char('k') => app.step(-1),
+            KeyCode::PageDown => app.step(10),
+            KeyCode::PageUp => app.step(-10),
+            KeyCode::Home | KeyCode::Char('g') => app.step(isize::MIN / 2),
+            KeyCode::End | KeyCode::Char('G') => app.step(isize::MAX / 2),
+            KeyCode::Char('?') => {
+                app.mode = Mode::Text(
+                    "keys".into(),
+                    view::KEYS_HELP.lines().map(str::to_owned).collect(),
+                    0,
+                )
+            }
+            KeyCode::Char(c) if model::BAND_KEYS.contains(&c) => {
+                let g = model::BAND_KEYS.iter().position(|x| *x == c).unwrap_or(0);
+                app.toggle_filter(g);
+            }
+            KeyCode::Char('r') => {
+                if let Ok(p) = list(&self.control) {
+                    app.panes = p;
+                    app.reorder();
+                }
+                self.preview_due = Some(Instant::now());
+            }
+            _ => {
+                let Some(pane) = pane else { return true };
+                return self.act(app, k.code, pane);
+            }
+        }
+        if app.selected != before {
+            self.preview_due = Some(Instant::now() + Duration::from_millis(120));
+        }
+        true
+    }
+
+    /// An action on the selected pane.
+    fn act(&mut self, app: &mut App, code: KeyCode, pane: String) -> bool {
+        let view = app.current().cloned().unwrap_or_default();
+        match code {
+            KeyCode::Enter => {
+                // `goto` moves the client (across sessions and windows, or
+                // to a remote's window); then the popup closes.
+                match self.call("goto", json!({"pane": pane, "client": self.client})) {
+                    Ok(_) => return false,
+                    Err(e) => app.status = model::sanitize(&e.message, 300),
+                }
+            }
+            KeyCode::Char('a') | KeyCode::Char('y') | KeyCode::Char('d') | KeyCode::Char('n') => {
+                let approve = matches!(code, KeyCode::Char('a') | KeyCode::Char('y'));
+                let action = if approve { "approve" } else { "deny" };
+                // The daemon reads the screen again first: nothing is sent
+                // unless the dialog is still there.
+                let r = self.call("answer", json!({"pane": pane, "action": action}));
+                let word = if approve { "approved" } else { "denied" };
+                self.said(app, &format!("{pane}: {word}"), r);
+                self.refresh(app, &pane);
+                self.preview_due = Some(Instant::now() + Duration::from_millis(300));
+            }
+            KeyCode::Char('t') => app.mode = Mode::Typing(Input::Prompt, pane, String::new()),
+            KeyCode::Char('p') if view.parked => {
+                let r = self.call("unpark", json!({"pane": pane}));
+                self.said(app, &format!("{pane}: unparked"), r);
+                self.refresh(app, &pane);
+            }
+            KeyCode::Char('p') => app.mode = Mode::Typing(Input::Note, pane, String::new()),
+            KeyCode::Char('s') => app.mode = Mode::Snooze(pane),
+            KeyCode::Char('u') => {
+                let (method, word) = if view.parked {
+                    ("unpark", "unparked")
+                } else {
+                    ("unsnooze", "unsnoozed")
+                };
+                let r = self.call(method, json!({"pane": pane}));
+                self.said(app, &format!("{pane}: {word}"), r);
+                self.refresh(app, &pane);
+            }
+            KeyCode::Char('e') => {
+                let mut out = Vec::new();
+                let args = super::explain::ExplainArgs {
+                    pane: Some(pane.clone()),
+                    file: None,
+                    agent: None,
+                    title: None,
+                    alternate: false,
+                    json: false,
+                };
+                let text = match super::explain::run(&self.server, &args, &mut out) {
+                    Ok(()) => String::from_utf8_lossy(&out).into_owned(),
+                    Err(e) => e.message,
+                };
+                app.mode = Mode::Text(format!("explain {pane}"), text_lines(&text), 0);
+            }
+            KeyCode::Char('c') => {
+                let mut out = Vec::new();
+                let args = super::capture::CaptureArgs {
+                    pane: pane.clone(),
+                    dir: None,
+                    json: false,
+                };
+                let text = match super::capture::run(&self.server, &args, &mut out) {
+                    Ok(()) => String::from_utf8_lossy(&out).into_owned(),
+                    Err(e) => e.message,
+                };
+                app.mode = Mode::Text(format!("capture {pane}"), text_lines(&text), 0);
+            }
+            _ => {}
+        }
+        true
+    }
+}
+
+fn text_lines(text: &str) -> Vec<String> {
+    text.lines().map(|l| model::sanitize(l, 400)).collect()
+}

@@ -1,0 +1,355 @@
+//! The fleet view's pure parts: which rows, in what order, and the words
+//! on them. No terminal, no socket, no clock (the time is passed in).
+
+use std::collections::HashMap;
+
+use tend_attention::{self as attention, Band, Candidate};
+use tend_detector::Reason;
+
+use crate::protocol::PaneView;
+
+/// Every band, in the attention crate's order (most urgent first).
+pub const BANDS: [Band; 10] = [
+    Band::Blocked,
+    Band::Waiting,
+    Band::Quiet,
+    Band::ReadyForReview,
+    Band::Working,
+    Band::Parked,
+    Band::Snoozed,
+    Band::Finished,
+    Band::Idle,
+    Band::Exited,
+];
+
+/// The filter key of each band, in [`BANDS`] order: `1` blocked … `0`
+/// exited.
+pub const BAND_KEYS: [char; 10] = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '0'];
+
+/// A band's short name for people.
+pub fn band_label(b: Band) -> &'static str {
+    match b {
+        Band::ReadyForReview => "ready for review",
+        other => other.as_str(),
+    }
+}
+
+/// The band named `s` (as options and JSON name it).
+pub fn band_named(s: &str) -> Option<Band> {
+    BANDS.into_iter().find(|b| b.as_str() == s)
+}
+
+/// The group a row is shown in: a band's index in [`BANDS`], or
+/// `BANDS.len()` for a pane with no band (a remote while unreachable).
+pub fn group_of(p: &PaneView) -> usize {
+    p.band
+        .as_deref()
+        .and_then(band_named)
+        .and_then(|b| BANDS.iter().position(|x| *x == b))
+        .unwrap_or(BANDS.len())
+}
+
+fn reason_of(p: &PaneView) -> Option<Reason> {
+    match p.reason.as_deref()? {
+        "approval" => Some(Reason::Approval),
+        "question" => Some(Reason::Question),
+        "error" => Some(Reason::Error),
+        "prompt" => Some(Reason::Prompt),
+        _ => None,
+    }
+}
+
+/// The rows shown: agent panes only, grouped by band in the attention
+/// order, and within a band as the status line's jump key orders them
+/// (approval, error, question, prompt; the longest wait first), the
+/// others the longest in their state first.
+pub fn order(panes: &[PaneView]) -> Vec<usize> {
+    let shown: Vec<usize> = (0..panes.len())
+        .filter(|&i| panes[i].agent.is_some())
+        .collect();
+    let cands: Vec<Candidate<'_>> = shown
+        .iter()
+        .filter_map(|&i| {
+            let p = &panes[i];
+            Some(Candidate {
+                pane: p.pane.as_str(),
+                session: p.session.as_str(),
+                band: band_named(p.band.as_deref()?)?,
+                reason: reason_of(p),
+                since: p.since.unwrap_or(f64::MAX),
+            })
+        })
+        .collect();
+    let rank: HashMap<&str, usize> = attention::attention_order(&cands)
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| (p, i))
+        .collect();
+    let mut out = shown;
+    out.sort_by(|&a, &b| {
+        let (pa, pb) = (&panes[a], &panes[b]);
+        let ra = rank.get(pa.pane.as_str()).copied().unwrap_or(usize::MAX);
+        let rb = rank.get(pb.pane.as_str()).copied().unwrap_or(usize::MAX);
+        group_of(pa)
+            .cmp(&group_of(pb))
+            .then(ra.cmp(&rb))
+            .then(
+                pa.since
+                    .unwrap_or(f64::MAX)
+                    .total_cmp(&pb.since.unwrap_or(f64::MAX)),
+            )
+            .then(pa.pane.cmp(&pb.pane))
+    });
+    out
+}
+
+/// How many agent rows each band holds, in [`BANDS`] order.
+pub fn counts(panes: &[PaneView]) -> [usize; 10] {
+    let mut n = [0; 10];
+    for p in panes.iter().filter(|p| p.agent.is_some()) {
+        if let Some(i) = BANDS
+            .iter()
+            .position(|b| Some(b.as_str()) == p.band.as_deref())
+        {
+            n[i] += 1;
+        }
+    }
+    n
+}
+
+/// The footer's sentences, kept apart as on the status line: how many
+/// agents need you, how many have gone quiet.
+pub fn sentences(panes: &[PaneView]) -> Vec<String> {
+    let c = counts(panes);
+    let demands: usize = BANDS
+        .iter()
+        .zip(c)
+        .filter(|(b, _)| b.is_demand())
+        .map(|(_, n)| n)
+        .sum();
+    let quiet = c[2];
+    [
+        attention::demand_sentence(demands),
+        attention::quiet_sentence(quiet),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// A length of time, short: `12s`, `3m`, `2h`, `2h 5m`, `3d`.
+pub fn span(secs: f64) -> String {
+    let s = if secs.is_finite() && secs > 0.0 {
+        secs as u64
+    } else {
+        0
+    };
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m", s / 60),
+        3600..=86_399 if (s % 3600) / 60 == 0 => format!("{}h", s / 3600),
+        3600..=86_399 => format!("{}h {}m", s / 3600, (s % 3600) / 60),
+        _ => format!("{}d", s / 86_400),
+    }
+}
+
+/// The reason badge: only approval, question and error print one.
+pub fn badge(p: &PaneView) -> Option<&'static str> {
+    match p.reason.as_deref()? {
+        "approval" => Some("approval"),
+        "question" => Some("question"),
+        "error" => Some("error"),
+        _ => None,
+    }
+}
+
+/// The row's clock, in the words of its band: `waiting 3m`,
+/// `quiet · 12m`, `parked: <note>`, `snoozed · 25m left`.
+pub fn clock(p: &PaneView, now: f64) -> String {
+    let age = p.since.map(|s| span(now - s));
+    let age = age.as_deref().unwrap_or("");
+    let band = p.band.as_deref().and_then(band_named);
+    match band {
+        Some(Band::Parked) => match p.note.as_deref().map(|n| sanitize(n, 60)) {
+            Some(n) if !n.is_empty() => format!("parked: {n}"),
+            _ => "parked".into(),
+        },
+        Some(Band::Snoozed) => match p.until {
+            Some(u) => format!("snoozed · {} left", span(u as f64 - now)),
+            None => "snoozed until you type".into(),
+        },
+        Some(Band::Quiet) => format!("quiet · {age}"),
+        Some(Band::Blocked | Band::Waiting) => format!("waiting {age}"),
+        Some(Band::ReadyForReview) => format!("done {age} ago"),
+        Some(Band::Working) => format!("working {age}"),
+        Some(Band::Finished) => format!("finished {age} ago"),
+        Some(Band::Idle) => format!("idle {age}"),
+        Some(Band::Exited) => match p.exit_code {
+            Some(c) => format!("exited ({c}) {age} ago"),
+            None => format!("exited {age} ago"),
+        },
+        None => p.state.clone().unwrap_or_else(|| "-".into()),
+    }
+}
+
+/// The agent and its version: `claude 2.1.3`.
+pub fn agent_label(p: &PaneView) -> String {
+    let agent = sanitize(p.agent.as_deref().unwrap_or("-"), 24);
+    match p.version.as_deref() {
+        Some(v) => format!("{agent} {}", sanitize(v, 16)),
+        None => agent,
+    }
+}
+
+/// Where the pane is: `session:window.pane`, or the remote's name and the
+/// pane there.
+pub fn place(p: &PaneView) -> String {
+    let s = match (&p.host, &p.place) {
+        (Some(h), _) => format!("{h} {}", p.pane.split_once(':').map_or("", |x| x.1)),
+        (None, Some(pl)) => pl.clone(),
+        (None, None) => format!("{} {}", p.session, p.pane),
+    };
+    sanitize(&s, 40)
+}
+
+/// Text from an agent, a name or a note, made safe to draw: control
+/// characters (escape sequences' introducers among them), and the
+/// invisible and direction-changing marks, are dropped, tabs and newlines
+/// become spaces; at most `max` characters (`…` marks a cut).
+pub fn sanitize(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max * 4));
+    let mut n = 0;
+    for c in s.chars() {
+        let c = match c {
+            '\n' | '\r' | '\t' => ' ',
+            c if c.is_control() => continue,
+            '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{feff}' => continue,
+            c => c,
+        };
+        if n == max {
+            out.pop();
+            out.push('…');
+            return out;
+        }
+        out.push(c);
+        n += 1;
+    }
+    out
+}
+
+/// The last `n` lines of a screen that hold something, sanitised.
+pub fn tail(rows: &[String], n: usize, width: usize) -> Vec<String> {
+    let end = rows
+        .iter()
+        .rposition(|r| !r.trim().is_empty())
+        .map_or(0, |i| i + 1);
+    rows[..end]
+        .iter()
+        .skip(end.saturating_sub(n))
+        .map(|r| sanitize(r.trim_end(), width))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pane(id: &str, band: &str, reason: Option<&str>, since: f64) -> PaneView {
+        PaneView {
+            pane: id.into(),
+            session: "s".into(),
+            agent: Some("claude".into()),
+            state: Some("waiting".into()),
+            reason: reason.map(Into::into),
+            band: Some(band.into()),
+            since: Some(since),
+            ..PaneView::default()
+        }
+    }
+
+    #[test]
+    fn rows_go_by_band_then_by_the_jump_keys_ranking() {
+        let panes = vec![
+            pane("%1", "working", None, 10.0),
+            pane("%2", "waiting", Some("prompt"), 5.0),
+            pane("%3", "waiting", Some("question"), 50.0),
+            pane("%4", "blocked", Some("error"), 90.0),
+            pane("%5", "waiting", Some("approval"), 80.0),
+            pane("%6", "exited", None, 1.0),
+            pane("%7", "waiting", Some("approval"), 20.0),
+            pane("%8", "parked", None, 1.0),
+            pane("%9", "working", None, 3.0),
+            PaneView {
+                pane: "%10".into(),
+                ..PaneView::default()
+            },
+        ];
+        let ids: Vec<&str> = order(&panes)
+            .into_iter()
+            .map(|i| panes[i].pane.as_str())
+            .collect();
+        assert_eq!(ids, ["%4", "%7", "%5", "%3", "%2", "%9", "%1", "%8", "%6"]);
+        let c = counts(&panes);
+        assert_eq!((c[0], c[1], c[4], c[9]), (1, 4, 2, 1));
+        assert_eq!(sentences(&panes), ["5 agents need you"]);
+        let quiet = vec![
+            pane("%1", "quiet", None, 1.0),
+            pane("%2", "blocked", None, 1.0),
+        ];
+        assert_eq!(
+            sentences(&quiet),
+            ["1 agent needs you", "1 agent has gone quiet"]
+        );
+    }
+
+    #[test]
+    fn clocks_speak_the_bands_words() {
+        let now = 10_000.0;
+        let mut p = pane("%1", "waiting", Some("approval"), now - 185.0);
+        assert_eq!(clock(&p, now), "waiting 3m");
+        assert_eq!(badge(&p), Some("approval"));
+        p.reason = Some("prompt".into());
+        assert_eq!(badge(&p), None);
+        p.band = Some("quiet".into());
+        p.since = Some(now - 720.0);
+        assert_eq!(clock(&p, now), "quiet · 12m");
+        p.band = Some("parked".into());
+        p.note = Some("after lunch\u{1b}[2J".into());
+        assert_eq!(clock(&p, now), "parked: after lunch[2J");
+        p.band = Some("snoozed".into());
+        p.until = Some(now as u64 + 1500);
+        assert_eq!(clock(&p, now), "snoozed · 25m left");
+        p.until = None;
+        assert_eq!(clock(&p, now), "snoozed until you type");
+        p.band = Some("exited".into());
+        p.exit_code = Some(2);
+        p.since = Some(now - 7500.0);
+        assert_eq!(clock(&p, now), "exited (2) 2h 5m ago");
+        assert_eq!(span(3600.0 * 49.0), "2d");
+        assert_eq!(span(-3.0), "0s");
+    }
+
+    #[test]
+    fn agent_text_is_drawn_without_control_characters() {
+        assert_eq!(sanitize("a\u{1b}]0;x\u{7}b\tc\u{202e}d", 80), "a]0;xb cd");
+        assert_eq!(sanitize("abcdef", 4), "abc…");
+        assert_eq!(sanitize("abcd", 4), "abcd");
+        let rows: Vec<String> = ["one", "two\u{1b}[31m", "", "three  ", "", ""]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(tail(&rows, 3, 80), ["two[31m", "", "three"]);
+        let mut p = pane("%3", "waiting", None, 0.0);
+        p.version = Some("2.1\n3".into());
+        p.place = Some("work:2.1".into());
+        assert_eq!(agent_label(&p), "claude 2.1 3");
+        assert_eq!(place(&p), "work:2.1");
+        p.host = Some("box".into());
+        p.pane = "box:%3".into();
+        assert_eq!(place(&p), "box %3");
+    }
+}
