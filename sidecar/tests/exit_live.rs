@@ -32,7 +32,8 @@ struct Cli {
     rel: &'static str,
     /// The command line typed at the shell (the program found on `PATH`).
     line: &'static str,
-    /// Text the agent shows once it takes keys at its prompt.
+    /// Text the agent shows once it takes keys at its prompt (`|` between
+    /// the texts of different versions).
     ready: &'static str,
     /// The keys that make it exit, typed literally, then Enter (as
     /// `tools/agentlab/harness.py` does).
@@ -83,7 +84,8 @@ const CLIS: [Cli; 9] = [
         agent: "qwen",
         rel: "node_modules/.bin/qwen",
         line: "qwen",
-        ready: "? for shortcuts",
+        // 0.24's footer shows the approval mode instead
+        ready: "? for shortcuts|(shift + tab to cycle)",
         exit: "/quit",
     },
     Cli {
@@ -220,7 +222,9 @@ fn start(p: &Pane, cli: &Cli, prev: Option<&str>) -> Duration {
                 }
             }
         }
-        named.is_some() && p.option("@tend_state") == "idle" && p.screen().contains(cli.ready)
+        named.is_some()
+            && p.option("@tend_state") == "idle"
+            && cli.ready.split('|').any(|r| p.screen().contains(r))
     });
     assert!(
         ok,
