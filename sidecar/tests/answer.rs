@@ -137,6 +137,9 @@ fn a_pane_without_a_known_agent_is_refused() {
 #[test]
 fn picker_shows_the_dialog_and_approves() {
     let env = Env::new("answer-picker");
+    // The menu, not the fleet view (tests/pilot.rs) that prefix A opens
+    // in a popup by default.
+    env.tmux(&["set", "-g", "@tend-picker-view", "menu"]);
     let log = env.path().join("typed.log");
     let cmd = format!(
         "env TEND_AGENT=claude '{}' play '{}' --wait-input-at 15 --input-log '{}' --hold 600",

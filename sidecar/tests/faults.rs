@@ -1392,6 +1392,13 @@ fn hostile_titles_names_and_notes_never_reach_a_shell_or_a_format() {
     if attached {
         let c = env.tmux_out(&["list-clients", "-F", "#{client_name}"]);
         let socket = control_socket(&env).display().to_string();
+        // The fleet view in a popup (what prefix A opens by default) draws
+        // the same names; then the picker menu.
+        let o = env.tend(&["key", "--socket", &socket, "picker", &format!("client={c}")]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::thread::sleep(Duration::from_millis(800));
+        env.tmux(&["display-popup", "-C", "-c", &c]);
+        env.tmux(&["set", "-g", "@tend-picker-view", "menu"]);
         for action in [
             vec!["picker".to_owned(), format!("client={c}")],
             vec![

@@ -181,11 +181,16 @@ fn a_hostile_remote_runs_nothing_when_its_panes_are_jumped_to_or_listed() {
         term.screen()
     );
     term.type_keys(&["C-b", "N"]);
-    term.type_keys(&["C-b", "A"]);
-    std::thread::sleep(Duration::from_millis(800));
-    term.type_keys(&["1"]);
-    std::thread::sleep(Duration::from_millis(800));
-    term.type_keys(&["Escape"]);
+    // prefix A: the fleet view in a popup, then the picker menu.
+    for view in ["popup", "menu"] {
+        env.tmux(&["set", "-g", "@tend-picker-view", view]);
+        term.type_keys(&["C-b", "A"]);
+        std::thread::sleep(Duration::from_millis(800));
+        term.type_keys(&["1"]);
+        std::thread::sleep(Duration::from_millis(800));
+        term.type_keys(&["Escape"]);
+        std::thread::sleep(Duration::from_millis(300));
+    }
     for args in [
         &["list"][..],
         &["list", "--json"],

@@ -6,7 +6,7 @@
 //! moves, whichever client was active last.
 
 use crate::error::{Result, TmuxError};
-use crate::escape::{format_escape, format_escape_hash, tmux_quote};
+use crate::escape::{format_escape, format_escape_hash, shell_join, tmux_quote};
 use crate::ids::PaneId;
 use crate::server::Server;
 
@@ -120,6 +120,44 @@ impl Server {
                 MenuItem::Separator => cmd.push(String::new()),
             }
         }
+        self.run_detached(&cmd, std::time::Duration::from_millis(300))
+    }
+}
+
+impl Server {
+    /// Opens a popup on `client` running `argv` (each word passed to the
+    /// shell as one word, whatever it holds: [`shell_join`]), closed when
+    /// the program ends (`-E`), `width` and `height` as tmux takes them
+    /// (`90%`), titled `title` (plain text, escaped) where the server
+    /// takes a title (3.3).
+    ///
+    /// Like [`Server::display_menu`], this returns once the popup is up
+    /// (or tmux refused it: a server without `display-popup`, a client too
+    /// small).
+    pub fn display_popup(
+        &self,
+        client: &str,
+        argv: &[&str],
+        width: &str,
+        height: &str,
+        title: &str,
+    ) -> Result<()> {
+        let mut cmd = vec![
+            "display-popup".to_string(),
+            "-E".into(),
+            "-c".into(),
+            client.to_string(),
+            "-w".into(),
+            width.to_string(),
+            "-h".into(),
+            height.to_string(),
+        ];
+        if self.server_version().is_none_or(|v| v.at_least(3, 3)) {
+            cmd.extend(["-T".to_string(), label(title)]);
+        }
+        // The shell command is not expanded as a format (3.2a to 3.7c):
+        // quoting for the shell is all it needs.
+        cmd.push(shell_join(argv));
         self.run_detached(&cmd, std::time::Duration::from_millis(300))
     }
 }

@@ -258,6 +258,9 @@ pub struct Capabilities {
     /// (grid.c: `gl->cellsize`, 3.3 `cellused`): a line comes padded with
     /// spaces, and tend trims them (see [`Server::capture_text`]).
     pub joined_capture_exact: bool,
+    /// `display-popup` (tmux 3.2): `prefix A` opens `tend pilot` in a
+    /// popup; without it, the picker menu.
+    pub popup: bool,
 }
 
 /// How a server prints what a command outputs (`show-options -v`,
@@ -279,6 +282,7 @@ impl Default for Capabilities {
             message_to_client: true,
             printing: Printing::Raw,
             joined_capture_exact: true,
+            popup: true,
         }
     }
 }
@@ -334,6 +338,7 @@ impl Capabilities {
             message_to_client: version.at_least(3, 3),
             printing,
             joined_capture_exact: version.at_least(3, 3),
+            popup: version.at_least(3, 2),
         }
     }
 
@@ -353,6 +358,12 @@ impl Capabilities {
                 "capture-pane -J ending at a line's last written cell (tmux 3.3): lines come \
                  padded with the spaces of cleared cells, so `tend read` trims the spaces \
                  ending each line (a line's own trailing spaces too)",
+            );
+        }
+        if !self.popup {
+            out.push(
+                "display-popup (tmux 3.2): `prefix A` opens the picker menu instead of the \
+                 fleet view (`tend pilot` still runs in any terminal)",
             );
         }
         if !self.message_to_client {
@@ -876,6 +887,8 @@ mod tests {
         assert!(Capabilities::of(&v("tmux 3.3a")).message_to_client);
         assert!(!Capabilities::of(&v("tmux 3.2a")).joined_capture_exact);
         assert!(Capabilities::of(&v("tmux 3.3a")).joined_capture_exact);
+        assert!(Capabilities::of(&v("tmux 3.2a")).popup);
+        assert!(!Capabilities::of(&v("tmux 3.1c")).popup);
     }
 
     #[test]

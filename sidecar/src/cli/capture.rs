@@ -122,8 +122,22 @@ pub fn run(server: &ServerArgs, args: &CaptureArgs, out: &mut dyn Write) -> Resu
         }
     }
     let t = Target::resolve(server)?;
+    run_at(&t.control, args, out)
+}
+
+/// `tend capture` through the daemon on `control` (`tend pilot`).
+pub fn run_at(
+    control: &std::path::Path,
+    args: &CaptureArgs,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    if let Some(dir) = &args.dir {
+        if dir.exists() {
+            prepare(dir)?;
+        }
+    }
     let v = client::call(
-        &t.control,
+        control,
         "capture",
         json!({"pane": args.pane}),
         Duration::from_secs(10),

@@ -45,8 +45,18 @@ fn live(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let t = Target::resolve(server)?;
+    live_at(&t.control, pane, args, out)
+}
+
+/// Explains a live pane through the daemon on `control` (`tend pilot`).
+pub fn live_at(
+    control: &std::path::Path,
+    pane: &str,
+    args: &ExplainArgs,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
     let v = client::call(
-        &t.control,
+        control,
         "explain",
         json!({"pane": pane}),
         Duration::from_secs(5),

@@ -130,6 +130,14 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
             Ok(())
         }
         "picker" => {
+            // The fleet view in a popup where the server has one and the
+            // user did not ask for the menu; the menu otherwise, and when
+            // the popup is refused.
+            if let Some(c) = client_name.as_deref() {
+                if open_pilot(server, &args.socket, c) {
+                    return Ok(());
+                }
+            }
             let v = client::call(&args.socket, "list", json!({}), Duration::from_secs(3))?;
             let mut panes: Vec<PaneView> = serde_json::from_value(v)
                 .map_err(|e| CliError::new("bad_response", format!("unreadable pane list: {e}")))?;
@@ -405,6 +413,45 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
             format!("unknown key action `{other}`"),
         )),
     }
+}
+
+/// The option that chooses what the picker key opens: `popup` (the
+/// default: `tend pilot` in a popup) or `menu` (the picker menu).
+pub const PICKER_VIEW_OPTION: &str = "@tend-picker-view";
+
+/// Opens `tend pilot` in a popup on `client`; false when the user chose
+/// the menu, the server has no popup, or tmux refused it.
+fn open_pilot(server: &ServerArgs, control: &std::path::Path, client: &str) -> bool {
+    let srv = server.server();
+    if !srv.capabilities().popup {
+        return false;
+    }
+    let view = srv
+        .show_option(tend_tmux::Scope::Global, PICKER_VIEW_OPTION)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    if view.trim() == "menu" {
+        return false;
+    }
+    let Ok(socket) = srv.socket_path() else {
+        return false;
+    };
+    let exe = std::env::current_exe()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "tend".into());
+    let socket = socket.to_string_lossy().into_owned();
+    let control = control.to_string_lossy().into_owned();
+    srv.display_popup(
+        client,
+        &[
+            &exe, "-S", &socket, "pilot", "--socket", &control, "--client", client,
+        ],
+        "90%",
+        "85%",
+        "tend: agents",
+    )
+    .is_ok()
 }
 
 /// At most this many rows of a dialog in the picker (its bottom rows: the

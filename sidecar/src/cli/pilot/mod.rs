@@ -47,6 +47,10 @@ pub struct PilotArgs {
     /// pressed it; default: the most recently active).
     #[arg(long)]
     pub client: Option<String>,
+    /// The daemon's control socket (what `prefix A` passes; default: the
+    /// one for this tmux server).
+    #[arg(long, hide = true)]
+    pub socket: Option<PathBuf>,
 }
 
 /// What the background threads tell the loop.
@@ -239,10 +243,13 @@ impl Drop for Screen {
 
 /// `tend pilot`.
 pub fn run(server: &ServerArgs, args: &PilotArgs) -> Result<(), CliError> {
-    let t = Target::resolve(server)?;
-    let panes = list(&t.control)?;
+    let control = match &args.socket {
+        Some(s) => s.clone(),
+        None => Target::resolve(server)?.control,
+    };
+    let panes = list(&control)?;
     let (tx, rx) = mpsc::channel();
-    subscribe(t.control.clone(), tx.clone());
+    subscribe(control.clone(), tx.clone());
     enable_raw_mode().map_err(io)?;
     let _screen = Screen;
     execute!(std::io::stdout(), EnterAlternateScreen).map_err(io)?;
@@ -250,8 +257,7 @@ pub fn run(server: &ServerArgs, args: &PilotArgs) -> Result<(), CliError> {
     let mut term = ratatui::Terminal::new(backend).map_err(io)?;
     let mut app = App::new(panes);
     let mut pilot = Pilot {
-        control: t.control.clone(),
-        server: server.clone(),
+        control,
         client: args.client.clone(),
         tx,
         reconnect_at: None,
@@ -280,7 +286,6 @@ pub fn run(server: &ServerArgs, args: &PilotArgs) -> Result<(), CliError> {
 
 struct Pilot {
     control: PathBuf,
-    server: ServerArgs,
     client: Option<String>,
     tx: Sender<Msg>,
     reconnect_at: Option<Instant>,
@@ -559,7 +564,7 @@ impl Pilot {
                     alternate: false,
                     json: false,
                 };
-                let text = match super::explain::run(&self.server, &args, &mut out) {
+                let text = match super::explain::live_at(&self.control, &pane, &args, &mut out) {
                     Ok(()) => String::from_utf8_lossy(&out).into_owned(),
                     Err(e) => e.message,
                 };
@@ -572,7 +577,7 @@ impl Pilot {
                     dir: None,
                     json: false,
                 };
-                let text = match super::capture::run(&self.server, &args, &mut out) {
+                let text = match super::capture::run_at(&self.control, &args, &mut out) {
                     Ok(()) => String::from_utf8_lossy(&out).into_owned(),
                     Err(e) => e.message,
                 };

@@ -61,7 +61,7 @@ fn group_name(g: usize) -> &'static str {
 /// Draws the whole view.
 pub(crate) fn draw(f: &mut Frame<'_>, app: &mut App) {
     let area = f.area();
-    let preview_h = if area.height >= 24 {
+    let preview_h = if area.height >= 16 {
         (area.height / 3).min(16)
     } else {
         0
