@@ -234,10 +234,18 @@ fn pilot_runs_in_a_pane_and_the_menu_stays_a_choice() {
     let env = Env::new("pilot-pane");
     let log = env.path().join("a.log");
     env.tend_ok(&["start"]);
-    let a = agent_in(&env, env.path(), &log);
+    // Claude at its prompt (held at 3.5 s), its dialog later.
+    let cmd = format!(
+        "env TEND_AGENT=claude '{}' play '{}' --wait-input-at 3.5 --wait-input-at 15 --input-log '{}' --hold 600",
+        tend_bin(),
+        corpus("claude/approval/pane.cast").display(),
+        log.display()
+    );
+    let a = env.window("main", &cmd);
     assert!(
-        wait_until(60, || env.pane_option(&a, "@tend_reason") == "approval"),
-        "never waited for approval"
+        wait_until(60, || env.pane_option(&a, "@tend_state") == "idle"),
+        "never idle: {}",
+        env.pane_option(&a, "@tend_state")
     );
     let view = env.window(
         "main",
@@ -248,19 +256,44 @@ fn pilot_runs_in_a_pane_and_the_menu_stays_a_choice() {
             env.name
         ),
     );
+    let capture = || env.tmux_out(&["capture-pane", "-p", "-t", &view]);
     let mut screen = String::new();
     assert!(
         wait_until(20, || {
-            screen = env.tmux_out(&["capture-pane", "-p", "-t", &view]);
-            screen.contains("── waiting (1)")
+            screen = capture();
+            screen.contains("── idle (1)")
         }),
         "no fleet view in the pane: {screen}"
     );
+    // t: a prompt typed in the view reaches the agent.
+    env.tmux(&["send-keys", "-t", &view, "t"]);
+    env.tmux(&["send-keys", "-t", &view, "-l", "write the tests"]);
+    assert!(
+        wait_until(10, || capture().contains("prompt for %")),
+        "{}",
+        capture()
+    );
+    env.tmux(&["send-keys", "-t", &view, "Enter"]);
+    assert!(
+        wait_until(10, || String::from_utf8_lossy(&typed(&log))
+            .contains("write the tests")),
+        "the prompt never reached the agent: {:?} {}",
+        String::from_utf8_lossy(&typed(&log)),
+        capture()
+    );
+    // e: the explanation, in the view.
+    env.tmux(&["send-keys", "-t", &view, "e"]);
+    assert!(
+        wait_until(10, || capture().contains("explain %")),
+        "{}",
+        capture()
+    );
+    env.tmux(&["send-keys", "-t", &view, "x"]);
     // `?` lists the keys; any key closes the list.
     env.tmux(&["send-keys", "-t", &view, "?"]);
     assert!(
         wait_until(10, || {
-            screen = env.tmux_out(&["capture-pane", "-p", "-t", &view]);
+            screen = capture();
             screen.contains("snooze: then 1 15 minutes")
         }),
         "{screen}"

@@ -264,23 +264,31 @@ pub fn run(server: &ServerArgs, args: &PilotArgs) -> Result<(), CliError> {
         preview_for: None,
         preview_due: Some(Instant::now()),
     };
+    // A frame when something changed (a key, a resize, the daemon, the
+    // preview), else once a second for the clocks.
+    let mut drawn: Option<Instant> = None;
+    let mut dirty = true;
     loop {
-        app.now = unix_now();
         if pilot.preview_due.is_some_and(|d| Instant::now() >= d) {
             pilot.preview_due = None;
             pilot.load_preview(&mut app);
+            dirty = true;
         }
-        term.draw(|f| view::draw(f, &mut app)).map_err(io)?;
-        // Keys first; then what the daemon said; a second's tick keeps
-        // the clocks going.
+        if dirty || drawn.is_none_or(|d| d.elapsed() >= Duration::from_secs(1)) {
+            app.now = unix_now();
+            term.draw(|f| view::draw(f, &mut app)).map_err(io)?;
+            drawn = Some(Instant::now());
+            dirty = false;
+        }
         if event::poll(Duration::from_millis(100)).map_err(io)? {
+            dirty = true;
             if let Event::Key(k) = event::read().map_err(io)? {
                 if k.kind != KeyEventKind::Release && !pilot.key(&mut app, k) {
                     return Ok(());
                 }
             }
         }
-        pilot.drain(&mut app, &rx);
+        dirty |= pilot.drain(&mut app, &rx);
     }
 }
 
@@ -298,11 +306,14 @@ impl Pilot {
         client::call(&self.control, method, params, TIMEOUT)
     }
 
-    /// Everything the threads sent since the last round.
-    fn drain(&mut self, app: &mut App, rx: &Receiver<Msg>) {
+    /// Everything the threads sent since the last round; whether there
+    /// was anything.
+    fn drain(&mut self, app: &mut App, rx: &Receiver<Msg>) -> bool {
         let mut dirty: Vec<String> = Vec::new();
         let mut relist = false;
+        let mut any = false;
         while let Ok(m) = rx.try_recv() {
+            any = true;
             match m {
                 Msg::Subscribed => {
                     app.connected = true;
@@ -335,7 +346,7 @@ impl Pilot {
                 app.status.clear();
             }
             self.preview_due = Some(Instant::now());
-            return;
+            return true;
         }
         for pane in dirty {
             self.refresh(app, &pane);
@@ -343,6 +354,7 @@ impl Pilot {
                 self.preview_due = Some(Instant::now() + Duration::from_millis(150));
             }
         }
+        any
     }
 
     fn refresh(&self, app: &mut App, pane: &str) {
@@ -591,4 +603,50 @@ impl Pilot {
 
 fn text_lines(text: &str) -> Vec<String> {
     text.lines().map(|l| model::sanitize(l, 400)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pane(id: &str, band: &str, since: f64) -> PaneView {
+        PaneView {
+            pane: id.into(),
+            agent: Some("codex".into()),
+            state: Some("working".into()),
+            band: Some(band.into()),
+            since: Some(since),
+            ..PaneView::default()
+        }
+    }
+
+    #[test]
+    fn the_selection_follows_its_pane_and_filters_toggle() {
+        let mut app = App::new(vec![
+            pane("%1", "working", 5.0),
+            pane("%2", "waiting", 9.0),
+            pane("%3", "working", 1.0),
+        ]);
+        assert_eq!(app.selected.as_deref(), Some("%2"));
+        app.step(1);
+        assert_eq!(app.selected.as_deref(), Some("%3"));
+        // %3 starts waiting: it moves up, the selection with it.
+        app.upsert("%3", Some(pane("%3", "waiting", 20.0)));
+        assert_eq!(app.selected.as_deref(), Some("%3"));
+        assert_eq!(app.selected_index(), Some(1));
+        // 5 (working) shows %1 alone; again, every band.
+        let working = model::BANDS
+            .iter()
+            .position(|b| *b == tend_attention::Band::Working)
+            .unwrap();
+        app.toggle_filter(working);
+        assert_eq!(app.rows.len(), 1);
+        assert_eq!(app.selected.as_deref(), Some("%1"));
+        app.toggle_filter(working);
+        assert_eq!(app.rows.len(), 3);
+        // A pane that closes leaves the list.
+        app.upsert("%1", None);
+        assert_eq!(app.rows.len(), 2);
+        assert_eq!(app.selected.as_deref(), Some("%2"));
+    }
 }
