@@ -9,7 +9,8 @@
 #
 # The short tier: the tmux crate's own tests (the wire protocol or its
 # fallback, options, hooks, keys, menus, taps), then start, `tend demo`, the
-# status line in a real client, the jump key, the picker, hostile input, and
+# status line in a real client, the jump key, the picker, the fleet view in a
+# popup (`tend pilot`), hostile input, and
 # `tend stop` restoring every option byte for byte. The full tier adds the
 # fault, daemon-death, settings and identity tests. Each version's tests run
 # with its tmux first on PATH, and the test harness checks that the tmux it
@@ -23,8 +24,8 @@ if ((${#versions[@]} == 0)); then
 fi
 tier="${TEND_TMUX_MATRIX:-short}"
 
-short_tend=(--test tmux_e2e --test status_line --test hostile)
-full_tend=(--test tmux_e2e --test status_line --test hostile --test daemon_death
+short_tend=(--test tmux_e2e --test status_line --test hostile --test pilot)
+full_tend=(--test tmux_e2e --test status_line --test hostile --test pilot --test daemon_death
   --test faults --test settings --test identity_tmux --test control --test attention)
 case "$tier" in
   short) tend_tests=("${short_tend[@]}") ;;
