@@ -188,11 +188,11 @@ fn draw_list(f: &mut Frame<'_>, app: &mut App, area: Rect) {
                     pw = place_w,
                     jw = project_w,
                 );
-                let line = Line::raw(fit(&text, w));
                 if Some(i) == sel {
-                    line.reversed()
+                    // The whole width, so that the selection reads as a bar.
+                    Line::raw(format!("{:<w$}", fit(&text, w))).reversed()
                 } else {
-                    line
+                    Line::raw(fit(&text, w))
                 }
             }
         })
