@@ -61,6 +61,15 @@ pub fn replay_all(
     det.set_agent(Duration::ZERO, Some(manifest));
     let mut tracker = ProcessTracker::default();
     let mut out = Vec::new();
+    // Seen as the daemon sees them: through a `tend run` relay holding the
+    // pane's terminal, at the agent on the relay's own pty.
+    let procs: Vec<ProcSample> = procs
+        .iter()
+        .map(|s| ProcSample {
+            at: s.at,
+            procs: crate::identity::look_through_relay(s.procs.clone()).0,
+        })
+        .collect();
     let mut procs = procs.iter().peekable();
     let drain = |det: &mut PaneDetector, out: &mut Vec<Transition>| {
         while let Some(t) = det.poll_transition() {

@@ -17,6 +17,12 @@
 //! * everywhere: every labelled approval / question / error segment
 //!   detected, and never waiting or completed while the label says working.
 //!
+//! Recordings in which the agent reports its own state (OSC 7501, recorded
+//! under `tend run`: `<scenario>~tend-run@WxH`) are printed here with what
+//! the screen alone reads of them, and held to no bar: there the agent's
+//! word decides, and `sidecar/tests/word_corpus.rs` scores them as
+//! `tend replay` reads them, word and screen together.
+//!
 //! A second test checks that splitting the output at arbitrary byte
 //! boundaries gives the same transitions.
 
@@ -89,6 +95,14 @@ fn load(dir: &Path) -> Recording {
         labels,
         agent,
     }
+}
+
+/// Whether the recording holds the agent's own reports (OSC 7501).
+fn speaks(cast: &Cast) -> bool {
+    cast.events.iter().any(|e| match &e.kind {
+        EventKind::Output(b) => b.windows(12).any(|w| w == b"\x1b]7501;state"),
+        _ => false,
+    })
 }
 
 fn recordings() -> Vec<PathBuf> {
@@ -333,7 +347,7 @@ fn corpus_agreement_with_labels() {
         );
     }
     // Two threads: the replays are independent and CI has two cores.
-    let scores: Vec<(String, Score)> = std::thread::scope(|scope| {
+    let scores: Vec<(String, (Score, bool))> = std::thread::scope(|scope| {
         let halves: Vec<_> = [0usize, 1]
             .iter()
             .map(|&k| {
@@ -345,13 +359,13 @@ fn corpus_agreement_with_labels() {
                         .map(|dir| {
                             let rec = load(dir);
                             let ts = run(&rec, &rec.cast);
-                            (rec.name.clone(), score(&rec, &ts))
+                            (rec.name.clone(), (score(&rec, &ts), speaks(&rec.cast)))
                         })
                         .collect::<Vec<_>>()
                 })
             })
             .collect();
-        let mut all: Vec<(String, Score)> = halves
+        let mut all: Vec<(String, (Score, bool))> = halves
             .into_iter()
             .flat_map(|h| h.join().expect("replay thread"))
             .collect();
@@ -367,8 +381,23 @@ fn corpus_agreement_with_labels() {
         ));
     }
     let mut table = String::new();
-    for (name, s) in &scores {
+    let mut word_table = String::new();
+    for (name, (s, word)) in &scores {
         let is_held = holdout.contains(name);
+        if *word {
+            word_table.push_str(&format!(
+                "{}{:<34} n={:>4} exact={:.3} coarse={:.3} caught={}/{} false_demand={} (the screen alone)\n",
+                if is_held { "H " } else { "  " },
+                name,
+                s.n,
+                s.exact as f64 / s.n.max(1) as f64,
+                s.coarse as f64 / s.n.max(1) as f64,
+                s.caught,
+                s.need,
+                s.false_demand,
+            ));
+            continue;
+        }
         let share = s.exact as f64 / s.n.max(1) as f64;
         table.push_str(&format!(
             "{}{:<34} n={:>4} exact={:.3} coarse={:.3} caught={}/{} false_demand={} {}\n",
@@ -407,6 +436,9 @@ fn corpus_agreement_with_labels() {
         seen.line("IN-SAMPLE"),
         held.line("HELD-OUT")
     );
+    if !word_table.is_empty() {
+        println!("Agents that report their own state, read by the screen alone (no bar here; sidecar/tests/word_corpus.rs):\n{word_table}");
+    }
     if seen.exact() < 0.97 {
         failures.push(format!(
             "in-sample exact agreement {:.2} % < 97 %",

@@ -21,6 +21,9 @@
 //!   screen;
 //! * through a script running the agent as a child (`~script`): the agent
 //!   is below `sh run-agent.sh` and named by its process;
+//! * under `tend run` (`~tend-run`; `~tend-run-ssh` is behind ssh as
+//!   above): the tree, seen through the relay as the daemon sees it, shows
+//!   the agent, named by its process;
 //! * never another agent, and once named not dropped while its run lasts.
 //!
 //! It prints, per recording, how the agent was named and how long after
@@ -107,7 +110,9 @@ fn samples(dir: &Path) -> Vec<ProcSample> {
                 serde_json::from_value(v["procs"].clone()).expect("process list");
             ProcSample {
                 at: Duration::from_secs_f64(v["t"].as_f64().expect("t").max(0.0)),
-                procs,
+                // Through a `tend run` relay (`~tend-run`, `~tend-run-ssh`),
+                // as the daemon sees the pane.
+                procs: identity::look_through_relay(procs).0,
             }
         })
         .collect()

@@ -4,7 +4,7 @@
     python3 batch.py [--parallel 2] [--full DIR] [--corpus DIR] CASES_FILE|-
 
 CASES_FILE: one case per line, "agent scenario COLSxROWS [VIA]" (# comments
-allowed; VIA: ssh, script or script-ssh, see `harness.py record --via`;
+allowed; VIA: ssh, script, script-ssh, tend-run or tend-run-ssh, see `harness.py record --via`;
 ACC_VERSION_TAG=1 names each case S-vVERSION@size, see harness.py).
 Each case runs `harness.py record` (its own tmux server) with the full
 recording in DIR/<agent>/<scenario>[~<via>]@<size>/ (default $ACC_TMP/recordings) and

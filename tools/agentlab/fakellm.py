@@ -237,6 +237,17 @@ def build_scenarios():
         "error_overload": errs("overload"),
         "error_401": errs(401),
         "error_conn": errs(503),   # never served: the listener is closed before the turn
+        # --- a shell in the background: the turn's text ends while it runs on;
+        # the agent hears of its end and answers that (the third step)
+        "background": [
+            {"kind": "tool", "command": os.environ.get("FAKELLM_BACKGROUND_CMD", "sleep 12; echo finished"),
+             "text": "Running the long command in the background.",
+             "description": "Run the long command", "escalate": False, "background": True, "ttft": ttft},
+            {"kind": "text", "text": "The long command runs in the background; I will tell you when it ends.",
+             "duration": 2.0, "ttft": ttft},
+            {"kind": "text", "text": "The long command finished and printed finished.", "duration": 2.0,
+             "ttft": ttft},
+        ],
     }
 
 
@@ -447,7 +458,7 @@ def chat_tool_call(step, tools):
     if kind == "tool":
         put(["command", "cmd", "commandLine"], step["command"])
         put(["description"], step.get("description", "Run a command"))
-        put(["is_background"], False)
+        put(["is_background"], bool(step.get("background")))
         if "requires_approval" in props:
             args["requires_approval"] = True
     elif kind == "write":
@@ -767,6 +778,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             else:
                 tname = "Bash"
                 tinput = {"command": step["command"], "description": step.get("description", "")}
+                if step.get("background"):
+                    tinput["run_in_background"] = True
             if tname:
                 tid = "toolu_" + uuid.uuid4().hex[:22]
                 self._sse({"type": "content_block_start", "index": block, "content_block": {

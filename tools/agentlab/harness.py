@@ -15,6 +15,12 @@ Subcommands
             script      `~/run-agent.sh`, a #!/bin/sh script that runs the agent as
                         a child (not exec): the tree shows `sh run-agent.sh` above it
             script-ssh  the same script, running the agent through `ssh localhost`
+            tend-run    `tend run -- AGENT`: tend's PTY relay, which answers the
+                        agent's OSC 7501 query, so that an agent speaking the
+                        Program Status Protocol reports its state into the pane's
+                        bytes (pane.cast); the tend binary is $ACC_TEND (default:
+                        the repository's target/release/tend, else `tend` on PATH)
+            tend-run-ssh  `tend run -- ssh localhost …` (as ssh, behind the relay)
   case    --agent A --scenario S --socket NAME --out DIR [--via WRAPPER]
           same flow, but as one window of an existing shared tmux server
           (used by run.sh to run several cases under one server)
@@ -73,10 +79,10 @@ PY = sys.executable or "python3"
 BASE_SCENARIOS = ["idle", "working_then_done", "approval", "question", "error", "long_tool", "exit"]
 NEW_SCENARIOS = ["deny", "esc_stream", "ctrlc_stream", "esc_tool", "ctrlc_tool", "multi_turn", "resize",
                  "approval_edit", "approval_fetch", "plan", "long_output",
-                 "error_429", "error_overload", "error_401", "error_conn"]
+                 "error_429", "error_overload", "error_401", "error_conn", "background"]
 SCENARIOS = BASE_SCENARIOS + NEW_SCENARIOS
 ERROR_SCENARIOS = ("error", "error_429", "error_overload", "error_401")
-TOOL_PREAPPROVED = ("long_tool", "esc_tool", "ctrlc_tool")
+TOOL_PREAPPROVED = ("long_tool", "esc_tool", "ctrlc_tool", "background")
 # what an agent lacks (see NOTES.md, "Scenarios an agent does not have")
 UNSUPPORTED = {
     "aider": {"approval_fetch": "aider has no web-fetch tool the model can call (only the user's /web command)",
@@ -98,8 +104,20 @@ CORPUS = os.environ.get("ACC_CORPUS", os.path.join(REPO, "tests", "corpus"))
 CORPUS_FILES = ("labels.json", "meta.json", "pane.cast", "procs.jsonl")
 AGENTS = ["claude", "aider", "codex", "gemini", "opencode", "kilo", "qwen", "pi", "grok"]
 # what `--via` can put between the pane's shell and the agent (see NOTES.md,
-# "Behind a wrapper"); the case is then named `<scenario>~<via>`
-VIAS = ("ssh", "script", "script-ssh")
+# "Behind a wrapper"); the case is then named `<scenario>~<via>`.  tend-run
+# and tend-run-ssh put tend's own relay (`tend run --`) in front of the agent
+# or of ssh: the agent's OSC 7501 reports are then in the recording
+VIAS = ("ssh", "script", "script-ssh", "tend-run", "tend-run-ssh")
+
+
+def tend_binary():
+    """The `tend` that --via tend-run puts in front of the agent."""
+    t = os.environ.get("ACC_TEND")
+    if t:
+        return os.path.abspath(t)
+    built = os.path.join(os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")),
+                         "target", "release", "tend")
+    return built if os.path.exists(built) else (shutil.which("tend") or "tend")
 SSHD = "/usr/sbin/sshd"
 
 FAKE_ANTHROPIC_KEY = "sk-ant-api03-" + "fakefakefake" * 7 + "AAAAAAAA-0123456789abcdefghijAA"
@@ -125,6 +143,7 @@ PROMPTS = {
     "error_overload": "Write a short poem about tmux.",
     "error_401": "Write a short poem about tmux.",
     "error_conn": "Write a short poem about tmux.",
+    "background": "Run the long command in the background.",
 }
 
 
@@ -1200,7 +1219,7 @@ class Case:
         command) as a child, not by exec, so the tree is bash → sh
         run-agent.sh → agent (or ssh)."""
         agent_cmd = self.launch
-        if self.via in ("ssh", "script-ssh"):
+        if self.via in ("ssh", "script-ssh", "tend-run-ssh"):
             self.sshd = Sshd(os.path.join(self.tmpdir, "sshd"), self.home)
             self.sshd.start()
             renv = {k: v for k, v in self.env.items() if k != "ACC_RUN_ID"}
@@ -1226,6 +1245,17 @@ class Case:
                         % (self.via, shlex.quote(self.work), inner))
             os.chmod(script, 0o755)
             agent_cmd = "~/run-agent.sh"
+        if self.via in ("tend-run", "tend-run-ssh"):
+            # the relay holds the pane's terminal; the agent (or ssh) runs on
+            # the relay's own pty, below `tend run-session`
+            # a copy in the case's scratch dir: the recording names it under
+            # the scrubbed $ACC_TMP, not this machine's build folder
+            built = tend_binary()
+            self.tend = os.path.join(self.tmpdir, "bin", "tend")
+            os.makedirs(os.path.dirname(self.tend), exist_ok=True)
+            shutil.copy2(shutil.which(built) or built, self.tend)
+            agent_cmd = "%s run -- %s" % (shlex.quote(self.tend), agent_cmd)
+            self.ev("tend_run", tend=self.tend, built=built)
         self.wrapper_cmd = agent_cmd
 
     def open_pane(self):
@@ -1676,6 +1706,20 @@ class Case:
             e = self.wait_server(self.main_end(0), 90, "answer_end")
             if e:
                 self.label("completed", ts=e["ts"], src="server:stream_end", unc=(0.0, 0.5))
+        elif s == "background":
+            # a shell started in the background (fakellm: `sleep 12; echo
+            # finished`, run_in_background); the turn's text ends while it
+            # runs on.  Working until the agent has heard that the shell
+            # ended and answered that (the request after the shell's end,
+            # step 2): the screen shows the turn finished long before
+            e = self.wait_server(self.main_end(1), 60, "text_end")
+            if e:
+                self.ev("turn_text_end", ts=e["ts"])
+            e = self.wait_server(self.main_end(2), 60, "after_background_end")
+            if e:
+                self.label("completed", ts=e["ts"], src="server:stream_end", unc=(0.0, 0.5))
+            else:
+                self.notes.append("no request after the background shell ended")
         elif s in ERROR_SCENARIOS:
             self.wait_error_phase(quiet=p.get("error_quiet", 45), max_total=p.get("error_max", 300))
         time.sleep(tail)

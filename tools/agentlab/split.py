@@ -20,7 +20,7 @@ recorded with ACC_VERSION_TAG=1) are split like an agent added later: held
 out exactly at the fresh sizes, recorded after the manifest change.
 
 Recordings of an agent behind a wrapper (`agent/scenario~VIA@WxH`, made with
-`harness.py record --via ssh|script|script-ssh`) have a rule of their own:
+`harness.py record --via ssh|script|script-ssh|tend-run|tend-run-ssh`) have a rule of their own:
 held out exactly when at 140x35, the batch recorded through ssh after the
 others and never read; the others (through ssh at 120x40, through a script
 at 100x30) were read to check their labels and are in-sample, whatever

@@ -37,6 +37,7 @@ use crate::engine::ProcessObservation;
 use crate::manifest::{IdentityKeys, Registry};
 
 mod matching;
+mod relay;
 mod resolve;
 mod sampling;
 mod screen;
@@ -49,6 +50,7 @@ mod wrapper;
 mod testutil;
 
 pub use matching::{match_process, IdentityMatch};
+pub use relay::{is_relay, look_through_relay};
 pub use resolve::{find_root, resolve, resolve_pane, Foreground, Resolution, WalkLimits};
 pub use sampling::{ProcessTracker, SamplePolicy, SampleScheduler};
 pub use screen::{read_screen, ScreenReading, Sighting};

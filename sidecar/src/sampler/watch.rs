@@ -393,53 +393,10 @@ impl PaneWatch {
     }
 }
 
-/// Whether `p` is a `tend run` relay: `tend [global options] run …`.
-pub fn is_relay(p: &ProcessInfo) -> bool {
-    let base = |s: &str| s.rsplit('/').next().unwrap_or(s).to_owned();
-    let tend = p.argv.first().is_some_and(|a| base(a) == "tend")
-        || base(p.exe.trim_end_matches(" (deleted)")) == "tend";
-    tend && p
-        .argv
-        .iter()
-        .skip(1)
-        .take_while(|a| *a != "--")
-        .any(|a| a == "run")
-}
-
-/// A snapshot seen through a `tend run` relay, and whether one holds the
-/// pane's terminal.
-///
-/// `tend run -- claude` leads the pane's foreground group, and starts its
-/// command in a session of its own on a terminal of its own (the relay's
-/// pty), so the pane's foreground group holds the relay alone and no agent.
-/// Seen through the relay, the pane's foreground is that terminal's
-/// foreground group: every process's `tpgid` that names the pane's group
-/// names the inner terminal's instead, and identity resolves the agent (or
-/// the `ssh` behind which it runs) as if the relay were not there.
-pub fn look_through_relay(mut procs: Vec<ProcessInfo>) -> (Vec<ProcessInfo>, bool) {
-    let Some(outer) = identity::find_root(&procs).and_then(|r| r.tpgid) else {
-        return (procs, false);
-    };
-    let Some(relay) = procs
-        .iter()
-        .find(|p| p.pgid == Some(outer) && !p.is_zombie() && is_relay(p))
-        .map(|p| p.pid)
-    else {
-        return (procs, false);
-    };
-    let inner = procs
-        .iter()
-        .filter(|p| p.ppid == relay && !p.is_zombie())
-        .find_map(|p| p.tpgid.filter(|&t| t != outer && t != 0));
-    if let Some(inner) = inner {
-        for p in &mut procs {
-            if p.tpgid == Some(outer) {
-                p.tpgid = Some(inner);
-            }
-        }
-    }
-    (procs, true)
-}
+// What a `tend run` relay looks like in a snapshot, and the snapshot seen
+// through it: pure, in the detector, so that `tend replay` and the corpus
+// tests see a recording's relay as the daemon does.
+pub use tend_detector::identity::look_through_relay;
 
 #[cfg(test)]
 mod relay_tests {
