@@ -343,6 +343,14 @@ fn the_agents_word_through_the_relay() {
     });
     assert_eq!(r["identified_by"], "declared", "{r}");
     assert_eq!(r["app"], "fake-agent", "{r}");
+    // `tend doctor` names the pane as reporting.
+    let d = String::from_utf8_lossy(&env.tend(&["doctor"]).stdout).into_owned();
+    assert!(
+        d.contains(&format!(
+            "reporting its own state through tend run: {pane} claude ("
+        )),
+        "{d}"
+    );
     assert_eq!(r["rule"], "psp/idle", "{r}");
 
     keys(&env, &pane, &["n"]);
@@ -456,6 +464,13 @@ fn without_the_relay_the_screen_decides() {
             // It asked, and said nothing.
             assert_eq!(c["queries"], 1, "{v}");
             assert_eq!(c["reports"], 0, "{v}");
+            // `tend doctor`: an agent that could report, without the relay.
+            let d = String::from_utf8_lossy(&env.tend(&["doctor"]).stdout).into_owned();
+            let line = d
+                .lines()
+                .find(|l| l.contains("could report its own state under tend run"))
+                .unwrap_or_else(|| panic!("{d}"));
+            assert!(line.contains(&format!("{pane} claude")), "{d}");
         }
         keys(&env, &pane, &["q"]);
     }

@@ -179,6 +179,23 @@ pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Resul
                     }
                     checks.push(agents_check(&registry, &panes));
                     checks.push(screens_check(&panes, now_unix()));
+                    // Who reports its own state (OSC 7501 through `tend
+                    // run`), and who could.
+                    let words: Vec<(String, WordSeen)> = panes
+                        .iter()
+                        .filter(|p| p.agent.is_some())
+                        .filter_map(|p| {
+                            let v = client::call(
+                                &t.control,
+                                "explain",
+                                json!({"pane": p.pane}),
+                                Duration::from_secs(2),
+                            )
+                            .ok()?;
+                            Some((p.pane.clone(), WordSeen::from_explain(&v)))
+                        })
+                        .collect();
+                    checks.push(word_check(&panes, &words, t.zellij.is_some()));
                 }
             }
             Err(e) => checks.push(Check {
@@ -543,6 +560,101 @@ fn screens_check(panes: &[PaneView], now: f64) -> Check {
     }
 }
 
+/// Agents known to report their state over OSC 7501 once their terminal
+/// answers the query (Claude Code 2.1 and newer, Pi, Crush;
+/// `docs/decisions/0014-the-agents-own-word.md`).
+const REPORTING_AGENTS: &[&str] = &["claude", "pi", "crush"];
+
+/// What the daemon saw of a pane's OSC 7501 traffic (`tend explain`).
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+struct WordSeen {
+    /// A `tend run` relay holds the pane's terminal.
+    relay: bool,
+    /// Queries the program sent (`ESC ] 7501 ; ?`).
+    queries: u64,
+    /// Reports read from it.
+    reports: u64,
+}
+
+impl WordSeen {
+    fn from_explain(v: &serde_json::Value) -> WordSeen {
+        let c = &v["explain"]["psp"]["counters"];
+        WordSeen {
+            relay: v["authority"]["relay"] == true,
+            queries: c["queries"].as_u64().unwrap_or(0),
+            reports: c["reports"].as_u64().unwrap_or(0),
+        }
+    }
+}
+
+/// Which agents report their own state (a `tend run` relay holds the
+/// pane's terminal and the agent's OSC 7501 reports were read), which run
+/// under the relay without reporting, and which could report but run
+/// without it. Never a failure: the screen decides where the word is
+/// missing.
+fn word_check(panes: &[PaneView], words: &[(String, WordSeen)], zellij: bool) -> Check {
+    let mut reporting = Vec::new();
+    let mut silent = Vec::new();
+    let mut could = Vec::new();
+    for p in panes {
+        let Some(agent) = p.agent.as_deref() else {
+            continue;
+        };
+        let w = words
+            .iter()
+            .find(|(id, _)| *id == p.pane)
+            .map(|(_, w)| *w)
+            .unwrap_or_default();
+        if w.relay && w.reports > 0 {
+            reporting.push(format!("{} {agent} ({} reports)", p.pane, w.reports));
+        } else if w.relay {
+            silent.push(format!(
+                "{} {agent} ({})",
+                p.pane,
+                if w.queries > 0 {
+                    "asked, no report yet"
+                } else {
+                    "it has not asked: it may not speak OSC 7501"
+                }
+            ));
+        } else if !zellij && p.tap == "pipe" && REPORTING_AGENTS.contains(&agent) {
+            could.push(format!("{} {agent}", p.pane));
+        }
+    }
+    let mut parts = Vec::new();
+    if !reporting.is_empty() {
+        parts.push(format!(
+            "reporting its own state through tend run: {}",
+            reporting.join(", ")
+        ));
+    }
+    if !silent.is_empty() {
+        parts.push(format!(
+            "under tend run, not reporting: {}",
+            silent.join(", ")
+        ));
+    }
+    if !could.is_empty() {
+        parts.push(format!(
+            "could report its own state under tend run (`tend run -- AGENT`, or `tend shell-init`): {}",
+            could.join(", ")
+        ));
+    }
+    Check {
+        name: "word",
+        ok: true,
+        detail: if parts.is_empty() {
+            if zellij {
+                "no agent reports its own state (under zellij tend reads rendered screens, so the screen decides)".to_owned()
+            } else {
+                "no agent reports its own state, and none that could runs".to_owned()
+            }
+        } else {
+            parts.join("; ")
+        },
+    }
+}
+
 /// Which agents run, whether their rules were verified, and on which
 /// version: a different version is worth knowing, not a failure.
 fn agents_check(registry: &tend_detector::Registry, panes: &[PaneView]) -> Check {
@@ -632,6 +744,60 @@ mod tests {
             "Codex 0.1.0 runs in %3; tend's rules were verified on {verified}: read its states with care"
         )));
         assert!(!c.detail.contains("verified up to"));
+    }
+
+    #[test]
+    fn panes_that_report_and_panes_that_could_are_named() {
+        let pane = |id: &str, agent: Option<&str>, tap: &str| PaneView {
+            pane: id.into(),
+            session: "work".into(),
+            window: "@1".into(),
+            agent: agent.map(Into::into),
+            tap: tap.into(),
+            ..PaneView::default()
+        };
+        let panes = [
+            pane("%1", Some("claude"), "pipe"),
+            pane("%2", Some("claude"), "pipe"),
+            pane("%3", Some("codex"), "pipe"),
+            pane("%4", Some("codex"), "pipe"),
+            pane("%5", Some("claude"), "poll"),
+            pane("%6", None, "pipe"),
+        ];
+        let words = [
+            (
+                "%1".to_owned(),
+                WordSeen {
+                    relay: true,
+                    queries: 1,
+                    reports: 5,
+                },
+            ),
+            (
+                "%3".to_owned(),
+                WordSeen {
+                    relay: true,
+                    ..WordSeen::default()
+                },
+            ),
+        ];
+        let c = word_check(&panes, &words, false);
+        assert!(c.ok, "never a failure");
+        assert_eq!(
+            c.detail,
+            "reporting its own state through tend run: %1 claude (5 reports); \
+             under tend run, not reporting: %3 codex (it has not asked: it may not speak OSC 7501); \
+             could report its own state under tend run (`tend run -- AGENT`, or `tend shell-init`): %2 claude"
+        );
+        // Nothing to say.
+        let c = word_check(&panes[2..], &[], false);
+        assert_eq!(
+            c.detail,
+            "no agent reports its own state, and none that could runs"
+        );
+        // zellij: the screen decides; no pane could.
+        let c = word_check(&panes[1..2], &[], true);
+        assert!(c.detail.contains("under zellij"), "{}", c.detail);
     }
 
     #[test]
