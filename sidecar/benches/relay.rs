@@ -31,8 +31,8 @@
 //! 3. **CPU, an agent streaming** for `--secs` seconds: the working turns
 //!    recorded of Claude Code, Codex, Gemini CLI and aider
 //!    (`tests/corpus/<agent>/working_then_done`) one after the other at
-//!    their own pace, silences over 0.5 s cut to 0.5 s (denser than the
-//!    real thing); and a spinner line redrawn at 60 Hz (the live bench's
+//!    their own pace, each for a quarter of the time, silences over 0.5 s
+//!    cut to 0.5 s (denser than the real thing); and a spinner line redrawn at 60 Hz (the live bench's
 //!    harshest steady redraw). The relay's and `cat`'s CPU, % of one core.
 //!
 //! It fails only when it cannot run (no pty, no `tend` binary); the figures
@@ -155,7 +155,7 @@ fn child_flat(mb: usize) {
 /// `--child agents SECS PATH…`: the recordings' output one after the
 /// other, looped, at their own pace but with every pause longer than half
 /// a second cut to half a second (the model's silences: a denser stream
-/// than the real one), for SECS seconds; `--child spinner SECS`: a spinner
+/// than the real one), each for an equal share of SECS seconds; `--child spinner SECS`: a spinner
 /// line redrawn at 60 Hz. Then the end marker, and a wait for a byte.
 fn child_stream(mode: &str, secs: f64, paths: &[String]) {
     let stdin = std::io::stdin();
@@ -184,10 +184,13 @@ fn child_stream(mode: &str, secs: f64, paths: &[String]) {
             .map(|p| Cast::parse(&std::fs::read_to_string(p).expect("recording")).expect("cast"))
             .collect();
         let gap_max = Duration::from_millis(500);
+        // Each recording gets an equal share of the time, in turn.
+        let share = Duration::from_secs_f64(secs / casts.len().max(1) as f64);
         let mut due = Instant::now();
         'all: loop {
             for cast in &casts {
                 let mut last = Duration::ZERO;
+                let until = (due + share).min(end);
                 for ev in &cast.events {
                     let EventKind::Output(b) = &ev.kind else {
                         continue;
@@ -196,6 +199,10 @@ fn child_stream(mode: &str, secs: f64, paths: &[String]) {
                     last = ev.at;
                     if due > end {
                         break 'all;
+                    }
+                    if due > until {
+                        due = until;
+                        break;
                     }
                     if let Some(d) = due.checked_duration_since(Instant::now()) {
                         std::thread::sleep(d);
