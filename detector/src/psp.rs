@@ -642,6 +642,24 @@ pub fn base64_encode(bytes: &[u8]) -> String {
     out
 }
 
+/// How a character of untrusted text is shown: line breaks and tabs as a
+/// space; control characters (escape sequences' introducers among them)
+/// and the invisible marks that reorder or hide text (bidi overrides,
+/// zero-width marks) not at all. Every place that draws agent text uses
+/// it ([`clean_text`], the fleet view).
+pub fn shown(c: char) -> Option<char> {
+    match c {
+        '\n' | '\r' | '\t' => Some(' '),
+        c if c.is_control() => None,
+        '\u{200b}'..='\u{200f}'
+        | '\u{202a}'..='\u{202e}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{feff}' => None,
+        c => Some(c),
+    }
+}
+
 /// Text fit to show: control characters (and the invisible formatting
 /// ones that reorder or hide text: bidi overrides, zero-width marks)
 /// removed, line breaks and tabs made spaces, runs of spaces made one, the
@@ -651,15 +669,8 @@ pub fn clean_text(s: &str, max: usize) -> String {
     let mut out = String::with_capacity(s.len().min(max));
     let mut space = false;
     for c in s.chars() {
-        let c = match c {
-            '\n' | '\r' | '\t' => ' ',
-            c if c.is_control() => continue,
-            '\u{200b}'..='\u{200f}'
-            | '\u{202a}'..='\u{202e}'
-            | '\u{2060}'..='\u{2064}'
-            | '\u{2066}'..='\u{2069}'
-            | '\u{feff}' => continue,
-            c => c,
+        let Some(c) = shown(c) else {
+            continue;
         };
         if c.is_whitespace() {
             space = !out.is_empty();

@@ -212,24 +212,13 @@ pub fn place(p: &PaneView) -> String {
     sanitize(&s, 40)
 }
 
-/// Text from an agent, a name or a note, made safe to draw: control
-/// characters (escape sequences' introducers among them), and the
-/// invisible and direction-changing marks, are dropped, tabs and newlines
-/// become spaces; at most `max` characters (`…` marks a cut).
+/// Text from an agent, a name or a note, made safe to draw
+/// ([`tend_detector::psp::shown`]), its spacing kept (screen rows keep
+/// their layout); at most `max` characters (`…` marks a cut).
 pub fn sanitize(s: &str, max: usize) -> String {
     let mut out = String::with_capacity(s.len().min(max * 4));
     let mut n = 0;
-    for c in s.chars() {
-        let c = match c {
-            '\n' | '\r' | '\t' => ' ',
-            c if c.is_control() => continue,
-            '\u{200b}'..='\u{200f}'
-            | '\u{202a}'..='\u{202e}'
-            | '\u{2060}'..='\u{2064}'
-            | '\u{2066}'..='\u{2069}'
-            | '\u{feff}' => continue,
-            c => c,
-        };
+    for c in s.chars().filter_map(tend_detector::psp::shown) {
         if n == max {
             out.pop();
             out.push('…');
