@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Takes docs/status-line.png from a real tmux client: xterm on a virtual X
+# Takes the README's pictures from a real tmux client: xterm on a virtual X
 # display (Xvfb), attached to a tmux server started with no configuration,
 # after `tend start` and `tend demo` and nothing else. The picture is the
 # xterm window as X draws it (xwd), converted to PNG. Only tend's own
 # notifications are turned off (a private config), so that a passing
 # "Aider finished" message does not cover the status line in the picture.
 #
-#   tools/screenshot.sh [OUT.png]       # default docs/status-line.png
+#   tools/screenshot.sh [OUT.png]          # the status line: docs/status-line.png
+#   tools/screenshot.sh pilot [OUT.png]    # the fleet view as `prefix A` opens it
+#                                          # in a popup: docs/pilot.png
 #
 # Needs: Xvfb, xterm, xwd (x11-apps), ImageMagick's convert, DejaVu fonts
 #   apt-get install xvfb xterm x11-apps imagemagick fonts-dejavu-core
@@ -14,12 +16,19 @@
 # or tend on $PATH).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+what=status
+if [ "${1:-}" = pilot ]; then
+  what=pilot
+  shift
+fi
 out=${1:-docs/status-line.png}
+[ "$what" = pilot ] && out=${1:-docs/pilot.png}
 tend=${TEND:-}
 for c in target/release/tend target/debug/tend "$(command -v tend || true)"; do
   [ -z "$tend" ] && [ -n "$c" ] && [ -x "$c" ] && tend=$c
 done
 [ -n "$tend" ] || { echo "error: build tend first (cargo build -p tend)" >&2; exit 1; }
+tend=$(realpath "$tend")
 for t in Xvfb xterm xwd; do
   command -v "$t" >/dev/null || { echo "error: $t is missing (see the top of $0)" >&2; exit 1; }
 done
@@ -43,8 +52,8 @@ cleanup() {
 trap cleanup EXIT
 
 config=$(mktemp -d)
-printf '[notifications]\nenabled = false\n' >"$config/config.toml"
-mkdir -p "$config/tend" && mv "$config/config.toml" "$config/tend/config.toml"
+mkdir -p "$config/tend"
+printf '[notifications]\nenabled = false\n' >"$config/tend/config.toml"
 export XDG_CONFIG_HOME=$config
 Xvfb "$display" -screen 0 1600x1000x24 -nolisten tcp >/dev/null 2>&1 &
 pids+=($!)
@@ -58,15 +67,30 @@ pids+=($!)
 
 tmux -L "$sock" select-window -t tend-demo:0
 # The replayed agents loop: shoot when all four wait on you (● on every
-# window), and keep the picture only if they still do right after it.
+# window), and keep the status line's picture only if they still do right
+# after it.
 needs() {
-  tmux -L "$sock" list-windows -t tend-demo -F '#{@tend_window_glyph}' | grep -c '●'
+  tmux -L "$sock" list-windows -t tend-demo -F '#{@tend_window_glyph}' | grep -c '●' || true
+}
+shoot() {
+  xwd -display "$display" -name tend-shot -silent | "$convert" xwd:- "$out"
 }
 shot=
 for _ in $(seq 1 600); do
   if [ "$(needs)" = 4 ]; then
+    if [ "$what" = pilot ]; then
+      # What `prefix A` runs, on the one client.
+      client=$(tmux -L "$sock" list-clients -F '#{client_name}' | head -n 1)
+      tmux -L "$sock" display-popup -c "$client" -E -w 90% -h 85% \
+        "'$tend' -L '$sock' pilot --client '$client'" &
+      pids+=($!)
+      sleep 3
+      shoot
+      shot=1
+      break
+    fi
     sleep 0.3
-    xwd -display "$display" -name tend-shot -silent | "$convert" xwd:- "$out"
+    shoot
     if [ "$(needs)" = 4 ]; then shot=1; break; fi
   fi
   sleep 0.2
