@@ -164,14 +164,9 @@ fn picker_shows_the_dialog_and_approves() {
         term.screen()
     );
     term.type_keys(&["1"]);
-    let mut screen = String::new();
-    assert!(
-        wait_until(10, || {
-            screen = term.screen();
-            screen.contains("Approve (sends 1)") && screen.contains("Deny (sends 4)")
-        }),
-        "no answers in the agent menu: {screen}"
-    );
+    let screen = term.screen_when(10, "no answers in the agent menu", |screen| {
+        screen.contains("Approve (sends 1)") && screen.contains("Deny (sends 4)")
+    });
     assert!(screen.contains("Do you want to proceed?"), "{screen}");
     assert_eq!(typed(&log), before, "opening the menu typed something");
     term.type_keys(&["y"]);

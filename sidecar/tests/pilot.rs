@@ -77,14 +77,9 @@ fn the_fleet_view_lists_by_band_filters_and_acts() {
     term.tmux(&["resize-window", "-t", "%0", "-x", "160", "-y", "40"]);
     std::thread::sleep(std::time::Duration::from_millis(300));
     term.type_keys(&["C-b", "A"]);
-    let mut screen = String::new();
-    assert!(
-        wait_until(20, || {
-            screen = term.screen();
-            screen.contains("tend pilot") && screen.contains("── parked")
-        }),
-        "no fleet view: {screen}"
-    );
+    let screen = term.screen_when(20, "no fleet view", |screen| {
+        screen.contains("tend pilot") && screen.contains("── parked")
+    });
     // Bands in order, each row's words.
     let waiting = line_of(&screen, "── waiting (1)").expect("waiting band");
     let parked = line_of(&screen, "── parked (1)").expect("parked band");
@@ -106,34 +101,22 @@ fn the_fleet_view_lists_by_band_filters_and_acts() {
 
     // Filters: 6 shows the parked band alone; 6 again shows every band.
     term.type_keys(&["6"]);
-    assert!(
-        wait_until(10, || {
-            screen = term.screen();
-            screen.contains("── parked") && !screen.contains("── waiting")
-        }),
-        "filter: {screen}"
-    );
+    term.screen_when(10, "filter", |screen| {
+        screen.contains("── parked") && !screen.contains("── waiting")
+    });
     term.type_keys(&["6"]);
-    assert!(
-        wait_until(10, || {
-            screen = term.screen();
-            screen.contains("── parked") && screen.contains("── waiting")
-        }),
-        "filter cleared: {screen}"
-    );
+    term.screen_when(10, "filter cleared", |screen| {
+        screen.contains("── parked") && screen.contains("── waiting")
+    });
 
     // The filter moved the selection to b; g selects the first row, a.
     // Snooze it 15 minutes, then lift it.
     term.type_keys(&["g"]);
-    assert!(
-        wait_until(10, || {
-            screen = term.screen();
-            line_of(&screen, "── waiting (1)")
-                .and_then(|w| screen.lines().nth(w + 1))
-                .is_some_and(|r| r.contains("▶"))
-        }),
-        "{screen}"
-    );
+    term.screen_when(10, "g selects the first row", |screen| {
+        line_of(screen, "── waiting (1)")
+            .and_then(|w| screen.lines().nth(w + 1))
+            .is_some_and(|r| r.contains("▶"))
+    });
     term.type_keys(&["s", "1"]);
     assert!(
         wait_until(10, || get(&env, &a)["snoozed"] == true),

@@ -337,6 +337,23 @@ impl Terminal {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// The client's screen once `ready` holds for it, polled for up to
+    /// `secs`; panics naming `what` and showing the last screen otherwise.
+    pub fn screen_when(
+        &self,
+        secs: u64,
+        what: &str,
+        mut ready: impl FnMut(&str) -> bool,
+    ) -> String {
+        let mut screen = String::new();
+        let ok = wait_until(secs, || {
+            screen = self.screen();
+            ready(&screen)
+        });
+        assert!(ok, "{what}: the client shows\n{screen}");
+        screen
+    }
+
     /// Types keys into the client, as a user at its keyboard.
     pub fn type_keys(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", "%0"];

@@ -217,15 +217,13 @@ pub fn place(p: &PaneView) -> String {
 /// their layout); at most `max` characters (`…` marks a cut).
 pub fn sanitize(s: &str, max: usize) -> String {
     let mut out = String::with_capacity(s.len().min(max * 4));
-    let mut n = 0;
-    for c in s.chars().filter_map(tend_detector::psp::shown) {
+    for (n, c) in s.chars().filter_map(tend_detector::psp::shown).enumerate() {
         if n == max {
             out.pop();
             out.push('…');
             return out;
         }
         out.push(c);
-        n += 1;
     }
     out
 }
