@@ -486,17 +486,12 @@ fn shell_init_wraps_the_agents_in_the_relay() {
     let _serial = serial();
     let env = Env::new("run-init");
     env.tend_ok(&["start"]);
-    let bin = env.path().join("bin");
-    std::fs::create_dir_all(&bin).expect("mkdir");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/psp_agent.py");
-    let claude = bin.join("claude");
-    std::fs::write(
-        &claude,
-        format!("#!/bin/sh\nexec python3 {} \"$@\"\n", quoted(&script)),
-    )
-    .expect("write");
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let claude = env.executable(
+        "claude",
+        &format!("#!/bin/sh\nexec python3 {} \"$@\"\n", quoted(&script)),
+    );
+    let bin = claude.parent().expect("bin").to_owned();
     let tend_dir = Path::new(tend_bin()).parent().expect("tend's folder");
     let pane = shell(&env);
     wait_text(&env, &pane, "$ ");
@@ -658,21 +653,15 @@ fn behind_ssh_through_the_relay() {
     let _serial = serial();
     let env = Env::new("run-ssh");
     env.tend_ok(&["start"]);
-    let bin = env.path().join("bin");
-    std::fs::create_dir_all(&bin).expect("mkdir");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/psp_agent.py");
-    let ssh = bin.join("ssh");
-    std::fs::write(
-        &ssh,
-        format!(
+    let ssh = env.executable(
+        "ssh",
+        &format!(
             "#!/bin/sh\n# A stand-in for ssh: the remote agent runs as a child.\npython3 {} --screens {}\nexit $?\n",
             quoted(&script),
             quoted(&screens(env.path()))
         ),
-    )
-    .expect("write");
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    );
     let pane = shell(&env);
     wait_text(&env, &pane, "$ ");
     type_line(&env, &pane, &format!("{} {} devbox", relay(), quoted(&ssh)));

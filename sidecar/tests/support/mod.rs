@@ -58,6 +58,18 @@ pub fn corpus(rel: &str) -> PathBuf {
 }
 
 impl Env {
+    /// Writes an executable `name` holding `text` into the test's own
+    /// `bin` folder (a stand-in program for PATH); returns its path.
+    pub fn executable(&self, name: &str, text: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let bin = self.path().join("bin");
+        std::fs::create_dir_all(&bin).expect("mkdir bin");
+        let path = bin.join(name);
+        std::fs::write(&path, text).expect("write a stand-in program");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        path
+    }
+
     pub fn new(tag: &str) -> Env {
         check_tmux_version();
         let n = COUNTER.fetch_add(1, Ordering::SeqCst);
