@@ -157,6 +157,21 @@ fn child_flat(mb: usize) {
 /// a second cut to half a second (the model's silences: a denser stream
 /// than the real one), each for an equal share of SECS seconds; `--child spinner SECS`: a spinner
 /// line redrawn at 60 Hz. Then the end marker, and a wait for a byte.
+/// When the recording beside `cast` (its `labels.json`) starts working.
+fn working_from(cast: &Path) -> Duration {
+    let labels = cast.with_file_name("labels.json");
+    let text = std::fs::read_to_string(&labels).expect("labels.json beside the recording");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("labels.json");
+    v["timeline"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|l| l["state"] == "working")
+        .and_then(|l| l["t"].as_f64())
+        .map(Duration::from_secs_f64)
+        .unwrap_or_default()
+}
+
 fn child_stream(mode: &str, secs: f64, paths: &[String]) {
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
@@ -179,19 +194,25 @@ fn child_stream(mode: &str, secs: f64, paths: &[String]) {
             }
         }
     } else {
-        let casts: Vec<Cast> = paths
+        // Each recording from its labelled working turn on (what a relay
+        // carries while the agent works, not its start-up screen).
+        let casts: Vec<(Cast, Duration)> = paths
             .iter()
-            .map(|p| Cast::parse(&std::fs::read_to_string(p).expect("recording")).expect("cast"))
+            .map(|p| {
+                let cast =
+                    Cast::parse(&std::fs::read_to_string(p).expect("recording")).expect("cast");
+                (cast, working_from(Path::new(p)))
+            })
             .collect();
         let gap_max = Duration::from_millis(500);
         // Each recording gets an equal share of the time, in turn.
         let share = Duration::from_secs_f64(secs / casts.len().max(1) as f64);
         let mut due = Instant::now();
         'all: loop {
-            for cast in &casts {
-                let mut last = Duration::ZERO;
+            for (cast, from) in &casts {
+                let mut last = *from;
                 let until = (due + share).min(end);
-                for ev in &cast.events {
+                for ev in cast.events.iter().filter(|e| e.at >= *from) {
                     let EventKind::Output(b) = &ev.kind else {
                         continue;
                     };
@@ -355,12 +376,13 @@ impl Run {
         }
     }
 
-    /// Reads and counts bytes until `total` arrived; the bytes read.
-    fn drain(&self, total: usize, limit: Duration) -> usize {
+    /// Reads and counts bytes until `done(bytes so far, the last chunk)`
+    /// says so, the program closes or `limit` passes; the bytes read.
+    fn drain(&self, limit: Duration, mut done: impl FnMut(usize, &[u8]) -> bool) -> usize {
         let deadline = Instant::now() + limit;
         let mut chunk = vec![0u8; 64 * 1024];
         let mut got = 0;
-        while got < total && Instant::now() < deadline {
+        while Instant::now() < deadline {
             let mut p = [PollFd::new(self.master.as_fd(), PollFlags::POLLIN)];
             match poll(&mut p, PollTimeout::from(500u16)) {
                 Ok(n) if n > 0 => {}
@@ -371,6 +393,9 @@ impl Run {
                 break;
             }
             got += n;
+            if done(got, &chunk[..n]) {
+                break;
+            }
         }
         got
     }
@@ -522,29 +547,16 @@ fn cpu(via: Via, tend: &Path, args: &[OsString], total: Option<usize>) -> (f64, 
     run.write(b"g");
     let limit = Duration::from_secs(120);
     let got = match total {
-        Some(n) => run.drain(n, limit),
+        Some(n) => run.drain(limit, |got, _| got >= n),
         None => {
+            // The end marker is at the end: only the tail is kept.
             let mut tail: Vec<u8> = Vec::new();
-            let mut chunk = vec![0u8; 64 * 1024];
-            let mut got = 0;
-            let deadline = Instant::now() + limit;
-            while !tail.windows(4).any(|w| w == b"END\n") && Instant::now() < deadline {
-                let mut p = [PollFd::new(run.master.as_fd(), PollFlags::POLLIN)];
-                match poll(&mut p, PollTimeout::from(500u16)) {
-                    Ok(n) if n > 0 => {}
-                    _ => continue,
-                }
-                let n = read_some(run.master.as_fd(), &mut chunk);
-                if n == 0 {
-                    break;
-                }
-                got += n;
-                // The end marker is at the end: only the tail is kept.
-                tail.extend_from_slice(&chunk[..n]);
+            run.drain(limit, |_, chunk| {
+                tail.extend_from_slice(chunk);
                 let cut = tail.len().saturating_sub(8);
                 tail.drain(..cut);
-            }
-            got
+                tail.windows(4).any(|w| w == b"END\n")
+            })
         }
     };
     let wall = t.elapsed().as_secs_f64();
