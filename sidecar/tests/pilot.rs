@@ -123,11 +123,9 @@ fn the_fleet_view_lists_by_band_filters_and_acts() {
         "snooze never reached the daemon: {}",
         term.screen()
     );
-    assert!(
-        wait_until(10, || term.screen().contains("── snoozed")),
-        "{}",
-        term.screen()
-    );
+    term.screen_when(10, "the snoozed band never showed", |s| {
+        s.contains("── snoozed")
+    });
     term.type_keys(&["u"]);
     assert!(
         wait_until(10, || get(&env, &a)["snoozed"] == false),
@@ -152,11 +150,9 @@ fn the_fleet_view_lists_by_band_filters_and_acts() {
     );
     // The dialog's text for the approval, then approve: its key reaches
     // the agent (Claude's "Yes" is 1).
-    assert!(
-        wait_until(10, || term.screen().contains("Do you want to proceed?")),
-        "no dialog text: {}",
-        term.screen()
-    );
+    term.screen_when(10, "no dialog text", |s| {
+        s.contains("Do you want to proceed?")
+    });
     let before = typed(&log_a);
     term.type_keys(&["a"]);
     let want: Vec<u8> = before.iter().chain(b"1").copied().collect();
@@ -170,18 +166,10 @@ fn the_fleet_view_lists_by_band_filters_and_acts() {
 
     // Jump: Enter moves the client to the selected pane and closes the view.
     term.type_keys(&["q"]);
-    assert!(
-        wait_until(10, || !term.screen().contains("tend pilot")),
-        "q did not close: {}",
-        term.screen()
-    );
+    term.screen_when(10, "q did not close", |s| !s.contains("tend pilot"));
     env.tend_ok(&["unpark", &b]);
     term.type_keys(&["C-b", "A"]);
-    assert!(
-        wait_until(20, || term.screen().contains("tend pilot")),
-        "reopen: {}",
-        term.screen()
-    );
+    term.screen_when(20, "reopen", |s| s.contains("tend pilot"));
     // Choose b's row (a may still show its dialog, or have moved on).
     let place_b = get(&env, &b)["place"]
         .as_str()
@@ -203,11 +191,9 @@ fn the_fleet_view_lists_by_band_filters_and_acts() {
         current(),
         term.screen()
     );
-    assert!(
-        wait_until(10, || !term.screen().contains("tend pilot")),
-        "Enter did not close the view: {}",
-        term.screen()
-    );
+    term.screen_when(10, "Enter did not close the view", |s| {
+        !s.contains("tend pilot")
+    });
 }
 
 /// In a plain pane, without a popup: the same rows, and the menu stays
@@ -294,10 +280,6 @@ fn pilot_runs_in_a_pane_and_the_menu_stays_a_choice() {
     env.tmux(&["set", "-g", "@tend-picker-view", "menu"]);
     let term = Terminal::attach(&env, "main", "menu");
     term.type_keys(&["C-b", "A"]);
-    assert!(
-        wait_until(10, || term.screen().contains("choose an agent")),
-        "no picker menu: {}",
-        term.screen()
-    );
+    term.screen_when(10, "no picker menu", |s| s.contains("choose an agent"));
     term.type_keys(&["Escape"]);
 }
