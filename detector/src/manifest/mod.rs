@@ -311,6 +311,10 @@ pub struct Manifest {
     pub verified: bool,
     /// The agent versions the rules were verified on (`["0.171.0"]`).
     pub verified_versions: Vec<String>,
+    /// The agent reports its own state over OSC 7501 once its terminal
+    /// answers the query (`tend run`): `tend doctor` names its panes
+    /// that run without the relay.
+    pub reports_own_state: bool,
     /// The file it came from (`bundled:claude.toml` or a path).
     pub source: String,
     /// Process identity keys.
@@ -523,6 +527,18 @@ mod tests {
 
     fn kimi_drift(reg: &Registry) -> Option<String> {
         reg.get("kimi").unwrap().drift_warning("99.0.0")
+    }
+
+    #[test]
+    fn the_agents_that_report_their_own_state_say_so_in_their_manifests() {
+        let reg = Registry::bundled();
+        let mut reporting: Vec<&str> = reg
+            .iter()
+            .filter(|m| m.reports_own_state)
+            .map(|m| m.id.as_str())
+            .collect();
+        reporting.sort_unstable();
+        assert_eq!(reporting, ["claude", "codex", "crush", "pi"]);
     }
 
     #[test]

@@ -82,6 +82,8 @@ struct RawManifest {
     #[serde(default)]
     verified_versions: Vec<String>,
     #[serde(default)]
+    reports_own_state: bool,
+    #[serde(default)]
     identity: RawIdentity,
     #[serde(default)]
     screen: RawScreen,
@@ -505,6 +507,7 @@ impl Manifest {
             short_name,
             verified: raw.verified,
             verified_versions: raw.verified_versions,
+            reports_own_state: raw.reports_own_state,
             source: file.to_owned(),
             identity: IdentityKeys {
                 executables: raw.identity.executables,

@@ -195,7 +195,7 @@ pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Resul
                             Some((p.pane.clone(), WordSeen::from_explain(&v)))
                         })
                         .collect();
-                    checks.push(word_check(&panes, &words, t.zellij.is_some()));
+                    checks.push(word_check(&registry, &panes, &words, t.zellij.is_some()));
                 }
             }
             Err(e) => checks.push(Check {
@@ -560,11 +560,6 @@ fn screens_check(panes: &[PaneView], now: f64) -> Check {
     }
 }
 
-/// Agents known to report their state over OSC 7501 once their terminal
-/// answers the query (Claude Code 2.1 and newer, Pi, Crush;
-/// `docs/decisions/0014-the-agents-own-word.md`).
-const REPORTING_AGENTS: &[&str] = &["claude", "pi", "crush"];
-
 /// What the daemon saw of a pane's OSC 7501 traffic (`tend explain`).
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 struct WordSeen {
@@ -592,7 +587,12 @@ impl WordSeen {
 /// under the relay without reporting, and which could report but run
 /// without it. Never a failure: the screen decides where the word is
 /// missing.
-fn word_check(panes: &[PaneView], words: &[(String, WordSeen)], zellij: bool) -> Check {
+fn word_check(
+    registry: &tend_detector::Registry,
+    panes: &[PaneView],
+    words: &[(String, WordSeen)],
+    zellij: bool,
+) -> Check {
     let mut reporting = Vec::new();
     let mut silent = Vec::new();
     let mut could = Vec::new();
@@ -617,7 +617,10 @@ fn word_check(panes: &[PaneView], words: &[(String, WordSeen)], zellij: bool) ->
                     "it has not asked: it may not speak OSC 7501"
                 }
             ));
-        } else if !zellij && p.tap == "pipe" && REPORTING_AGENTS.contains(&agent) {
+        } else if !zellij
+            && p.tap == "pipe"
+            && registry.get(agent).is_some_and(|m| m.reports_own_state)
+        {
             could.push(format!("{} {agent}", p.pane));
         }
     }
@@ -759,8 +762,8 @@ mod tests {
         let panes = [
             pane("%1", Some("claude"), "pipe"),
             pane("%2", Some("claude"), "pipe"),
-            pane("%3", Some("codex"), "pipe"),
-            pane("%4", Some("codex"), "pipe"),
+            pane("%3", Some("aider"), "pipe"),
+            pane("%4", Some("aider"), "pipe"),
             pane("%5", Some("claude"), "poll"),
             pane("%6", None, "pipe"),
         ];
@@ -781,22 +784,22 @@ mod tests {
                 },
             ),
         ];
-        let c = word_check(&panes, &words, false);
+        let c = word_check(&tend_detector::Registry::bundled(), &panes, &words, false);
         assert!(c.ok, "never a failure");
         assert_eq!(
             c.detail,
             "reporting its own state through tend run: %1 claude (5 reports); \
-             under tend run, not reporting: %3 codex (it has not asked: it may not speak OSC 7501); \
+             under tend run, not reporting: %3 aider (it has not asked: it may not speak OSC 7501); \
              could report its own state under tend run (`tend run -- AGENT`, or `tend shell-init`): %2 claude"
         );
         // Nothing to say.
-        let c = word_check(&panes[2..], &[], false);
+        let c = word_check(&tend_detector::Registry::bundled(), &panes[2..], &[], false);
         assert_eq!(
             c.detail,
             "no agent reports its own state, and none that could runs"
         );
         // zellij: the screen decides; no pane could.
-        let c = word_check(&panes[1..2], &[], true);
+        let c = word_check(&tend_detector::Registry::bundled(), &panes[1..2], &[], true);
         assert!(c.detail.contains("under zellij"), "{}", c.detail);
     }
 
