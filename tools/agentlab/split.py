@@ -15,6 +15,11 @@ agent: batches recorded after the agent's rules were frozen, at sizes no
 earlier recording of it has (for agents added later, e.g. Kilo Code, the only
 held-out recordings).
 
+Recordings at the wide-screen batch's sizes (140x40, 200x50, 250x60 and a
+tall narrow 72x60, recorded from 2026-12-05 for every agent) are split by the
+name rule whatever the agent, the five added later included: the rule was
+fixed before the batch was recorded.
+
 Recordings of a newer version of an agent (`agent/scenario-vVERSION@WxH`,
 recorded with ACC_VERSION_TAG=1) are split like an agent added later: held
 out exactly at the fresh sizes, recorded after the manifest change.
@@ -58,7 +63,9 @@ HEADER = """# The corpus split. Detection rules are written against every record
 # batch recorded through ssh after the others and never read); the rest of
 # them were read to check their labels and are in-sample. Recordings of a
 # newer version of an agent (`agent/scenario-vVERSION@WxH`) are held out
-# exactly at those fresh sizes, recorded after the manifest change. `burned`
+# exactly at those fresh sizes, recorded after the manifest change. The
+# wide-screen batch (140x40, 200x50, 250x60 and a tall narrow 72x60, every
+# agent) is split by the name rule, whatever the agent. `burned`
 # lists held-out recordings that were looked at to mend a rule after all:
 # they count as in-sample from then on. Regenerate with
 # `python3 tools/agentlab/split.py`.
@@ -107,6 +114,18 @@ WRAPPER_HELD_SIZE = "@140x35"
 VERSIONED = re.compile(r"-v\d[^/@~]*(~[^@]*)?@")
 
 
+# The wide-screen batch (2026-12-05): every agent at the widths users run
+# full-screen agents at, and a tall narrow pane. Fixed before any of it was
+# recorded: at these sizes a recording of any agent, the five added later
+# included, is held out when the SHA-256 of its name is divisible by 3, as
+# the first agents' second set was; the rest are read to write rules.
+WIDE_SIZES = ("@140x40", "@200x50", "@250x60", "@72x60")
+
+
+def hashed_out(name):
+    return int(hashlib.sha256(name.encode()).hexdigest(), 16) % 3 == 0
+
+
 def held_out(name):
     if "~" in name.split("/", 1)[-1]:
         return name.endswith(WRAPPER_HELD_SIZE)
@@ -116,9 +135,11 @@ def held_out(name):
     # its rules written on its other recordings, then a batch at these sizes
     if name.endswith(FRESH_SIZES):
         return True
+    if name.endswith(WIDE_SIZES):
+        return hashed_out(name)
     if not name.startswith(tuple(a + "/" for a in SPLIT_AGENTS)):
         return False
-    return "@" in name and int(hashlib.sha256(name.encode()).hexdigest(), 16) % 3 == 0
+    return "@" in name and hashed_out(name)
 
 
 def main():
