@@ -15,7 +15,8 @@
 //! zellij runs headless inside a private tmux server, with its own HOME,
 //! config, cache and socket directories (as in the zellij crate's
 //! `tests/real_zellij.rs`). Without zellij 0.45+ the zellij test skips
-//! loudly, and fails under CI.
+//! loudly, and fails under CI. The fleet view (`tend pilot`) opens in a
+//! zellij floating pane from the key binding README.md gives.
 
 mod support;
 
@@ -500,6 +501,16 @@ layout {
 }
 "#;
 
+/// The key binding README.md gives for the fleet view in zellij: `Alt A`
+/// opens `tend pilot` in a floating pane that closes when the view does.
+const PILOT_BINDING: &str = r#"
+keybinds {
+    shared_except "locked" {
+        bind "Alt A" { Run "@TEND@" "pilot" { floating true; close_on_exit true; }; }
+    }
+}
+"#;
+
 fn have(program: &str, arg: &str) -> Option<String> {
     let out = Command::new(program).arg(arg).output().ok()?;
     out.status
@@ -580,11 +591,12 @@ impl Zellij {
         ] {
             std::fs::create_dir_all(root.join(d)).expect("mkdir");
         }
-        std::fs::write(
-            root.join("config/config.kdl"),
-            "show_startup_tips false\nshow_release_notes false\nsession_serialization false\n",
-        )
-        .expect("config");
+        // The fleet view's key binding, as the README gives it.
+        let config = format!(
+            "show_startup_tips false\nshow_release_notes false\nsession_serialization false\n{}",
+            PILOT_BINDING.replace("@TEND@", tend_bin())
+        );
+        std::fs::write(root.join("config/config.kdl"), config).expect("config");
         let player: Vec<String> = PLAYER_ARGS.iter().map(|a| format!("\"{a}\"")).collect();
         let layout = LAYOUT
             .replace("@TEND@", tend_bin())
@@ -641,6 +653,50 @@ impl Zellij {
             String::from_utf8_lossy(&out.stderr)
         );
         z
+    }
+}
+
+impl Zellij {
+    /// Keys typed at the zellij client (tmux `send-keys` names).
+    fn type_keys(&self, keys: &[&str]) {
+        let status = Command::new("tmux")
+            .args(["-L", &self.tmux_socket, "send-keys"])
+            .args(keys)
+            .status()
+            .expect("tmux send-keys");
+        assert!(status.success(), "send-keys {keys:?}");
+    }
+
+    /// What the zellij client shows.
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.tmux_socket, "capture-pane", "-p"])
+            .output()
+            .expect("tmux capture-pane");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The client's screen once `ready` holds for it, polled for up to
+    /// `secs`; panics naming `what` and showing the last screen otherwise.
+    fn screen_when(&self, secs: u64, what: &str, mut ready: impl FnMut(&str) -> bool) -> String {
+        let mut screen = String::new();
+        let ok = wait_until(secs, || {
+            screen = self.screen();
+            ready(&screen)
+        });
+        assert!(ok, "zellij: {what}: the client shows\n{screen}");
+        screen
+    }
+
+    /// The pane the (one) client has focused, as `terminal_N`.
+    fn focused(&self) -> String {
+        let out = self.zellij(&["--session", &self.name, "action", "list-clients"]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.lines()
+            .nth(1)
+            .and_then(|l| l.split_whitespace().nth(1))
+            .unwrap_or_default()
+            .to_owned()
     }
 }
 
@@ -710,4 +766,91 @@ fn zellij_reports_stop_flags_parks_snoozes_events_and_answers() {
     };
     assert_eq!(tap_of("claude"), Some("subscribe".into()), "{list}");
     assert_eq!(tap_of("codex"), Some("polling".into()), "{list}");
+}
+
+/// The fleet view in a zellij floating pane, opened by the README's key
+/// binding: the agents by band, the approve key reaching the agent's
+/// dialog (read again by the daemon first), and Enter focusing the chosen
+/// pane in its background tab and closing the view.
+#[test]
+fn zellij_fleet_view_floats_approves_and_jumps() {
+    if let Some(why) = zellij_missing() {
+        return support::skip("zellij_fleet_view_floats_approves_and_jumps", &why);
+    }
+    let z = Zellij::start();
+    let claude = agent_pane(&z, "claude");
+    let codex = agent_pane(&z, "codex");
+    let state = |pane: &str| {
+        let g = json_of(&z, &["get", pane, "--json"]);
+        format!(
+            "{}/{}",
+            g["state"].as_str().unwrap_or_default(),
+            g["reason"].as_str().unwrap_or_default()
+        )
+    };
+    assert!(
+        wait_until(30, || state(&claude) == "idle/"),
+        "claude never idle: {}",
+        state(&claude)
+    );
+    tend_ok(&z, &["send-keys", &claude, "Enter"]);
+    assert!(
+        wait_until(60, || state(&claude) == "waiting/approval"),
+        "claude never showed its dialog: {}",
+        state(&claude)
+    );
+
+    z.type_keys(&["M-A"]);
+    let screen = z.screen_when(30, "Alt A opened no fleet view", |s| {
+        s.contains("tend pilot") && s.contains("── waiting (1)")
+    });
+    let waiting = screen
+        .lines()
+        .position(|l| l.contains("── waiting (1)"))
+        .unwrap_or_default();
+    let row = screen.lines().nth(waiting + 1).unwrap_or_default();
+    assert!(
+        row.contains("claude") && row.contains("approval"),
+        "{screen}"
+    );
+    assert!(screen.contains("1 agent needs you"), "{screen}");
+    assert!(
+        screen.contains(&codex) || screen.contains("codex"),
+        "{screen}"
+    );
+
+    // a: approve. Claude's "Yes" is 1.
+    z.screen_when(10, "no dialog text", |s| {
+        s.contains("Do you want to proceed?")
+    });
+    let before = typed(&z.typed_log());
+    z.type_keys(&["a"]);
+    let want: Vec<u8> = before.iter().chain(b"1").copied().collect();
+    assert!(
+        wait_until(10, || typed(&z.typed_log()) == want),
+        "approve typed {:?}: {}",
+        String::from_utf8_lossy(&typed(&z.typed_log())),
+        z.screen()
+    );
+
+    // Enter on codex's row: its pane (in the background tab) gets the
+    // focus and the view closes.
+    let on_codex = |s: &str| s.lines().any(|l| l.contains('▶') && l.contains("codex"));
+    for _ in 0..6 {
+        if wait_until(2, || on_codex(&z.screen())) {
+            break;
+        }
+        z.type_keys(&["j"]);
+    }
+    assert!(on_codex(&z.screen()), "{}", z.screen());
+    z.type_keys(&["Enter"]);
+    assert!(
+        wait_until(10, || z.focused() == codex),
+        "the client is on {} not {codex}: {}",
+        z.focused(),
+        z.screen()
+    );
+    z.screen_when(10, "Enter did not close the view", |s| {
+        !s.contains("tend pilot")
+    });
 }
