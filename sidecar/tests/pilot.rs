@@ -1,7 +1,8 @@
 //! `tend pilot`, the fleet view, at a real tmux client: `prefix A` opens
 //! it in a popup; its rows come in band order with the project and the
 //! clock; the band filters narrow and restore the list; and its keys reach
-//! the daemon and the agent (snooze, park with a note, approve, jump).
+//! the daemon and the agent (snooze, park with a note, approve, deny, jump,
+//! a prompt, explain, capture).
 
 mod support;
 
@@ -183,6 +184,28 @@ fn the_fleet_view_lists_by_band_filters_and_acts() {
         term.type_keys(&["j"]);
     }
     assert!(on_b(&term.screen()), "{}", term.screen());
+    // d: deny b's dialog; the key the daemon would send (its dry run) is
+    // the one that reaches b, and a is not typed into.
+    let dry: serde_json::Value =
+        serde_json::from_str(&env.tend_ok(&["deny", &b, "--dry-run", "--json"]))
+            .expect("deny --dry-run --json");
+    let deny_keys: String = dry["keys"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|k| k.as_str())
+        .collect();
+    assert!(!deny_keys.is_empty(), "{dry}");
+    let a_before = typed(&log_a);
+    term.type_keys(&["d"]);
+    assert!(
+        wait_until(10, || typed(&log_b) == deny_keys.as_bytes()),
+        "deny typed {:?} into b, want {deny_keys:?}: {}",
+        String::from_utf8_lossy(&typed(&log_b)),
+        term.screen()
+    );
+    assert_eq!(typed(&log_a), a_before, "a was typed into");
+    assert!(on_b(&term.screen()), "{}", term.screen());
     term.type_keys(&["Enter"]);
     let current = || env.tmux_out(&["list-clients", "-F", "#{pane_id}"]);
     assert!(
@@ -216,10 +239,13 @@ fn pilot_runs_in_a_pane_and_the_menu_stays_a_choice() {
         "never idle: {}",
         env.pane_option(&a, "@tend_state")
     );
+    let cwd = env.path().join("view");
+    std::fs::create_dir_all(&cwd).unwrap();
     let view = env.window(
         "main",
         &format!(
-            "env -u TMUX XDG_RUNTIME_DIR='{}' '{}' -L {} pilot",
+            "cd '{}' && env -u TMUX XDG_RUNTIME_DIR='{}' '{}' -L {} pilot",
+            cwd.display(),
             env.path().join("run").display(),
             tend_bin(),
             env.name
@@ -257,6 +283,29 @@ fn pilot_runs_in_a_pane_and_the_menu_stays_a_choice() {
         "{}",
         capture()
     );
+    env.tmux(&["send-keys", "-t", &view, "x"]);
+    // c: a capture of the agent, saved in the view's directory, and what
+    // was saved shown in the view.
+    env.tmux(&["send-keys", "-t", &view, "c"]);
+    assert!(
+        wait_until(20, || capture().contains("capture %")),
+        "{}",
+        capture()
+    );
+    let saved = || {
+        std::fs::read_dir(&cwd)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("tend-capture-claude-"))
+            })
+    };
+    assert!(wait_until(10, || saved().is_some()), "{}", capture());
+    let dir = saved().unwrap_or_default();
+    assert!(dir.join("pane.cast").is_file(), "{}", capture());
     env.tmux(&["send-keys", "-t", &view, "x"]);
     // `?` lists the keys; any key closes the list.
     env.tmux(&["send-keys", "-t", &view, "?"]);
