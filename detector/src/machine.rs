@@ -68,6 +68,10 @@ pub struct Machine {
     ui_seen: bool,
     lock_until: Option<Duration>,
     out: VecDeque<Transition>,
+    /// While the current state is one activity made: the status and the
+    /// turn flag before it, so that a resize heard of late can take it back
+    /// ([`Machine::retract_activity`]).
+    before_activity: Option<(Current, bool)>,
 }
 
 fn allowed(from: Option<State>, to: State, had_turn: bool, trigger: Trigger) -> bool {
@@ -108,6 +112,7 @@ impl Machine {
             ui_seen: false,
             lock_until: None,
             out: VecDeque::new(),
+            before_activity: None,
         }
     }
 
@@ -177,6 +182,8 @@ impl Machine {
         if !strong && c.state != State::Exited && self.lock_until.is_some() {
             return false;
         }
+        self.before_activity =
+            (c.trigger == Trigger::Activity).then(|| (self.cur.clone(), self.had_turn));
         // Output while the agent starts (before its UI is up) is not a turn.
         if c.state == State::Working
             && (c.trigger == Trigger::Screen || (self.cur.state.is_some() && self.ui_seen))
@@ -204,6 +211,39 @@ impl Machine {
         };
         self.lock_until = strong.then_some(at + self.lock);
         self.out.push_back(t);
+        true
+    }
+
+    /// Takes back the current state when activity made it at or after
+    /// `since` (a redraw the program made for a new size before the resize
+    /// was heard of, taken for work): the state, reason, clock and turn flag
+    /// before it come back, recorded as a transition by `rule`. Returns true
+    /// when it did.
+    pub fn retract_activity(&mut self, at: Duration, since: Duration, rule: &str) -> bool {
+        let Some((before, had_turn)) = self.before_activity.take() else {
+            return false;
+        };
+        let made_by_activity = self.cur.trigger == Some(Trigger::Activity);
+        let (Some(to), true, true) = (before.state, made_by_activity, self.cur.since >= since)
+        else {
+            return false;
+        };
+        self.out.push_back(Transition {
+            at,
+            from: self.cur.state,
+            from_reason: self.cur.reason,
+            to,
+            reason: before.reason,
+            trigger: before.trigger.unwrap_or(Trigger::Screen),
+            rule: rule.to_owned(),
+            confidence: before.confidence,
+        });
+        self.cur = Current {
+            seq: self.cur.seq + 1,
+            ..before
+        };
+        self.had_turn = had_turn;
+        self.lock_until = None;
         true
     }
 

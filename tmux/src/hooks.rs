@@ -22,6 +22,7 @@
 //! | `session-window-changed` | a session's current window changes | `#{pane_id}` (the window's active pane) |
 //! | `window-pane-changed` | a window's active pane changes | `#{pane_id}`, window `#{hook_window}` |
 //! | `pane-focus-in` | a pane gains focus (needs `focus-events on`) | `#{hook_pane}` |
+//! | `window-layout-changed` | a window or a pane in it is resized, split or rearranged (tmux 3.2a on) | window `#{hook_window}` |
 //!
 //! `kill-pane`, `kill-window`, `break-pane`, `join-pane` and `respawn-pane`
 //! fire none of the pane hooks above: the daemon's periodic reconcile with

@@ -143,21 +143,23 @@ impl PaneDetector {
 
     pub(super) fn propose(&mut self, at: Duration, c: Candidate) {
         if self.machine.propose(at, c) {
-            while let Some(t) = self.machine.poll_transition() {
-                if t.to == State::Working {
-                    self.working_since = Some(at);
-                    self.quiet = false;
-                    self.cpu_hold_since = None;
-                } else {
-                    self.cpu_hold_since = None;
-                    self.quiet = false;
-                }
-                if self.recent.len() == RECENT {
-                    self.recent.pop_front();
-                }
-                self.recent.push_back(t.clone());
-                self.out.push_back(t);
+            self.take_transitions();
+        }
+    }
+
+    /// Moves the machine's transitions to the output and the recent list.
+    pub(super) fn take_transitions(&mut self) {
+        while let Some(t) = self.machine.poll_transition() {
+            if t.to == State::Working && t.from != Some(State::Working) {
+                self.working_since = Some(t.at);
             }
+            self.cpu_hold_since = None;
+            self.quiet = false;
+            if self.recent.len() == RECENT {
+                self.recent.pop_front();
+            }
+            self.recent.push_back(t.clone());
+            self.out.push_back(t);
         }
     }
 }

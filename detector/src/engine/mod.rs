@@ -357,14 +357,42 @@ impl PaneDetector {
     }
 
     /// The pane was resized at `now`.
+    ///
+    /// The program in the pane learns of a resize (SIGWINCH) before tend
+    /// does (tend hears of it from the multiplexer a moment later), so its
+    /// redraw for the new size may already have arrived, drawn into the old
+    /// size. The screen changes since the last evaluation, and unexplained
+    /// changes within the grace before `now`, are taken for that redraw: not
+    /// activity. (The adapter rebuilds the screen from the multiplexer's
+    /// after a resize; see the daemon's listing.)
     pub fn resize(&mut self, now: Duration, rows: u16, cols: u16) {
-        self.catch_up(now, false);
-        if (rows, cols) != self.screen.size() {
-            self.screen.resize(rows, cols);
-            self.interval = self.cfg.eval_interval;
-            self.suppress_until = self.suppress_until.max(now + self.cfg.resize_grace);
-            self.dirty = true;
+        if (rows, cols) == self.screen.size() {
+            self.catch_up(now, false);
+            return;
         }
+        self.suppress_until = self.suppress_until.max(now + self.cfg.resize_grace);
+        self.catch_up(now, false);
+        let recent =
+            |t: Option<Duration>| t.is_some_and(|t| now.saturating_sub(t) <= self.cfg.resize_grace);
+        if recent(self.unexplained_change) {
+            self.unexplained_change = None;
+        }
+        if recent(self.prev_activity) {
+            self.prev_activity = None;
+        }
+        let since = now.saturating_sub(self.cfg.resize_grace);
+        if self
+            .machine
+            .retract_activity(now, since, "builtin/resize-redraw")
+        {
+            if self.machine.current().state != Some(State::Working) {
+                self.working_since = None;
+            }
+            self.take_transitions();
+        }
+        self.screen.resize(rows, cols);
+        self.interval = self.cfg.eval_interval;
+        self.dirty = true;
     }
 
     /// What the process sampler saw at `now`.

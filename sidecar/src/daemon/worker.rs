@@ -133,6 +133,9 @@ const HOOKS: &[&str] = &[
     "client-session-changed",
     "session-window-changed",
     "window-pane-changed",
+    // A resize (of the window, or of a pane in it): heard of at once, so
+    // that the redraw the program makes for its new size is known for one.
+    "window-layout-changed",
 ];
 
 /// The command for a jump key that spawns no process: `run-shell -C`

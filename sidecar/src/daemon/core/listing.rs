@@ -68,6 +68,7 @@ impl Core {
         for id in gone {
             self.pane_closed(id);
         }
+        let mut resized = Vec::new();
         for info in panes {
             let id = info.pane_id;
             match self.panes.get_mut(&id) {
@@ -82,6 +83,12 @@ impl Core {
                     if (h, w) != p.det.screen().size() {
                         p.det.resize(now, h, w);
                         p.tape.resize(now, h, w, p.det.screen());
+                        // The program redrew for the new size before we
+                        // heard of it, into the old size: the screen is
+                        // rebuilt from the multiplexer's, which has it right.
+                        if p.seeded {
+                            resized.push(id);
+                        }
                     }
                     if info.dead && p.det.status().state.is_some_and(|s| s != State::Exited) {
                         p.det.observe_process(
@@ -182,6 +189,9 @@ impl Core {
                     self.job(Job::Capture(id, CapturePurpose::Seed));
                 }
             }
+        }
+        for id in resized {
+            self.job(Job::Capture(id, CapturePurpose::Resync));
         }
         self.update_projects();
         self.mark_seen();

@@ -744,3 +744,29 @@ fn a_verifying_capture_that_matches_changes_nothing() {
         .iter()
         .any(|j| matches!(j, Job::Capture(_, CapturePurpose::Verify))));
 }
+
+#[test]
+fn a_resize_in_a_listing_rebuilds_the_screen_from_the_multiplexer() {
+    let mut r = Rig::new(Mux::Tmux);
+    r.list(&[1], vec![]);
+    r.drain_jobs();
+    let resync = |jobs: &[Job]| {
+        jobs.iter()
+            .filter(|j| matches!(j, Job::Capture(PaneId(1), CapturePurpose::Resync)))
+            .count()
+    };
+    // The same size again: nothing to rebuild.
+    r.list(&[1], vec![]);
+    assert_eq!(resync(&r.drain_jobs()), 0);
+    // Wider: the program has redrawn for it already; the screen comes back
+    // from tmux's, at the new size.
+    let mut wide = pane(1);
+    wide.width = 250;
+    wide.height = 60;
+    r.core.handle(Event::Listed {
+        panes: vec![wide],
+        clients: vec![],
+    });
+    assert_eq!(r.core.panes[&PaneId(1)].det.screen().size(), (60, 250));
+    assert_eq!(resync(&r.drain_jobs()), 1);
+}
