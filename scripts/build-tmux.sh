@@ -7,7 +7,8 @@
 #
 #   TEND_TMUX_CACHE=DIR       where builds go (default ${XDG_CACHE_HOME:-~/.cache}/tend/tmux)
 #   TEND_TMUX_SOURCES=DIR     a folder of tmux-VERSION.tar.gz archives (default:
-#                             ../shared/tmux beside this repository, when present)
+#                             ../shared/tmux beside this checkout, or beside the
+#                             repository it is a git worktree of, when present)
 #
 # The source archive comes from TEND_TMUX_SOURCES when it holds the version,
 # else from tmux's release page (a release tarball, configure included). A
@@ -51,7 +52,18 @@ if ((${#need[@]})); then
   install_packages "${need[@]}"
 fi
 
-sources="${TEND_TMUX_SOURCES:-../shared/tmux}"
+# The archives: TEND_TMUX_SOURCES, else ../shared/tmux beside this checkout,
+# or beside the repository it is a worktree of (git worktree add puts a
+# checkout anywhere, /tmp included).
+sources="${TEND_TMUX_SOURCES:-}"
+if [ -z "$sources" ]; then
+  sources="../shared/tmux"
+  common="$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null || true)"
+  if [ ! -f "$sources/tmux-$version.tar.gz" ] && [ -n "$common" ] &&
+    [ -f "$(dirname "$common")/../shared/tmux/tmux-$version.tar.gz" ]; then
+    sources="$(dirname "$common")/../shared/tmux"
+  fi
+fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 archive="$work/tmux-$version.tar.gz"
