@@ -192,7 +192,9 @@ impl Drop for Killed {
 /// `/opt/agents`), offline against a stand-in model server
 /// (`support/anthropic.py`) that asks to run `rm -rf ./build`. `tend deny`
 /// must leave `build/` in place; `tend approve` must make Claude Code run
-/// the command and send its result back.
+/// the command and send its result back. Before the deny, the window is
+/// resized across 120, 200, 250 and 80 columns and the dialog must read
+/// `waiting/approval` throughout.
 #[test]
 fn real_claude_approval_answered() {
     if std::env::var("TEND_TEST_REAL_AGENTS").as_deref() != Ok("1") {
@@ -258,6 +260,23 @@ fn real_claude_approval_answered() {
         state(&env, &pane),
         env.tmux_out(&["capture-pane", "-p", "-t", &pane])
     );
+    // The dialog holds while the window is resized across the widths users
+    // have (Claude Code redraws it at each): sampled every 200 ms for 4 s.
+    for (w, h) in [("120", "40"), ("200", "50"), ("250", "60"), ("80", "24")] {
+        let out = env.tmux(&["resize-window", "-t", &pane, "-x", w, "-y", h]);
+        assert!(out.status.success(), "resize-window {w}x{h}: {out:?}");
+        let t0 = std::time::Instant::now();
+        while t0.elapsed() < std::time::Duration::from_secs(4) {
+            assert_eq!(
+                state(&env, &pane),
+                "waiting/approval",
+                "{:.1} s after the window became {w}x{h}: {}",
+                t0.elapsed().as_secs_f64(),
+                env.tmux_out(&["capture-pane", "-p", "-t", &pane])
+            );
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    }
     let denied: serde_json::Value =
         serde_json::from_str(&env.tend_ok(&["deny", &pane, "--json"])).unwrap();
     assert_eq!(denied["keys"], serde_json::json!(["4"]), "{denied}");

@@ -12,7 +12,9 @@
 //! wait until tend names it and it is at its prompt, leave it with its own
 //! exit command, check that the pane reads `exited` and keeps reading it
 //! (also after a command that is not an agent), then start the next agent,
-//! which replaces the exited run. The last agent is started a second time,
+//! which replaces the exited run. At its prompt, each agent's window is
+//! first resized across 120, 200, 250 and 80 columns, and the pane must
+//! read `idle` throughout. The last agent is started a second time,
 //! so that both a different agent and the same one are seen replacing an
 //! exited run.
 
@@ -244,6 +246,50 @@ fn start(p: &Pane, cli: &Cli, prev: Option<&str>) -> Duration {
         cli.agent
     );
     named.expect("named")
+}
+
+/// The widths the agent is resized across at its prompt, and the height
+/// with each: the sizes users run agents at, wide monitors included.
+const SIZES: [(u32, u32); 4] = [(120, 40), (200, 50), (250, 60), (80, 24)];
+
+/// The agent at its prompt keeps reading `idle` while its window is
+/// resized across [`SIZES`] (every agent here redraws on a resize): the
+/// pane's state sampled every 200 ms for 4 s at each size, then the
+/// window put back as it was.
+fn resize_holds(p: &Pane, cli: &Cli) {
+    let was = p.env.tmux_out(&[
+        "display",
+        "-p",
+        "-t",
+        &p.id,
+        "#{window_width} #{window_height}",
+    ]);
+    let mut sizes: Vec<(String, String)> = SIZES
+        .iter()
+        .map(|(w, h)| (w.to_string(), h.to_string()))
+        .collect();
+    if let Some((w, h)) = was.split_once(' ') {
+        sizes.push((w.to_owned(), h.to_owned()));
+    }
+    for (w, h) in &sizes {
+        let out = p
+            .env
+            .tmux(&["resize-window", "-t", &p.id, "-x", w, "-y", h]);
+        assert!(out.status.success(), "resize-window {w}x{h}: {out:?}");
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(4) {
+            let state = p.option("@tend_state");
+            assert_eq!(
+                state,
+                "idle",
+                "{}: read {state} {:.1} s after the window became {w}x{h}\n{}",
+                cli.agent,
+                t0.elapsed().as_secs_f64(),
+                p.context()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
 }
 
 /// What one agent's exit measured.
@@ -496,6 +542,11 @@ fn real_agents_stay_exited_until_the_next_starts() {
     let mut results: Vec<Exit> = Vec::new();
     let mut named = start(&p, clis[0], None);
     for (i, cli) in clis.iter().enumerate() {
+        resize_holds(&p, cli);
+        println!(
+            "exit_live: {}: idle throughout, resized across 120x40, 200x50, 250x60 and 80x24",
+            cli.agent
+        );
         let r = exit(&p, cli, named);
         println!(
             "exit_live: {}: named {:.1} s after its command; after `{}`: shell prompt back at {:.2} s, \
