@@ -100,7 +100,10 @@ fn the_same_redraw_without_a_resize_reads_as_work() {
     assert_eq!(st.state, Some(State::Working), "{st:?}");
     assert_eq!(st.rule, "builtin/activity");
     // And the prompt back after it reads as a finished turn.
-    d.feed(ms(1500), b"\x1b[H\x1b[2JAider v0.86.2\r\nMain model: gpt-4o\r\n> ");
+    d.feed(
+        ms(1500),
+        b"\x1b[H\x1b[2JAider v0.86.2\r\nMain model: gpt-4o\r\n> ",
+    );
     d.tick(ms(3000));
     assert_eq!(d.status().state, Some(State::Completed), "{:?}", d.status());
 }
