@@ -129,6 +129,10 @@ def hashed_out(name):
 def held_out(name):
     if "~" in name.split("/", 1)[-1]:
         return name.endswith(WRAPPER_HELD_SIZE)
+    # the wide-screen batch is hash-split whatever the version (fixed before
+    # any versioned recording at these sizes was made)
+    if name.endswith(WIDE_SIZES):
+        return hashed_out(name)
     if VERSIONED.search(name):
         return name.endswith(FRESH_SIZES)
     # the fresh sizes are held out for every agent: an agent added later has
