@@ -506,7 +506,10 @@ impl Unprivileged {
             Command::new(program)
         };
         let d = &self.root;
+        // nobody's login shell is nologin: without SHELL (unset under CI)
+        // tmux would run it in the pane, and the server would end with it.
         cmd.args(args)
+            .env("SHELL", "/bin/sh")
             .env("XDG_RUNTIME_DIR", d.join("run"))
             .env("XDG_STATE_HOME", d.join("state"))
             .env("XDG_CONFIG_HOME", d.join("config"))

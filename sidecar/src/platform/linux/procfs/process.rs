@@ -56,11 +56,13 @@ impl ProcFs {
             used: self.generation,
         };
         id.script_target = self.resolve_script(pid, &id, &st.comm);
-        // A process with an image but no argv was read inside its exec (the
-        // kernel answers an empty cmdline for a moment): not kept, so the
-        // next sample reads it again.
-        let mid_exec = id.argv.is_empty() && st.image != [0; 3];
-        if self.use_cache && !mid_exec {
+        // A process without argv was likely read inside its exec (the kernel
+        // answers an empty cmdline for a moment): not kept, so the next
+        // sample reads it again. Whether the image is known does not matter:
+        // where the kernel hides it (zeros), a kept empty argv would be
+        // taken as unchanged forever. Zombies and kernel threads, the
+        // others without argv, are rare in a pane's tree.
+        if self.use_cache && !id.argv.is_empty() {
             if self.cache.len() >= CACHE_MAX {
                 self.sweep();
             }

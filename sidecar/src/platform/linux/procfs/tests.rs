@@ -225,6 +225,37 @@ fn an_exec_keeping_the_comm_is_read_again() {
     assert_eq!(snap.stats.cache_hits, 2);
 }
 
+/// Where the kernel hides the image (zeros in `stat`, as some sandboxes
+/// do), a process read inside its exec has an empty cmdline: that empty
+/// argv is not kept, and the next sample reads what the process runs.
+#[test]
+fn an_empty_argv_is_read_again_where_the_image_is_hidden() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let tree: &[FakeProc<'_>] = &[
+        (100, 1, 100, "bash", &["-bash"], "/usr/bin/bash"),
+        (
+            200,
+            100,
+            200,
+            "sleep",
+            &["/bin/sh", "/x/sleep"],
+            "/usr/bin/dash",
+        ),
+    ];
+    fake_proc(dir.path(), tree, true);
+    let p200 = dir.path().join("200");
+    // `fake_proc` writes a stat without the image fields: zeros.
+    std::fs::write(p200.join("cmdline"), "").expect("cmdline");
+    let mut s = ProcFs::with_root(dir.path());
+    assert!(s.sample(100).expect("sample").procs[1].argv.is_empty());
+    std::fs::write(p200.join("cmdline"), "/bin/sh\0/x/sleep\0").expect("cmdline");
+    let snap = s.sample(100).expect("sample");
+    assert_eq!(snap.procs[1].argv, ["/bin/sh", "/x/sleep"]);
+    // Once read, it is kept.
+    let snap = s.sample(100).expect("sample");
+    assert_eq!(snap.stats.cache_hits, 2);
+}
+
 /// A real child process of the test, killed and reaped on drop.
 struct Child(std::process::Child);
 
