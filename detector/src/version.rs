@@ -198,6 +198,16 @@ mod tests {
                 "/opt/agent4/node_modules/@vibe-kit/grok-cli/package.json".into()
             )]
         );
+        // Continue CLI: `.bin/cn` resolves to the package's `dist/cn.js`.
+        assert_eq!(
+            metadata_sources(
+                "/opt/agent7/node_modules/@continuedev/cli/dist/cn.js",
+                &keys(&["@continuedev/cli"])
+            ),
+            vec![MetadataSource::PackageJson(
+                "/opt/agent7/node_modules/@continuedev/cli/package.json".into()
+            )]
+        );
         // Nested node_modules: the nearest first.
         assert_eq!(
             metadata_sources(

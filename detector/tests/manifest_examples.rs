@@ -115,6 +115,7 @@ fn actions_answer_their_rules_examples() {
             "aider/approval",
             "claude/approval",
             "codex/approval",
+            "continue/approval",
             "gemini/approval",
             "grok/approval",
             "qwen/approval"

@@ -42,7 +42,7 @@ struct Cli {
     exit: &'static str,
 }
 
-const CLIS: [Cli; 9] = [
+const CLIS: [Cli; 10] = [
     Cli {
         agent: "claude",
         rel: "node_modules/.bin/claude",
@@ -112,6 +112,15 @@ const CLIS: [Cli; 9] = [
         line: "grok",
         ready: "auto-edit: ",
         exit: "exit",
+    },
+    // Continue CLI reads ~/.continue/config.yaml (written by
+    // support::offline::configure).
+    Cli {
+        agent: "continue",
+        rel: "node_modules/.bin/cn",
+        line: "cn",
+        ready: "Ask anything",
+        exit: "/exit",
     },
 ];
 
@@ -189,7 +198,7 @@ impl Pane<'_> {
 fn agent_dirs() -> Vec<PathBuf> {
     std::env::var("TEND_AGENT_DIRS")
         .or_else(|_| std::env::var("AGENTS_DIR"))
-        .unwrap_or_else(|_| "/opt/agents:/opt/agent2:/opt/agent3:/opt/agent4".into())
+        .unwrap_or_else(|_| "/opt/agents:/opt/agent2:/opt/agent3:/opt/agent4:/opt/agent7".into())
         .split(':')
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)

@@ -655,11 +655,12 @@ fn real_agents_are_identified() {
         return;
     }
     // Where the CLIs are installed: `TEND_AGENT_DIRS` (colon-separated),
-    // else `AGENTS_DIR`, else the four folders tools/agentlab/setup.sh fills (the first four
-    // agents, then Pi, Qwen Code and OpenCode, then Kilo Code, then Grok CLI).
+    // else `AGENTS_DIR`, else the folders tools/agentlab/setup.sh fills (the first four
+    // agents, then Pi, Qwen Code and OpenCode, then Kilo Code, then Grok CLI,
+    // then Continue CLI).
     let dirs: Vec<PathBuf> = std::env::var("TEND_AGENT_DIRS")
         .or_else(|_| std::env::var("AGENTS_DIR"))
-        .unwrap_or_else(|_| "/opt/agents:/opt/agent2:/opt/agent3:/opt/agent4".into())
+        .unwrap_or_else(|_| "/opt/agents:/opt/agent2:/opt/agent3:/opt/agent4:/opt/agent7".into())
         .split(':')
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
@@ -687,6 +688,11 @@ fn real_agents_are_identified() {
             "grok",
             "node_modules/.bin/grok",
             Some("node_modules/@vibe-kit/grok-cli/package.json"),
+        ),
+        (
+            "continue",
+            "node_modules/.bin/cn",
+            Some("node_modules/@continuedev/cli/package.json"),
         ),
     ];
     let mut ran = 0;

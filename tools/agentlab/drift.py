@@ -54,6 +54,7 @@ PACKAGES = {
     "pi": ("npm", "@earendil-works/pi-coding-agent"),
     "kilo": ("npm", "@kilocode/cli"),
     "grok": ("npm", "@vibe-kit/grok-cli"),
+    "continue": ("npm", "@continuedev/cli"),
 }
 
 

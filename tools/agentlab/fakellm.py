@@ -430,7 +430,8 @@ CHAT_TOOL_NAMES = {
              "exec", "execute", "terminal"],
     "write": ["write", "write_file", "create_file", "Write", "write_to_file", "edit", "str_replace_editor"],
     "fetch": ["webfetch", "web_fetch", "fetch", "WebFetch", "read_url", "url_fetch"],
-    "question": ["question", "ask_user", "ask_followup_question", "AskUserQuestion", "ask_user_question"],
+    "question": ["question", "ask_user", "ask_followup_question", "AskUserQuestion", "ask_user_question",
+                 "AskQuestion"],
     "plan": ["exit_plan_mode", "ExitPlanMode", "plan_exit"],
 }
 

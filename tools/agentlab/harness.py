@@ -98,11 +98,13 @@ UNSUPPORTED = {
     "grok": {"question": "Grok CLI 0.0.34 has no question tool",
              "plan": "Grok CLI 0.0.34 has no plan mode",
              "approval_fetch": "Grok CLI 0.0.34 has no web-fetch tool"},
+    "continue": {"approval_fetch": "Continue CLI 1.5.47 runs its Fetch tool without asking (permission allow)",
+                 "plan": "Continue CLI 1.5.47 has no plan mode with an approval dialog"},
 }
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 CORPUS = os.environ.get("ACC_CORPUS", os.path.join(REPO, "tests", "corpus"))
 CORPUS_FILES = ("labels.json", "meta.json", "pane.cast", "procs.jsonl")
-AGENTS = ["claude", "aider", "codex", "gemini", "opencode", "kilo", "qwen", "pi", "grok"]
+AGENTS = ["claude", "aider", "codex", "gemini", "opencode", "kilo", "qwen", "pi", "grok", "continue"]
 # what `--via` can put between the pane's shell and the agent (see NOTES.md,
 # "Behind a wrapper"); the case is then named `<scenario>~<via>`.  tend-run
 # and tend-run-ssh put tend's own relay (`tend run --`) in front of the agent
@@ -450,6 +452,26 @@ def setup_grok(home, work, port, scenario):
     return env, "grok"
 
 
+def setup_continue(home, work, port, scenario):
+    """Continue CLI (@continuedev/cli, `cn`): a local config.yaml with one
+    OpenAI-compatible model on fakellm, passed with --config (no hub login);
+    the CLI's own update (a fetch of api.continue.dev, then `npm install -g`)
+    off in ~/.continue/index/globalContext.json, its metrics off by env."""
+    d = os.path.join(home, ".continue")
+    os.makedirs(os.path.join(d, "index"), exist_ok=True)
+    with open(os.path.join(d, "index", "globalContext.json"), "w") as f:
+        json.dump({"autoUpdateCli": False}, f, indent=1)
+    config = os.path.join(d, "config.yaml")
+    with open(config, "w") as f:
+        f.write("name: acc\nversion: 1.0.0\nschema: v1\nmodels:\n"
+                "  - name: fake\n    provider: openai\n    model: fake-model\n"
+                "    apiBase: http://127.0.0.1:%d/v1\n    apiKey: sk-fake-continue\n"
+                "    roles: [chat, edit, apply]\n" % port)
+    env = {"CONTINUE_CLI_ENABLE_TELEMETRY": "0", "CONTINUE_METRICS_ENABLED": "0",
+           "CONTINUE_CLI_AUTO_UPDATED": "1", "DO_NOT_TRACK": "1", "NO_UPDATE_NOTIFIER": "1"}
+    return env, "cn --config %s" % shlex.quote(config)
+
+
 PROFILES = {
     "claude": dict(
         setup=setup_claude,
@@ -654,6 +676,31 @@ PROFILES.update({
         fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
         error_quiet=30, error_max=200,
     ),
+    "continue": dict(
+        setup=setup_continue,
+        # inline Ink UI; the input box reads "Ask anything, @ for context, / for
+        # slash commands, ! for shell mode" and the footer "◉ Continue CLI"
+        ready=r"Ask anything",
+        approval_screen=r"Would you like to continue\?",
+        # AskQuestion: "? <question>" over the options and "↑/↓ navigate, Enter select"
+        question_screen=r"↑/↓ navigate, Enter select",
+        # choices "> Continue (tab)" / "Continue + don't ask again (shift+tab)" /
+        # "No, and tell Continue what to do differently (esc)"
+        approve_keys=[("Enter", False)],
+        answer_keys=[("Enter", False)],
+        exit_keys=[("/exit", True), ("Enter", False)],
+        # text and Enter in one burst do not submit (the box takes the burst
+        # as a paste): the Enter comes well after the text
+        submit_delay=1.0,
+        sent_screen=r"esc to interrupt",
+        dialog_screen=r"Would you like to continue\?",
+        dialog_approve_keys=[("Enter", False)],
+        deny_keys=[("Escape", False)],
+        interrupted_screen=r"(?i)interrupted|cancel",
+        conn_error_screen=r"(?i)error",
+        fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
+        error_quiet=30, error_max=200,
+    ),
 })
 
 _VERSIONS = {}
@@ -687,7 +734,7 @@ def agent_version(agent):
                    "qwen": "@qwen-code/qwen-code",
                    # Pi moved to @earendil-works with 1.0 (the old name stopped at 0.73.1)
                    "pi": ("@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"),
-                   "grok": "@vibe-kit/grok-cli"}[agent]
+                   "grok": "@vibe-kit/grok-cli", "continue": "@continuedev/cli"}[agent]
             out = None
             for name in (pkg if isinstance(pkg, tuple) else (pkg,)):
                 path = os.path.join(AGENTS_DIR, "node_modules", name, "package.json")

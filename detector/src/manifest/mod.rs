@@ -490,6 +490,7 @@ mod tests {
             ("opencode", "1.18.33"),
             ("kilo", "7.7.7"),
             ("grok", "0.0.34"),
+            ("continue", "1.5.47"),
         ] {
             assert_eq!(
                 reg.get(id).unwrap().verified_versions,

@@ -27,6 +27,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("kiro.toml", include_str!("../../agents/kiro.toml")),
     ("cline.toml", include_str!("../../agents/cline.toml")),
     ("grok.toml", include_str!("../../agents/grok.toml")),
+    ("continue.toml", include_str!("../../agents/continue.toml")),
 ];
 
 /// All known agents: bundled manifests, then user files over them.
@@ -95,7 +96,7 @@ mod tests {
         assert!(errors.is_empty(), "{errors:?}");
         for id in [
             "claude", "codex", "gemini", "aider", "opencode", "pi", "kilo", "copilot", "cursor",
-            "amp", "goose", "crush", "qwen", "kimi", "droid", "kiro", "cline", "grok",
+            "amp", "goose", "crush", "qwen", "kimi", "droid", "kiro", "cline", "grok", "continue",
         ] {
             assert!(reg.get(id).is_some(), "missing bundled manifest {id}");
         }

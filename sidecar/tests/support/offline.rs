@@ -168,6 +168,24 @@ enabled = false
                 "defaultModel": "fake-model", "models": ["fake-model"], "settingsVersion": 2})
         .to_string(),
     );
+    // Continue CLI: a local config (no hub sign-in) and its self-update off.
+    write(
+        &home.join(".continue/config.yaml"),
+        &format!(
+            "name: tend-test\nversion: 1.0.0\nschema: v1\nmodels:\n  - name: fake\n    \
+             provider: openai\n    model: fake-model\n    apiBase: {DEAD}/v1\n    \
+             apiKey: sk-continue-dummy\n    roles: [chat, edit, apply]\n"
+        ),
+    );
+    write(
+        &home.join(".continue/index/globalContext.json"),
+        r#"{"autoUpdateCli": false}"#,
+    );
+    // Without it `cn` first asks for an Anthropic API key.
+    write(
+        &home.join(".continue/.onboarding_complete"),
+        "2026-12-05T00:00:00Z",
+    );
 }
 
 /// The environment of the pane's shell: every CLI's keys, endpoints and
@@ -220,6 +238,10 @@ pub fn agent_env() -> Vec<(&'static str, String)> {
         ("GROK_API_KEY", "sk-grok-dummy".into()),
         ("GROK_BASE_URL", v1),
         ("GROK_MODEL", "fake-model".into()),
+        ("CONTINUE_CLI_ENABLE_TELEMETRY", "0".into()),
+        ("CONTINUE_METRICS_ENABLED", "0".into()),
+        // Continue CLI updates itself (npm install -g) unless this is set.
+        ("CONTINUE_CLI_AUTO_UPDATED", "1".into()),
         ("DO_NOT_TRACK", "1".into()),
         ("NO_UPDATE_NOTIFIER", "1".into()),
     ]
