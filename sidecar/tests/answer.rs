@@ -25,9 +25,14 @@ fn state(env: &Env, pane: &str) -> String {
 /// One agent's approval recording: held at its idle prompt (`idle_at`),
 /// then at its dialog (`dialog_at`).
 fn check(agent: &str, idle_at: f64, dialog_at: f64, deny: &[u8], approve: &[u8]) {
+    check_case(agent, "approval", idle_at, dialog_at, deny, approve);
+}
+
+/// The same with the recording `case` of `agent` (`approval@80x24`).
+fn check_case(agent: &str, case: &str, idle_at: f64, dialog_at: f64, deny: &[u8], approve: &[u8]) {
     let env = Env::new(&format!("answer-{agent}"));
     let log = env.path().join("typed.log");
-    let cast = corpus(&format!("{agent}/approval/pane.cast"));
+    let cast = corpus(&format!("{agent}/{case}/pane.cast"));
     let cmd = format!(
         "env TEND_AGENT={agent} '{}' play '{}' --wait-input-at {idle_at} --wait-input-at {dialog_at} --input-log '{}' --hold 600",
         tend_bin(),
@@ -120,6 +125,13 @@ fn gemini_dialog_answered_with_its_keys() {
 #[test]
 fn aider_prompt_answered_with_its_keys() {
     check("aider", 5.5, 15.0, b"n\n", b"y\n");
+}
+
+/// Continue CLI's permission box (recorded at 80x24): Esc refuses, Enter
+/// takes the selected "Continue" (a newline through the player's ICRNL).
+#[test]
+fn continue_dialog_answered_with_its_keys() {
+    check_case("continue", "approval@80x24", 5.0, 15.0, b"\x1b", b"\n");
 }
 
 #[test]
