@@ -373,6 +373,9 @@ fn corpus_agreement_with_labels() {
         all
     });
     let (mut seen, mut held) = (Part::default(), Part::default());
+    // Each agent's held-out part on its own: one agent's misses must not
+    // hide in the others' figures.
+    let mut held_by_agent: std::collections::BTreeMap<String, Part> = Default::default();
     let mut failures = Vec::new();
     if dirs.len() < 84 {
         failures.push(format!(
@@ -413,6 +416,8 @@ fn corpus_agreement_with_labels() {
         ));
         if is_held {
             held.add(s);
+            let agent = name.split('/').next().unwrap_or(name);
+            held_by_agent.entry(agent.to_owned()).or_default().add(s);
         } else {
             seen.add(s);
             if share < 0.90 {
@@ -431,8 +436,12 @@ fn corpus_agreement_with_labels() {
             ));
         }
     }
+    let per_agent: String = held_by_agent
+        .iter()
+        .map(|(agent, part)| format!("  {}\n", part.line(&format!("held out, {agent}"))))
+        .collect();
     println!(
-        "{table}{}\n{}",
+        "{table}{}\n{}\n{per_agent}",
         seen.line("IN-SAMPLE"),
         held.line("HELD-OUT")
     );
@@ -450,6 +459,14 @@ fn corpus_agreement_with_labels() {
             "held-out exact agreement {:.2} % < 97 %",
             held.exact() * 100.0
         ));
+    }
+    for (agent, part) in &held_by_agent {
+        if part.exact() < 0.99 {
+            failures.push(format!(
+                "{agent}: held-out exact agreement {:.2} % < 99 %",
+                part.exact() * 100.0
+            ));
+        }
     }
     if held.coarse() < 0.99 {
         failures.push(format!(

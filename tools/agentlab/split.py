@@ -80,6 +80,8 @@ BURNED = {
     "qwen/approval@80x24": "read while setting the recorder up: the approval dialog comes seconds after the tool call",
     "qwen/working_then_done@80x24": "read while setting the recorder up: the first turn the profile drove",
     "aider/exit@160x45": "read with aider/exit: '/exit' submitted read as work until aider ended",
+    "aider/ctrlc_stream@80x24": "Ctrl-C mid-stream read as a finished turn: at 24 rows the cut reply pushed its prompt out of sight",
+    "opencode/working_then_done@72x60": "the finished turn read as work: at 72 columns the footer wraps 'ctrl+p' and 'commands' apart",
 }
 
 
