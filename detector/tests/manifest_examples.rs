@@ -118,6 +118,7 @@ fn actions_answer_their_rules_examples() {
             "continue/approval",
             "gemini/approval",
             "grok/approval",
+            "kimi/approval",
             "qwen/approval"
         ]
     );

@@ -134,6 +134,20 @@ fn continue_dialog_answered_with_its_keys() {
     check_case("continue", "approval@80x24", 5.0, 15.0, b"\x1b", b"\n");
 }
 
+/// Kimi CLI's approval panel (recorded at 80x24): Down, Down, Enter picks
+/// '[3] Reject'; Enter takes the selected '[1] Approve once'.
+#[test]
+fn kimi_dialog_answered_with_its_keys() {
+    check_case(
+        "kimi",
+        "approval@80x24",
+        5.0,
+        15.0,
+        b"\x1b[B\x1b[B\n",
+        b"\n",
+    );
+}
+
 #[test]
 fn a_pane_without_a_known_agent_is_refused() {
     let env = Env::new("answer-none");

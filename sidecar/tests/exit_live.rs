@@ -42,7 +42,7 @@ struct Cli {
     exit: &'static str,
 }
 
-const CLIS: [Cli; 10] = [
+const CLIS: [Cli; 11] = [
     Cli {
         agent: "claude",
         rel: "node_modules/.bin/claude",
@@ -122,6 +122,15 @@ const CLIS: [Cli; 10] = [
         ready: "Ask anything",
         exit: "/exit",
     },
+    // Kimi CLI 1.51.0 reads ~/.kimi/config.toml (written by
+    // support::offline::configure); its status line ends in 'context: …'.
+    Cli {
+        agent: "kimi",
+        rel: "venv/bin/kimi",
+        line: "kimi",
+        ready: "context: ",
+        exit: "/exit",
+    },
 ];
 
 /// The pane under test and what its shell reports.
@@ -198,7 +207,9 @@ impl Pane<'_> {
 fn agent_dirs() -> Vec<PathBuf> {
     std::env::var("TEND_AGENT_DIRS")
         .or_else(|_| std::env::var("AGENTS_DIR"))
-        .unwrap_or_else(|_| "/opt/agents:/opt/agent2:/opt/agent3:/opt/agent4:/opt/agent7".into())
+        .unwrap_or_else(|_| {
+            "/opt/agents:/opt/agent2:/opt/agent3:/opt/agent4:/opt/agent7:/opt/agent9".into()
+        })
         .split(':')
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)

@@ -55,6 +55,7 @@ PACKAGES = {
     "kilo": ("npm", "@kilocode/cli"),
     "grok": ("npm", "@vibe-kit/grok-cli"),
     "continue": ("npm", "@continuedev/cli"),
+    "kimi": ("pypi", "kimi-cli"),
 }
 
 

@@ -428,8 +428,9 @@ TOOL_SEARCH_NAMES = ("tool_search", "ToolSearch")
 CHAT_TOOL_NAMES = {
     "tool": ["bash", "run_shell_command", "shell", "execute_command", "run_terminal_cmd", "Bash",
              "exec", "execute", "terminal"],
-    "write": ["write", "write_file", "create_file", "Write", "write_to_file", "edit", "str_replace_editor"],
-    "fetch": ["webfetch", "web_fetch", "fetch", "WebFetch", "read_url", "url_fetch"],
+    "write": ["write", "write_file", "create_file", "Write", "write_to_file", "edit", "str_replace_editor",
+              "WriteFile"],
+    "fetch": ["webfetch", "web_fetch", "fetch", "WebFetch", "read_url", "url_fetch", "FetchURL"],
     "question": ["question", "ask_user", "ask_followup_question", "AskUserQuestion", "ask_user_question",
                  "AskQuestion"],
     "plan": ["exit_plan_mode", "ExitPlanMode", "plan_exit"],

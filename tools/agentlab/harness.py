@@ -104,7 +104,7 @@ UNSUPPORTED = {
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 CORPUS = os.environ.get("ACC_CORPUS", os.path.join(REPO, "tests", "corpus"))
 CORPUS_FILES = ("labels.json", "meta.json", "pane.cast", "procs.jsonl")
-AGENTS = ["claude", "aider", "codex", "gemini", "opencode", "kilo", "qwen", "pi", "grok", "continue"]
+AGENTS = ["claude", "aider", "codex", "gemini", "opencode", "kilo", "qwen", "pi", "grok", "continue", "kimi"]
 # what `--via` can put between the pane's shell and the agent (see NOTES.md,
 # "Behind a wrapper"); the case is then named `<scenario>~<via>`.  tend-run
 # and tend-run-ssh put tend's own relay (`tend run --`) in front of the agent
@@ -472,6 +472,21 @@ def setup_continue(home, work, port, scenario):
     return env, "cn --config %s" % shlex.quote(config)
 
 
+def setup_kimi(home, work, port, scenario):
+    """Kimi CLI (PyPI kimi-cli 1.51.0, the last release before the package
+    became a stub that installs Kimi Code): one `openai_legacy` provider on
+    fakellm in ~/.kimi/config.toml, telemetry off there, no update check."""
+    d = os.path.join(home, ".kimi")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "config.toml"), "w") as f:
+        f.write('default_model = "fake"\ntelemetry = false\n\n'
+                '[providers.fake]\ntype = "openai_legacy"\nbase_url = "http://127.0.0.1:%d/v1"\n'
+                'api_key = "sk-fake-kimi"\n\n'
+                '[models.fake]\nprovider = "fake"\nmodel = "fake-model"\nmax_context_size = 128000\n' % port)
+    env = {"KIMI_CLI_NO_AUTO_UPDATE": "1", "DO_NOT_TRACK": "1"}
+    return env, "kimi"
+
+
 PROFILES = {
     "claude": dict(
         setup=setup_claude,
@@ -701,6 +716,32 @@ PROFILES.update({
         fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
         error_quiet=30, error_max=200,
     ),
+    "kimi": dict(
+        setup=setup_kimi,
+        # prompt_toolkit UI inline: an input area between '── input ──' and a
+        # rule, over the status line 'agent (fake-model ○)  ~/work … ctrl-x:
+        # toggle mode | shift-tab: plan mode'
+        ready=r"context: \d+(\.\d+)?%",
+        # a box '╭─ approval ─…' with '<Tool> is requesting approval to …', the
+        # choices '→ [1] Approve once' … '[4] Reject, tell the model what to do
+        # instead' and '▲/▼ select  1/2/3/4 choose  ↵ confirm'
+        approval_screen=r"is requesting approval",
+        question_screen=r"(?i)PostgreSQL",
+        approve_keys=[("Enter", False)],
+        answer_keys=[("Enter", False)],
+        exit_keys=[("/exit", True), ("Enter", False)],
+        submit_delay=0.6,
+        sent_screen=r"(?i)esc|interrupt|thinking",
+        dialog_screen=r"is requesting approval",
+        dialog_approve_keys=[("Enter", False)],
+        deny_keys=[("Down", False), ("Down", False), ("Enter", False)],
+        interrupted_screen=r"(?i)interrupted|cancel",
+        # not a bare "error": the status line shows the case's folder
+        # ('…/kimi-error_conn-…/work')
+        conn_error_screen=r"Network connection failed|LLM provider error|Request timed out",
+        fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
+        error_quiet=30, error_max=200,
+    ),
 })
 
 _VERSIONS = {}
@@ -724,9 +765,10 @@ def agent_version(agent):
         return _VERSIONS[agent]
     v = None
     try:
-        if agent == "aider":
+        if agent in ("aider", "kimi"):
+            dist = {"aider": "aider-chat", "kimi": "kimi-cli"}[agent]
             out = subprocess.run([os.path.join(AGENTS_DIR, "venv", "bin", "python"), "-c",
-                                  "import importlib.metadata as m;print(m.version('aider-chat'))"],
+                                  "import importlib.metadata as m;print(m.version(%r))" % dist],
                                  capture_output=True, text=True, timeout=60).stdout.strip()
         else:
             pkg = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex",

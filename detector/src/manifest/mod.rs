@@ -491,6 +491,7 @@ mod tests {
             ("kilo", "7.7.7"),
             ("grok", "0.0.34"),
             ("continue", "1.5.47"),
+            ("kimi", "1.51.0"),
         ] {
             assert_eq!(
                 reg.get(id).unwrap().verified_versions,
@@ -516,18 +517,18 @@ mod tests {
             Some("codex v1.0.0-beta.1: verified up to 0.171.0; states may be wrong — tend capture helps")
         );
         // An unverified manifest was verified on no version: nothing to compare.
-        assert_eq!(kimi_drift(&reg), None);
-        let kimi = reg.get("kimi").unwrap();
-        assert!(!kimi.verified && kimi.verified_versions.is_empty());
-        assert_eq!(kimi.version_warning("1.0.0", "%1"), None);
+        assert_eq!(amp_drift(&reg), None);
+        let amp = reg.get("amp").unwrap();
+        assert!(!amp.verified && amp.verified_versions.is_empty());
+        assert_eq!(amp.version_warning("1.0.0", "%1"), None);
         assert_eq!(
             parse_err("id = \"x\"\nname = \"X\"\nverified_versions = [\"1\"]\n"),
             "demo.toml: verified_versions names the versions the rules were verified on: set `verified = true` too, or remove it"
         );
     }
 
-    fn kimi_drift(reg: &Registry) -> Option<String> {
-        reg.get("kimi").unwrap().drift_warning("99.0.0")
+    fn amp_drift(reg: &Registry) -> Option<String> {
+        reg.get("amp").unwrap().drift_warning("99.0.0")
     }
 
     #[test]

@@ -448,13 +448,19 @@ pub fn label_sequence(labels: &Path) -> Vec<String> {
 
 /// The input log without the terminal's answers to the recording's
 /// queries (cursor reports `ESC [ … R`, colour reports `ESC ] … BEL`/ST):
-/// the keys a user or tend typed. A lone ESC (the Escape key) stays.
+/// the keys a user or tend typed. A lone ESC (the Escape key) and the
+/// arrow keys (`ESC [ A` to `D`) stay.
 pub fn typed(log: &Path) -> Vec<u8> {
     let bytes = std::fs::read(log).unwrap_or_default();
     let mut out = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
         match (bytes[i], bytes.get(i + 1)) {
+            // An arrow key (CSI A to D, no parameters) is typed, not a reply.
+            (0x1b, Some(b'[')) if matches!(bytes.get(i + 2), Some(b'A'..=b'D')) => {
+                out.extend_from_slice(&bytes[i..i + 3]);
+                i += 3;
+            }
             (0x1b, Some(b'[')) => {
                 let end = bytes[i + 2..]
                     .iter()

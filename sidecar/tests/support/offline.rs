@@ -186,6 +186,15 @@ enabled = false
         &home.join(".continue/.onboarding_complete"),
         "2026-12-05T00:00:00Z",
     );
+    // Kimi CLI: one OpenAI-compatible provider, telemetry off.
+    write(
+        &home.join(".kimi/config.toml"),
+        &format!(
+            "default_model = \"fake\"\ntelemetry = false\n\n[providers.fake]\n\
+             type = \"openai_legacy\"\nbase_url = \"{DEAD}/v1\"\napi_key = \"sk-kimi-dummy\"\n\n\
+             [models.fake]\nprovider = \"fake\"\nmodel = \"fake-model\"\nmax_context_size = 128000\n"
+        ),
+    );
 }
 
 /// The environment of the pane's shell: every CLI's keys, endpoints and
@@ -242,6 +251,7 @@ pub fn agent_env() -> Vec<(&'static str, String)> {
         ("CONTINUE_METRICS_ENABLED", "0".into()),
         // Continue CLI updates itself (npm install -g) unless this is set.
         ("CONTINUE_CLI_AUTO_UPDATED", "1".into()),
+        ("KIMI_CLI_NO_AUTO_UPDATE", "1".into()),
         ("DO_NOT_TRACK", "1".into()),
         ("NO_UPDATE_NOTIFIER", "1".into()),
     ]
