@@ -119,7 +119,8 @@ fn actions_answer_their_rules_examples() {
             "gemini/approval",
             "grok/approval",
             "kimi/approval",
-            "qwen/approval"
+            "qwen/approval",
+            "vibe/approval"
         ]
     );
 }

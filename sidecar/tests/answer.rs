@@ -148,6 +148,13 @@ fn kimi_dialog_answered_with_its_keys() {
     );
 }
 
+/// Mistral Vibe's permission box (recorded at 80x24): Esc rejects, Enter
+/// takes the selected '1. Allow once'.
+#[test]
+fn vibe_dialog_answered_with_its_keys() {
+    check_case("vibe", "approval@80x24", 6.5, 18.0, b"\x1b", b"\n");
+}
+
 #[test]
 fn a_pane_without_a_known_agent_is_refused() {
     let env = Env::new("answer-none");

@@ -42,7 +42,7 @@ struct Cli {
     exit: &'static str,
 }
 
-const CLIS: [Cli; 11] = [
+const CLIS: [Cli; 12] = [
     Cli {
         agent: "claude",
         rel: "node_modules/.bin/claude",
@@ -131,6 +131,15 @@ const CLIS: [Cli; 11] = [
         ready: "context: ",
         exit: "/exit",
     },
+    // Mistral Vibe reads ~/.vibe/config.toml (written by
+    // support::offline::configure); its status line ends in 'tokens (0%)'.
+    Cli {
+        agent: "vibe",
+        rel: "venv/bin/vibe",
+        line: "vibe",
+        ready: "tokens (",
+        exit: "/exit",
+    },
 ];
 
 /// The pane under test and what its shell reports.
@@ -208,7 +217,8 @@ fn agent_dirs() -> Vec<PathBuf> {
     std::env::var("TEND_AGENT_DIRS")
         .or_else(|_| std::env::var("AGENTS_DIR"))
         .unwrap_or_else(|_| {
-            "/opt/agents:/opt/agent2:/opt/agent3:/opt/agent4:/opt/agent7:/opt/agent9".into()
+            "/opt/agents:/opt/agent2:/opt/agent3:/opt/agent4:/opt/agent7:/opt/agent9:/opt/agent0"
+                .into()
         })
         .split(':')
         .filter(|d| !d.is_empty())

@@ -657,11 +657,12 @@ fn real_agents_are_identified() {
     // Where the CLIs are installed: `TEND_AGENT_DIRS` (colon-separated),
     // else `AGENTS_DIR`, else the folders tools/agentlab/setup.sh fills (the first four
     // agents, then Pi, Qwen Code and OpenCode, then Kilo Code, then Grok CLI,
-    // then Continue CLI, then Kimi CLI).
+    // then Continue CLI, Kimi CLI and Mistral Vibe).
     let dirs: Vec<PathBuf> = std::env::var("TEND_AGENT_DIRS")
         .or_else(|_| std::env::var("AGENTS_DIR"))
         .unwrap_or_else(|_| {
-            "/opt/agents:/opt/agent2:/opt/agent3:/opt/agent4:/opt/agent7:/opt/agent9".into()
+            "/opt/agents:/opt/agent2:/opt/agent3:/opt/agent4:/opt/agent7:/opt/agent9:/opt/agent0"
+                .into()
         })
         .split(':')
         .filter(|d| !d.is_empty())
@@ -698,6 +699,8 @@ fn real_agents_are_identified() {
         ),
         // Kimi CLI renames its process 'Kimi Code' (comm and argv).
         ("kimi", "venv/bin/kimi", None),
+        // Mistral Vibe's launcher execs its Rust TUI, `vibe-rs`.
+        ("vibe", "venv/bin/vibe", None),
     ];
     let mut ran = 0;
     for (agent, rel, package) in agents {

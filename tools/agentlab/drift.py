@@ -56,6 +56,7 @@ PACKAGES = {
     "grok": ("npm", "@vibe-kit/grok-cli"),
     "continue": ("npm", "@continuedev/cli"),
     "kimi": ("pypi", "kimi-cli"),
+    "vibe": ("pypi", "mistral-vibe"),
 }
 
 

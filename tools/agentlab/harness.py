@@ -98,13 +98,17 @@ UNSUPPORTED = {
     "grok": {"question": "Grok CLI 0.0.34 has no question tool",
              "plan": "Grok CLI 0.0.34 has no plan mode",
              "approval_fetch": "Grok CLI 0.0.34 has no web-fetch tool"},
+    "vibe": {"approval_edit": "Mistral Vibe 3.0 starts in 'accept edits' mode: write_file runs unasked",
+             "approval_fetch": "Mistral Vibe 3.0 has no web-fetch tool",
+             "plan": "Mistral Vibe 3.0 has no plan dialog recorded here",
+             "question": "Mistral Vibe 3.0's ask_user_question takes another argument shape than fakellm sends: no dialog comes up (not recorded yet)"},
     "continue": {"approval_fetch": "Continue CLI 1.5.47 runs its Fetch tool without asking (permission allow)",
                  "plan": "Continue CLI 1.5.47 has no plan mode with an approval dialog"},
 }
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 CORPUS = os.environ.get("ACC_CORPUS", os.path.join(REPO, "tests", "corpus"))
 CORPUS_FILES = ("labels.json", "meta.json", "pane.cast", "procs.jsonl")
-AGENTS = ["claude", "aider", "codex", "gemini", "opencode", "kilo", "qwen", "pi", "grok", "continue", "kimi"]
+AGENTS = ["claude", "aider", "codex", "gemini", "opencode", "kilo", "qwen", "pi", "grok", "continue", "kimi", "vibe"]
 # what `--via` can put between the pane's shell and the agent (see NOTES.md,
 # "Behind a wrapper"); the case is then named `<scenario>~<via>`.  tend-run
 # and tend-run-ssh put tend's own relay (`tend run --`) in front of the agent
@@ -487,6 +491,20 @@ def setup_kimi(home, work, port, scenario):
     return env, "kimi"
 
 
+def setup_vibe(home, work, port, scenario):
+    """Mistral Vibe (PyPI mistral-vibe 3.0.x, `vibe`: a Rust TUI, vibe-rs, over
+    a Python app server): one generic OpenAI-style provider on fakellm in
+    ~/.vibe/config.toml, its key from an env var."""
+    d = os.path.join(home, ".vibe")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "config.toml"), "w") as f:
+        f.write('active_model = "fake"\nenable_update_checks = false\nenable_telemetry = false\nenable_auto_update = false\n\n[[providers]]\nname = "fake"\n'
+                'api_base = "http://127.0.0.1:%d/v1"\napi_key_env_var = "FAKE_VIBE_KEY"\n\n'
+                '[[models]]\nname = "fake-model"\nprovider = "fake"\nalias = "fake"\n' % port)
+    env = {"FAKE_VIBE_KEY": "sk-fake-vibe", "DO_NOT_TRACK": "1"}
+    return env, "vibe"
+
+
 PROFILES = {
     "claude": dict(
         setup=setup_claude,
@@ -742,6 +760,28 @@ PROFILES.update({
         fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
         error_quiet=30, error_max=200,
     ),
+    "vibe": dict(
+        setup=setup_vibe,
+        # a '>' prompt between two rules (the upper one ends in the mode,
+        # '─ accept edits ─'), the status line '<dir> [PID n] … 0/200k tokens (0%)'
+        ready=r"tokens \(\d+%\)",
+        # a box 'Permission for the file_system.bash tool (rm *)', the command,
+        # '1. Allow once' … '4. Deny', '↑↓/jk navigate  Enter select  Esc reject'
+        approval_screen=r"Permission for the",
+        question_screen=r"(?i)PostgreSQL",
+        approve_keys=[("Enter", False)],
+        answer_keys=[("Enter", False)],
+        exit_keys=[("/exit", True), ("Enter", False)],
+        submit_delay=0.6,
+        sent_screen=r"(?i)esc|interrupt",
+        dialog_screen=r"Permission for the",
+        deny_keys=[("Escape", False)],
+        dialog_approve_keys=[("Enter", False)],
+        interrupted_screen=r"(?i)interrupted|cancel",
+        conn_error_screen=r"(?i)connection (error|refused)|failed",
+        fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
+        error_quiet=30, error_max=200,
+    ),
 })
 
 _VERSIONS = {}
@@ -765,8 +805,8 @@ def agent_version(agent):
         return _VERSIONS[agent]
     v = None
     try:
-        if agent in ("aider", "kimi"):
-            dist = {"aider": "aider-chat", "kimi": "kimi-cli"}[agent]
+        if agent in ("aider", "kimi", "vibe"):
+            dist = {"aider": "aider-chat", "kimi": "kimi-cli", "vibe": "mistral-vibe"}[agent]
             out = subprocess.run([os.path.join(AGENTS_DIR, "venv", "bin", "python"), "-c",
                                   "import importlib.metadata as m;print(m.version(%r))" % dist],
                                  capture_output=True, text=True, timeout=60).stdout.strip()

@@ -492,6 +492,7 @@ mod tests {
             ("grok", "0.0.34"),
             ("continue", "1.5.47"),
             ("kimi", "1.51.0"),
+            ("vibe", "3.0.2"),
         ] {
             assert_eq!(
                 reg.get(id).unwrap().verified_versions,
@@ -540,7 +541,7 @@ mod tests {
             .map(|m| m.id.as_str())
             .collect();
         reporting.sort_unstable();
-        assert_eq!(reporting, ["claude", "codex", "crush", "pi"]);
+        assert_eq!(reporting, ["claude", "codex", "crush", "pi", "vibe"]);
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("cline.toml", include_str!("../../agents/cline.toml")),
     ("grok.toml", include_str!("../../agents/grok.toml")),
     ("continue.toml", include_str!("../../agents/continue.toml")),
+    ("vibe.toml", include_str!("../../agents/vibe.toml")),
 ];
 
 /// All known agents: bundled manifests, then user files over them.
@@ -97,6 +98,7 @@ mod tests {
         for id in [
             "claude", "codex", "gemini", "aider", "opencode", "pi", "kilo", "copilot", "cursor",
             "amp", "goose", "crush", "qwen", "kimi", "droid", "kiro", "cline", "grok", "continue",
+            "vibe",
         ] {
             assert!(reg.get(id).is_some(), "missing bundled manifest {id}");
         }

@@ -195,6 +195,16 @@ enabled = false
              [models.fake]\nprovider = \"fake\"\nmodel = \"fake-model\"\nmax_context_size = 128000\n"
         ),
     );
+    // Mistral Vibe: one generic OpenAI-style provider, its key from the
+    // environment.
+    write(
+        &home.join(".vibe/config.toml"),
+        &format!(
+            "active_model = \"fake\"\nenable_update_checks = false\nenable_telemetry = false\nenable_auto_update = false\n\n[[providers]]\nname = \"fake\"\napi_base = \"{DEAD}/v1\"\n\
+             api_key_env_var = \"FAKE_VIBE_KEY\"\n\n[[models]]\nname = \"fake-model\"\n\
+             provider = \"fake\"\nalias = \"fake\"\n"
+        ),
+    );
 }
 
 /// The environment of the pane's shell: every CLI's keys, endpoints and
@@ -252,6 +262,7 @@ pub fn agent_env() -> Vec<(&'static str, String)> {
         // Continue CLI updates itself (npm install -g) unless this is set.
         ("CONTINUE_CLI_AUTO_UPDATED", "1".into()),
         ("KIMI_CLI_NO_AUTO_UPDATE", "1".into()),
+        ("FAKE_VIBE_KEY", "sk-vibe-dummy".into()),
         ("DO_NOT_TRACK", "1".into()),
         ("NO_UPDATE_NOTIFIER", "1".into()),
     ]
