@@ -596,17 +596,27 @@ PROFILES = {
     ),
 }
 
+# What the agents that speak Chat Completions with tools share (OpenCode and
+# every agent added after it): fakellm counts only a request that offers
+# tools as a turn (their titles and summaries come without), Enter answers a
+# question, and each profile below names only what differs.
+CHAT_TOOLS = dict(
+    answer_keys=[("Enter", False)],
+    submit_delay=0.6,
+    fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
+    error_quiet=30, error_max=200,
+)
+
 PROFILES.update({
     "opencode": dict(
+        CHAT_TOOLS,
         setup=setup_opencode,
         # full-screen opentui on the alternate screen; idle footer "ctrl+p commands"
         ready=r"ctrl\+p commands",
         approval_screen=r"Permission required",
         question_screen=r"esc dismiss",
         approve_keys=[("Enter", False)],
-        answer_keys=[("Enter", False)],
         exit_keys=[("/exit", True), ("Enter", False)],
-        submit_delay=0.6,
         sent_screen=r"esc interrupt",
         ready_settle=1.0,
         dialog_screen=r"Permission required",
@@ -615,20 +625,17 @@ PROFILES.update({
         deny_keys=[("Right", False), ("Right", False), ("Enter", False)],
         interrupted_screen=r"(?i)interrupted|aborted",
         conn_error_screen=r"(?i)error|unable to connect|ECONNREFUSED",
-        fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
-        error_quiet=30, error_max=200,
     ),
     # Kilo Code: an OpenCode fork with the same opentui TUI (see NOTES.md)
     "kilo": dict(
+        CHAT_TOOLS,
         setup=setup_kilo,
         ready=r"ctrl\+p commands",
         ready_timeout=180,  # 35-80 s to its home screen on the loaded machine
         approval_screen=r"Permission required",
         question_screen=r"esc dismiss",
         approve_keys=[("Enter", False)],
-        answer_keys=[("Enter", False)],
         exit_keys=[("/exit", True), ("Enter", False)],
-        submit_delay=0.6,
         sent_screen=r"esc interrupt",
         ready_settle=1.0,
         dialog_screen=r"Permission required",
@@ -640,10 +647,9 @@ PROFILES.update({
         deny_confirm_keys=[("Enter", False)],
         interrupted_screen=r"(?i)interrupted|aborted",
         conn_error_screen=r"(?i)error|unable to connect|ECONNREFUSED",
-        fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
-        error_quiet=30, error_max=200,
     ),
     "qwen": dict(
+        CHAT_TOOLS,
         setup=setup_qwen,
         # the input box comes first with the footer "⠋ Initializing..." for up to
         # 4 s more; a prompt typed then is queued ("Press ↑ to edit queued
@@ -654,9 +660,7 @@ PROFILES.update({
         approval_screen=r"Allow execution",
         question_screen=r"Enter: (Select|Confirm)|Space/Enter: Toggle",
         approve_keys=[("1", False)],
-        answer_keys=[("Enter", False)],
         exit_keys=[("/quit", True), ("Enter", False)],
-        submit_delay=0.6,
         dialog_screen=r"Allow execution|Apply this change\?|Do you want to proceed\?",
         dialog_approve_keys=[("Enter", False)],
         interrupted_screen=r"Request cancelled",
@@ -664,10 +668,9 @@ PROFILES.update({
         # under load the dialog comes up to 25 s after the tool call's stream end
         # (the tool box and a frozen spinner meanwhile)
         dialog_wait=90,
-        fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
-        error_quiet=30, error_max=200,
     ),
     "pi": dict(
+        CHAT_TOOLS,
         setup=setup_pi,
         # inline TUI (no alternate screen); ready = the footer's context gauge
         # "0.0%/128k (auto)" (the model name alone also matches the typed
@@ -677,16 +680,13 @@ PROFILES.update({
         approval_screen=r"(?!)",
         question_screen=r"(?!)",
         approve_keys=[("Enter", False)],
-        answer_keys=[("Enter", False)],
         exit_keys=[("/quit", True), ("Enter", False)],
-        submit_delay=0.6,
         sent_screen=r"to interrupt\)",
         interrupted_screen=r"Operation aborted|Aborted after",
         conn_error_screen=r"(?i)error|Connection",
-        fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
-        error_quiet=30, error_max=200,
     ),
     "grok": dict(
+        CHAT_TOOLS,
         setup=setup_grok,
         # Ink UI inline on the main screen; the footer under the input box
         # reads "⏸ auto-edit: off (shift + tab)  ≋ fake-model"
@@ -694,11 +694,9 @@ PROFILES.update({
         approval_screen=r"Do you want to proceed with this operation\?",
         question_screen=r"(?!)",  # no question tool
         approve_keys=[("Enter", False)],
-        answer_keys=[("Enter", False)],
         # "/exit" opens the command list and its Enter only picks the entry;
         # the bare word "exit" quits at once (its start-up hint)
         exit_keys=[("exit", True), ("Enter", False)],
-        submit_delay=0.6,
         sent_screen=r"esc to interrupt",
         dialog_screen=r"Do you want to proceed with this operation\?",
         dialog_approve_keys=[("Enter", False)],
@@ -706,10 +704,9 @@ PROFILES.update({
         deny_keys=[("Down", False), ("Down", False), ("Enter", False)],
         interrupted_screen=r"(?i)interrupted|cancelled|aborted",
         conn_error_screen=r"(?i)error",
-        fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
-        error_quiet=30, error_max=200,
     ),
     "continue": dict(
+        CHAT_TOOLS,
         setup=setup_continue,
         # inline Ink UI; the input box reads "Ask anything, @ for context, / for
         # slash commands, ! for shell mode" and the footer "◉ Continue CLI"
@@ -720,7 +717,6 @@ PROFILES.update({
         # choices "> Continue (tab)" / "Continue + don't ask again (shift+tab)" /
         # "No, and tell Continue what to do differently (esc)"
         approve_keys=[("Enter", False)],
-        answer_keys=[("Enter", False)],
         exit_keys=[("/exit", True), ("Enter", False)],
         # text and Enter in one burst do not submit (the box takes the burst
         # as a paste): the Enter comes well after the text
@@ -731,10 +727,9 @@ PROFILES.update({
         deny_keys=[("Escape", False)],
         interrupted_screen=r"(?i)interrupted|cancel",
         conn_error_screen=r"(?i)error",
-        fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
-        error_quiet=30, error_max=200,
     ),
     "kimi": dict(
+        CHAT_TOOLS,
         setup=setup_kimi,
         # prompt_toolkit UI inline: an input area between '── input ──' and a
         # rule, over the status line 'agent (fake-model ○)  ~/work … ctrl-x:
@@ -746,9 +741,7 @@ PROFILES.update({
         approval_screen=r"is requesting approval",
         question_screen=r"(?i)PostgreSQL",
         approve_keys=[("Enter", False)],
-        answer_keys=[("Enter", False)],
         exit_keys=[("/exit", True), ("Enter", False)],
-        submit_delay=0.6,
         sent_screen=r"(?i)esc|interrupt|thinking",
         dialog_screen=r"is requesting approval",
         dialog_approve_keys=[("Enter", False)],
@@ -757,10 +750,9 @@ PROFILES.update({
         # not a bare "error": the status line shows the case's folder
         # ('…/kimi-error_conn-…/work')
         conn_error_screen=r"Network connection failed|LLM provider error|Request timed out",
-        fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
-        error_quiet=30, error_max=200,
     ),
     "vibe": dict(
+        CHAT_TOOLS,
         setup=setup_vibe,
         # a '>' prompt between two rules (the upper one ends in the mode,
         # '─ accept edits ─'), the status line '<dir> [PID n] … 0/200k tokens (0%)'
@@ -770,17 +762,13 @@ PROFILES.update({
         approval_screen=r"Permission for the",
         question_screen=r"(?i)PostgreSQL",
         approve_keys=[("Enter", False)],
-        answer_keys=[("Enter", False)],
         exit_keys=[("/exit", True), ("Enter", False)],
-        submit_delay=0.6,
         sent_screen=r"(?i)esc|interrupt",
         dialog_screen=r"Permission for the",
         deny_keys=[("Escape", False)],
         dialog_approve_keys=[("Enter", False)],
         interrupted_screen=r"(?i)interrupted|cancel",
         conn_error_screen=r"(?i)connection (error|refused)|failed",
-        fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1"},
-        error_quiet=30, error_max=200,
     ),
 })
 
