@@ -153,24 +153,39 @@ mod tests {
 
     #[test]
     fn npm_sources() {
-        assert_eq!(
-            metadata_sources(
+        // (the file the process runs, the package, its package.json): a
+        // script in the package (Claude Code's cli.js; Grok CLI's and
+        // Continue CLI's `.bin` links resolve to their `dist/` scripts, and
+        // `grok --version` prints a constant, not the package's) or a
+        // native binary of a platform package beside it (Codex).
+        for (file, package, json) in [
+            (
                 "/opt/agents/node_modules/@anthropic-ai/claude-code/cli.js",
-                &keys(&["@anthropic-ai/claude-code"])
+                "@anthropic-ai/claude-code",
+                "/opt/agents/node_modules/@anthropic-ai/claude-code/package.json",
             ),
-            vec![MetadataSource::PackageJson(
-                "/opt/agents/node_modules/@anthropic-ai/claude-code/package.json".into()
-            )]
-        );
-        assert_eq!(
-            metadata_sources(
+            (
                 "/opt/agents/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/codex/codex",
-                &keys(&["@openai/codex"])
+                "@openai/codex",
+                "/opt/agents/node_modules/@openai/codex/package.json",
             ),
-            vec![MetadataSource::PackageJson(
-                "/opt/agents/node_modules/@openai/codex/package.json".into()
-            )]
-        );
+            (
+                "/opt/agent4/node_modules/@vibe-kit/grok-cli/dist/index.js",
+                "@vibe-kit/grok-cli",
+                "/opt/agent4/node_modules/@vibe-kit/grok-cli/package.json",
+            ),
+            (
+                "/opt/agent7/node_modules/@continuedev/cli/dist/cn.js",
+                "@continuedev/cli",
+                "/opt/agent7/node_modules/@continuedev/cli/package.json",
+            ),
+        ] {
+            assert_eq!(
+                metadata_sources(file, &keys(&[package])),
+                vec![MetadataSource::PackageJson(json.into())],
+                "{file}"
+            );
+        }
         // Kilo Code: the native binary its postinstall links into the CLI's
         // own package (`bin/.kilo`), and the launcher script beside it: the
         // package's package.json first (a `bin/` folder also offers a
@@ -187,27 +202,6 @@ mod tests {
                 "{path}"
             );
         }
-        // Grok CLI: `.bin/grok` resolves to the package's `dist/index.js`
-        // (its `grok --version` prints a constant, not the package's).
-        assert_eq!(
-            metadata_sources(
-                "/opt/agent4/node_modules/@vibe-kit/grok-cli/dist/index.js",
-                &keys(&["@vibe-kit/grok-cli"])
-            ),
-            vec![MetadataSource::PackageJson(
-                "/opt/agent4/node_modules/@vibe-kit/grok-cli/package.json".into()
-            )]
-        );
-        // Continue CLI: `.bin/cn` resolves to the package's `dist/cn.js`.
-        assert_eq!(
-            metadata_sources(
-                "/opt/agent7/node_modules/@continuedev/cli/dist/cn.js",
-                &keys(&["@continuedev/cli"])
-            ),
-            vec![MetadataSource::PackageJson(
-                "/opt/agent7/node_modules/@continuedev/cli/package.json".into()
-            )]
-        );
         // Nested node_modules: the nearest first.
         assert_eq!(
             metadata_sources(
