@@ -324,16 +324,20 @@ impl Session {
     /// styling escapes are kept. Works for panes in background tabs. zellij
     /// prints nothing (and no error) for a pane that does not exist, and
     /// nothing for plugin panes: use [`Session::viewport`](crate::Session::viewport)
-    /// for those.
+    /// for those. Asks again while the session seems busy (see
+    /// [`Session::patiently`]).
     pub fn dump_screen(&self, pane: PaneId, ansi: bool) -> Result<String> {
         let id = pane.to_string();
         let mut args = vec!["dump-screen", "--pane-id", id.as_str()];
         if ansi {
             args.push("--ansi");
         }
-        self.action(&args)
-            .map(|o| o.stdout)
-            .map_err(|e| pane_error(e, "dump-screen", pane))
+        // A read: asking again while the session seems busy cannot do
+        // anything twice. Empty is an answer (a pane that does not exist).
+        self.patiently(&args.join(" "), || {
+            self.action(&args).map(|o| Some(o.stdout))
+        })
+        .map_err(|e| pane_error(e, "dump-screen", pane))
     }
 
     /// Focuses the pane, switching to its tab, for the client that typed

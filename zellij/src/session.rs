@@ -167,7 +167,9 @@ impl Session {
         command: &str,
         mut ask: impl FnMut() -> Result<Option<T>>,
     ) -> Result<T> {
-        const PAUSES: [Duration; 2] = [Duration::from_millis(100), Duration::from_millis(400)];
+        // zellij's probe gives up on a session that does not answer at
+        // once; on a loaded 2-core machine that lasted past half a second.
+        const PAUSES: [Duration; 2] = [Duration::from_millis(200), Duration::from_millis(1000)];
         for pause in PAUSES.iter().map(Some).chain([None]) {
             match ask() {
                 Ok(Some(v)) => return Ok(v),
