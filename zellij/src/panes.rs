@@ -324,8 +324,8 @@ impl Session {
     /// styling escapes are kept. Works for panes in background tabs. zellij
     /// prints nothing (and no error) for a pane that does not exist, and
     /// nothing for plugin panes: use [`Session::viewport`](crate::Session::viewport)
-    /// for those. Asks again while the session seems busy (see
-    /// [`Session::patiently`]).
+    /// for those. Asks again while the session seems busy, as the queries
+    /// do.
     pub fn dump_screen(&self, pane: PaneId, ansi: bool) -> Result<String> {
         let id = pane.to_string();
         let mut args = vec!["dump-screen", "--pane-id", id.as_str()];
