@@ -427,12 +427,12 @@ TOOL_SEARCH_NAMES = ("tool_search", "ToolSearch")
 # tool names per step kind, first match wins (the agents name them differently)
 CHAT_TOOL_NAMES = {
     "tool": ["bash", "run_shell_command", "shell", "execute_command", "run_terminal_cmd", "Bash",
-             "exec", "execute", "terminal"],
+             "exec", "execute", "terminal", "run_commands"],
     "write": ["write", "write_file", "create_file", "Write", "write_to_file", "edit", "str_replace_editor",
-              "WriteFile"],
-    "fetch": ["webfetch", "web_fetch", "fetch", "WebFetch", "read_url", "url_fetch", "FetchURL"],
+              "WriteFile", "editor"],
+    "fetch": ["webfetch", "web_fetch", "fetch", "WebFetch", "read_url", "url_fetch", "FetchURL", "fetch_web_content"],
     "question": ["question", "ask_user", "ask_followup_question", "AskUserQuestion", "ask_user_question",
-                 "AskQuestion"],
+                 "AskQuestion", "ask_question"],
     "plan": ["exit_plan_mode", "ExitPlanMode", "plan_exit"],
 }
 
@@ -459,6 +459,7 @@ def chat_tool_call(step, tools):
         return False
     if kind == "tool":
         put(["command", "cmd", "commandLine"], step["command"])
+        put(["commands"], [step["command"]])  # Cline CLI 3: run_commands takes a list
         put(["description"], step.get("description", "Run a command"))
         put(["is_background"], bool(step.get("background")))
         if "requires_approval" in props:
@@ -466,11 +467,14 @@ def chat_tool_call(step, tools):
     elif kind == "write":
         path = workdir_path(step["path"])
         put(["filePath", "file_path", "path", "absolute_path"], path)
-        put(["content", "contents", "text", "file_text"], step["content"])
+        put(["content", "contents", "text", "file_text", "new_text"], step["content"])
         if name == "str_replace_editor":
             args["command"] = "create"
     elif kind == "fetch":
         put(["url", "urls"], fetch_url(step))
+        if "requests" in props:  # Cline CLI 3: fetch_web_content takes a list of {url, prompt}
+            args["requests"] = [{"url": fetch_url(step),
+                                 "prompt": "Summarize what this page says about the project."}]
         put(["prompt"], "Summarize what this page says about the project.")
         put(["format"], "text")
     elif kind == "question":

@@ -108,7 +108,8 @@ UNSUPPORTED = {
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 CORPUS = os.environ.get("ACC_CORPUS", os.path.join(REPO, "tests", "corpus"))
 CORPUS_FILES = ("labels.json", "meta.json", "pane.cast", "procs.jsonl")
-AGENTS = ["claude", "aider", "codex", "gemini", "opencode", "kilo", "qwen", "pi", "grok", "continue", "kimi", "vibe"]
+AGENTS = ["claude", "aider", "codex", "gemini", "opencode", "kilo", "qwen", "pi", "grok", "continue", "kimi", "vibe",
+          "cline"]
 # what `--via` can put between the pane's shell and the agent (see NOTES.md,
 # "Behind a wrapper"); the case is then named `<scenario>~<via>`.  tend-run
 # and tend-run-ssh put tend's own relay (`tend run --`) in front of the agent
@@ -476,6 +477,33 @@ def setup_continue(home, work, port, scenario):
     return env, "cn --config %s" % shlex.quote(config)
 
 
+def setup_cline(home, work, port, scenario):
+    """Cline CLI 3 (npm `cline`, a Bun-compiled binary from @cline/cli-linux-x64):
+    one `openai-compatible` provider on fakellm in ~/.cline/data/settings/
+    providers.json (what `cline auth -p openai-compatible -k … -m … -b …`
+    writes), telemetry and auto-update off and tool auto-approval off in
+    global-settings.json, the ClinePass notice marked as shown.  `cline -i`
+    starts the TUI, which starts a hub daemon (`cline --cline-hub-daemon`,
+    127.0.0.1, its own session) that outlives it; teardown kills it by
+    ACC_RUN_ID like other leftovers."""
+    d = os.path.join(home, ".cline", "data", "settings")
+    os.makedirs(d, exist_ok=True)
+    providers = {"version": 1, "lastUsedProvider": "openai-compatible", "modes": {}, "providers": {
+        "openai-compatible": {"settings": {
+            "provider": "openai-compatible", "apiKey": "sk-fake-cline", "model": "fake-model",
+            "baseUrl": "http://127.0.0.1:%d/v1" % port},
+            "updatedAt": "2026-12-05T10:00:00.000Z", "tokenSource": "manual"}}}
+    with open(os.path.join(d, "providers.json"), "w") as f:
+        json.dump(providers, f, indent=2)
+    with open(os.path.join(d, "global-settings.json"), "w") as f:
+        json.dump({"autoUpdateEnabled": False, "telemetryOptOut": True, "toolAutoApprove": False}, f, indent=2)
+    with open(os.path.join(d, "cli-notices.json"), "w") as f:
+        json.dump({"shown": {"cline-cli-cline-pass-intro": True}}, f, indent=2)
+    env = {"CLINE_NO_AUTO_UPDATE": "1", "CLINE_DISABLE_CLINE_PASS_NOTICE": "1", "DO_NOT_TRACK": "1",
+           "DISABLE_TELEMETRY": "1", "NO_UPDATE_NOTIFIER": "1"}
+    return env, "cline -i"
+
+
 def setup_kimi(home, work, port, scenario):
     """Kimi CLI (PyPI kimi-cli 1.51.0, the last release before the package
     became a stub that installs Kimi Code): one `openai_legacy` provider on
@@ -728,6 +756,26 @@ PROFILES.update({
         interrupted_screen=r"(?i)interrupted|cancel",
         conn_error_screen=r"(?i)error",
     ),
+    "cline": dict(
+        CHAT_TOOLS,
+        setup=setup_cline,
+        # full-screen TUI: the input box "❯ Ask anything..." between two rules,
+        # over "fake-model (100) $0.00 … ○ Plan ● Act (Tab)", the folder and
+        # "Auto-approve all disabled (Shift+Tab)"
+        ready=r"Auto-approve all (disabled|enabled)",
+        # "Cline needs permission" / "Approve tool call?" / the tool name / the
+        # command / "[y] Approve   [n] Deny"
+        approval_screen=r"Approve tool call\?",
+        question_screen=r"PostgreSQL",
+        approve_keys=[("y", False)],
+        exit_keys=[("/exit", True), ("Enter", False)],
+        dialog_screen=r"Approve tool call\?",
+        dialog_approve_keys=[("y", False)],
+        deny_keys=[("n", False)],
+        interrupted_screen=r"(?i)interrupt|abort|cancel",
+        conn_error_screen=r"(?i)error",
+        error_quiet=30, error_max=200,
+    ),
     "kimi": dict(
         CHAT_TOOLS,
         setup=setup_kimi,
@@ -804,7 +852,7 @@ def agent_version(agent):
                    "qwen": "@qwen-code/qwen-code",
                    # Pi moved to @earendil-works with 1.0 (the old name stopped at 0.73.1)
                    "pi": ("@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"),
-                   "grok": "@vibe-kit/grok-cli", "continue": "@continuedev/cli"}[agent]
+                   "grok": "@vibe-kit/grok-cli", "continue": "@continuedev/cli", "cline": "cline"}[agent]
             out = None
             for name in (pkg if isinstance(pkg, tuple) else (pkg,)):
                 path = os.path.join(AGENTS_DIR, "node_modules", name, "package.json")
