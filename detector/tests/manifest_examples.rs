@@ -114,6 +114,7 @@ fn actions_answer_their_rules_examples() {
         [
             "aider/approval",
             "claude/approval",
+            "cline/approval",
             "codex/approval",
             "continue/approval",
             "gemini/approval",

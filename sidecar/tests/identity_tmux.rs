@@ -657,11 +657,11 @@ fn real_agents_are_identified() {
     // Where the CLIs are installed: `TEND_AGENT_DIRS` (colon-separated),
     // else `AGENTS_DIR`, else the folders tools/agentlab/setup.sh fills (the first four
     // agents, then Pi, Qwen Code and OpenCode, then Kilo Code, then Grok CLI,
-    // then Continue CLI, Kimi CLI and Mistral Vibe).
+    // then Continue CLI, Kimi CLI and Mistral Vibe, then Cline CLI).
     let dirs: Vec<PathBuf> = std::env::var("TEND_AGENT_DIRS")
         .or_else(|_| std::env::var("AGENTS_DIR"))
         .unwrap_or_else(|_| {
-            "/opt/agents:/opt/agent2:/opt/agent3:/opt/agent4:/opt/agent7:/opt/agent9:/opt/agent0"
+            "/opt/agents:/opt/agent2:/opt/agent3:/opt/agent4:/opt/agent7:/opt/agent9:/opt/agent0:/opt/agent8"
                 .into()
         })
         .split(':')
@@ -701,6 +701,13 @@ fn real_agents_are_identified() {
         ("kimi", "venv/bin/kimi", None),
         // Mistral Vibe's launcher execs its Rust TUI, `vibe-rs`.
         ("vibe", "venv/bin/vibe", None),
+        // Cline CLI 3: a node wrapper that runs the Bun-compiled binary of
+        // @cline/cli-linux-x64 (same version) in the pane.
+        (
+            "cline",
+            "node_modules/.bin/cline",
+            Some("node_modules/@cline/cli-linux-x64/package.json"),
+        ),
     ];
     let mut ran = 0;
     for (agent, rel, package) in agents {

@@ -493,6 +493,7 @@ mod tests {
             ("continue", "1.5.47"),
             ("kimi", "1.51.0"),
             ("vibe", "3.0.2"),
+            ("cline", "3.0.65"),
         ] {
             assert_eq!(
                 reg.get(id).unwrap().verified_versions,
