@@ -774,7 +774,6 @@ PROFILES.update({
         deny_keys=[("n", False)],
         interrupted_screen=r"(?i)interrupt|abort|cancel",
         conn_error_screen=r"(?i)error",
-        error_quiet=30, error_max=200,
     ),
     "kimi": dict(
         CHAT_TOOLS,
