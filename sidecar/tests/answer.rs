@@ -155,6 +155,13 @@ fn vibe_dialog_answered_with_its_keys() {
     check_case("vibe", "approval@80x24", 6.5, 18.0, b"\x1b", b"\n");
 }
 
+/// Cline CLI's approval (recorded at 80x24): its own keys, 'n' denies and
+/// 'y' approves ('[y] Approve   [n] Deny').
+#[test]
+fn cline_dialog_answered_with_its_keys() {
+    check_case("cline", "approval@80x24", 5.5, 15.0, b"n", b"y");
+}
+
 #[test]
 fn a_pane_without_a_known_agent_is_refused() {
     let env = Env::new("answer-none");

@@ -42,7 +42,7 @@ struct Cli {
     exit: &'static str,
 }
 
-const CLIS: [Cli; 12] = [
+const CLIS: [Cli; 13] = [
     Cli {
         agent: "claude",
         rel: "node_modules/.bin/claude",
@@ -140,6 +140,16 @@ const CLIS: [Cli; 12] = [
         ready: "tokens (",
         exit: "/exit",
     },
+    // Cline CLI reads ~/.cline/data/settings (written by
+    // support::offline::configure); `-i` opens its TUI, whose bottom line is
+    // 'Auto-approve all disabled (Shift+Tab)'.
+    Cli {
+        agent: "cline",
+        rel: "node_modules/.bin/cline",
+        line: "cline -i",
+        ready: "Auto-approve all",
+        exit: "/exit",
+    },
 ];
 
 /// The pane under test and what its shell reports.
@@ -217,7 +227,8 @@ fn agent_dirs() -> Vec<PathBuf> {
     std::env::var("TEND_AGENT_DIRS")
         .or_else(|_| std::env::var("AGENTS_DIR"))
         .unwrap_or_else(|_| {
-            "/opt/agents:/opt/agent2:/opt/agent3:/opt/agent4:/opt/agent7:/opt/agent9:/opt/agent0"
+            "/opt/agents:/opt/agent2:/opt/agent3:/opt/agent4:/opt/agent7:/opt/agent9:/opt/agent0:\
+             /opt/agent8"
                 .into()
         })
         .split(':')

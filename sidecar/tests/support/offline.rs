@@ -205,6 +205,24 @@ enabled = false
              provider = \"fake\"\nalias = \"fake\"\n"
         ),
     );
+    // Cline CLI: one `openai-compatible` provider (what `cline auth -p
+    // openai-compatible` writes), auto-update and tool auto-approval off,
+    // its ClinePass notice already shown.
+    let cline = home.join(".cline/data/settings");
+    write(
+        &cline.join("providers.json"),
+        &format!(
+            r#"{{"version": 1, "lastUsedProvider": "openai-compatible", "modes": {{}}, "providers": {{"openai-compatible": {{"settings": {{"provider": "openai-compatible", "apiKey": "sk-cline-dummy", "model": "fake-model", "baseUrl": "{DEAD}/v1"}}, "updatedAt": "2026-12-05T10:00:00.000Z", "tokenSource": "manual"}}}}}}"#
+        ),
+    );
+    write(
+        &cline.join("global-settings.json"),
+        r#"{"autoUpdateEnabled": false, "telemetryOptOut": true, "toolAutoApprove": false}"#,
+    );
+    write(
+        &cline.join("cli-notices.json"),
+        r#"{"shown": {"cline-cli-cline-pass-intro": true}}"#,
+    );
 }
 
 /// The environment of the pane's shell: every CLI's keys, endpoints and
@@ -263,6 +281,8 @@ pub fn agent_env() -> Vec<(&'static str, String)> {
         ("CONTINUE_CLI_AUTO_UPDATED", "1".into()),
         ("KIMI_CLI_NO_AUTO_UPDATE", "1".into()),
         ("FAKE_VIBE_KEY", "sk-vibe-dummy".into()),
+        ("CLINE_NO_AUTO_UPDATE", "1".into()),
+        ("CLINE_DISABLE_CLINE_PASS_NOTICE", "1".into()),
         ("DO_NOT_TRACK", "1".into()),
         ("NO_UPDATE_NOTIFIER", "1".into()),
     ]
