@@ -40,6 +40,9 @@ struct Recording {
     expected: String,
     scenario: String,
     samples: Vec<ProcSample>,
+    /// The agent exits before the recording ends (its labels end in
+    /// `exited`): the `exit` scenario, and agents that quit on Ctrl-C.
+    ends_exited: bool,
     /// (time, shell prompt visible): from the screen snapshots where the
     /// recording keeps them, else from the labels (the shell's prompt is
     /// back once the agent has exited).
@@ -122,7 +125,12 @@ fn load(dir: &Path) -> Recording {
             }
         }
     }
+    let ends_exited = labels["timeline"]
+        .as_array()
+        .and_then(|t| t.last())
+        .is_some_and(|b| b["state"] == "exited");
     Recording {
+        ends_exited,
         name: dir
             .strip_prefix(dir.parent().and_then(Path::parent).unwrap_or(dir))
             .unwrap_or(dir)
@@ -217,7 +225,10 @@ fn every_sample_resolves_to_the_expected_agent() {
                     p.depth
                 );
             }
-            if has_agent_process(s) {
+            // A process caught mid-exec or mid-exit (its image not there)
+            // is excused: nothing names it yet, or any more.
+            let in_transition = s.procs.iter().any(|p| p.depth == 1 && p.exe.is_empty());
+            if has_agent_process(s) && !(in_transition && r.agent.is_none()) {
                 with_agent += 1;
                 resolved += usize::from(r.agent.is_some());
             }
@@ -229,8 +240,8 @@ fn every_sample_resolves_to_the_expected_agent() {
             checked += 1;
         }
         assert!(with_agent > 0, "{}: no sample shows the agent", rec.name);
-        // A process caught mid-exec or mid-exit may have no readable exe or
-        // argv; everything else resolves.
+        // A process caught mid-exec or mid-exit may have no readable argv
+        // either; everything else resolves.
         assert!(
             resolved * 100 >= with_agent * 95,
             "{}: only {resolved} of {with_agent} samples resolved",
@@ -297,7 +308,7 @@ fn hysteresis_commits_the_agent_and_drops_it_when_it_exits() {
             "{}: committed another agent: {changes:?}",
             rec.name
         );
-        if rec.scenario == "exit" {
+        if rec.scenario == "exit" || rec.ends_exited {
             let (_, last) = changes.last().expect("changes");
             assert_eq!(last.to, None, "{}: still committed after exit", rec.name);
             assert_eq!(last.reason, ChangeReason::ShellBack, "{}", rec.name);
@@ -346,7 +357,7 @@ fn process_tracker_sees_the_agent_alive_and_gone() {
             "{}: no CPU seen",
             rec.name
         );
-        if rec.scenario == "exit" {
+        if rec.scenario == "exit" || rec.ends_exited {
             assert!(
                 !obs.last().expect("obs").agent_alive,
                 "{}: alive after exit",
