@@ -166,8 +166,9 @@ pub struct StatusChanged {
     pub prev_state: Option<String>,
     /// Reason before.
     pub prev_reason: Option<String>,
-    /// Rule, `report/<lifecycle>` or `psp/<state>`.
-    pub rule: String,
+    /// Rule, `report/<lifecycle>` or `psp/<state>` (`null` for a remote
+    /// pane whose view has none).
+    pub rule: Option<String>,
     /// `screen`, `report` or `psp`.
     pub authority: String,
     /// The agent's own status text: `Some(None)` (`null`) when it gave

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::error::CliError;
-use crate::protocol::{Request, Response};
+use tend_protocol::{Envelope, Response};
 
 /// Sends one request and waits up to `timeout` for its response.
 pub fn call(
@@ -41,7 +41,7 @@ pub fn call_for(
         .set_read_timeout(timeout)
         .and_then(|_| stream.set_write_timeout(Some(Duration::from_secs(5))))
         .map_err(|e| CliError::new("io", format!("socket setup failed: {e}")))?;
-    let req = Request {
+    let req = Envelope {
         id: 1,
         method: method.to_owned(),
         params,
@@ -65,11 +65,8 @@ pub fn call_for(
             format!("the tend daemon sent something unreadable ({e}); is it the same version? Try `tend stop && tend start`"),
         )
     })?;
-    match (resp.result, resp.error) {
-        (_, Some(err)) => Err(CliError::new(leak_code(&err.code), err.message)),
-        (Some(v), None) => Ok(v),
-        (None, None) => Ok(Value::Null),
-    }
+    resp.into_result()
+        .map_err(|err| CliError::new(leak_code(err.code.as_str()), err.message))
 }
 
 /// Error codes are a small fixed set; map a received one onto it.

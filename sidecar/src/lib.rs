@@ -17,7 +17,6 @@ pub mod manifests;
 pub mod notify;
 pub mod paths;
 pub mod platform;
-pub mod protocol;
 pub mod remote;
 pub mod sampler;
 pub mod tap;

@@ -31,12 +31,12 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::time::Duration;
 
-use serde_json::Value;
 #[cfg(any(test, not(target_os = "macos")))]
 use tend_attention::notify::Urgency;
 use tend_attention::notify::{Happening, Notification, Notifier, StatusChange, TimeOfDay};
 use tend_attention::Band;
 use tend_detector::{Reason, State};
+use tend_protocol::{BusEvent, ReleaseReason};
 use tend_tmux::Server;
 use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
@@ -59,7 +59,7 @@ const QUEUE: usize = 32;
 /// `server`: the tmux server whose clients show messages (`None` under
 /// zellij, which has no such message: the desktop shows them alone).
 pub async fn run(
-    mut bus: broadcast::Receiver<Value>,
+    mut bus: broadcast::Receiver<BusEvent>,
     cfg: NotificationsConfig,
     server: Option<Server>,
 ) {
@@ -105,47 +105,48 @@ pub fn time_of_day() -> TimeOfDay {
 
 /// Reads one bus event as something the notifier knows; `None` for the
 /// events it does not care about.
-pub fn happening(v: &Value) -> Option<Happening> {
-    let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
-    let pane = text("pane")?;
-    match v.get("event").and_then(Value::as_str)? {
-        "pane.agent_status_changed" => {
-            let state = |k: &str| v.get(k).and_then(Value::as_str).and_then(State::parse);
-            let reason = |k: &str| v.get(k).and_then(Value::as_str).and_then(Reason::parse);
-            let band = |k: &str| {
-                v.get(k)
-                    .and_then(|b| serde_json::from_value::<Band>(b.clone()).ok())
+pub fn happening(ev: &BusEvent) -> Option<Happening> {
+    match ev {
+        BusEvent::StatusChanged(c) => {
+            let state = |s: &Option<String>| s.as_deref().and_then(State::parse);
+            let reason = |r: &Option<String>| r.as_deref().and_then(Reason::parse);
+            let band = |b: &Option<String>| {
+                b.as_ref().and_then(|b| {
+                    serde_json::from_value::<Band>(serde_json::Value::String(b.clone())).ok()
+                })
             };
             Some(Happening::Status(StatusChange {
-                pane,
-                name: text("name").or_else(|| text("agent")),
-                session: text("session"),
-                focused: v.get("focused").and_then(Value::as_bool).unwrap_or(false),
-                state: state("state"),
-                reason: reason("reason"),
-                band: band("band"),
-                prev_state: state("prev_state"),
-                prev_reason: reason("prev_reason"),
-                prev_band: band("prev_band"),
-                message: text("message"),
+                pane: c.pane.clone(),
+                name: c.name.clone().or_else(|| c.agent.clone()),
+                session: Some(c.session.clone()),
+                focused: c.focused,
+                state: state(&c.state),
+                reason: reason(&c.reason),
+                band: band(&c.band),
+                prev_state: state(&c.prev_state),
+                prev_reason: reason(&c.prev_reason),
+                prev_band: band(&c.prev_band),
+                message: c.message.clone().flatten(),
             }))
         }
-        "park.released" => {
-            let why = text("reason").unwrap_or_default();
-            Some(Happening::ParkReleased {
-                pane,
-                gate: text("gate").unwrap_or_default(),
-                note: text("note").unwrap_or_default(),
-                gate_gone: matches!(why.as_str(), "GateGone" | "gate_gone"),
-            })
-        }
-        "pane.report_changed" if v.get("to").and_then(Value::as_str) == Some("gone") => {
-            Some(Happening::Gone {
-                pane,
-                notify: v.get("notify").and_then(Value::as_bool).unwrap_or(false),
-            })
-        }
-        "pane.closed" => Some(Happening::Closed { pane }),
+        BusEvent::ParkReleased {
+            pane,
+            gate,
+            note,
+            reason,
+        } => Some(Happening::ParkReleased {
+            pane: pane.clone(),
+            gate: gate.clone(),
+            note: note.clone(),
+            gate_gone: *reason == ReleaseReason::GateGone,
+        }),
+        BusEvent::ReportChanged {
+            pane, to, notify, ..
+        } if to == "gone" => Some(Happening::Gone {
+            pane: pane.clone(),
+            notify: *notify,
+        }),
+        BusEvent::Closed { pane, .. } => Some(Happening::Closed { pane: pane.clone() }),
         _ => None,
     }
 }
@@ -482,7 +483,7 @@ pub fn osc_sequences(format: OscFormat, termname: &str, n: &Notification) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use tend_protocol::StatusChanged;
 
     fn note(title: &str, body: &str) -> Notification {
         Notification {
@@ -495,12 +496,21 @@ mod tests {
 
     #[test]
     fn events_become_happenings() {
-        let v = json!({
-            "event": "pane.agent_status_changed", "pane": "%3", "agent": "claude",
-            "name": "Claude", "session": "main", "window": "@1", "focused": false,
-            "state": "waiting", "reason": "approval", "band": "waiting",
-            "prev_band": "working", "prev_state": "working", "prev_reason": null,
-            "quiet": false, "at": 1.0
+        let changed = |c: StatusChanged| BusEvent::StatusChanged(Box::new(c));
+        let word = |w: &str| Some(w.to_owned());
+        let v = changed(StatusChanged {
+            pane: "%3".into(),
+            agent: word("claude"),
+            name: word("Claude"),
+            session: "main".into(),
+            window: "@1".into(),
+            state: word("waiting"),
+            reason: word("approval"),
+            band: word("waiting"),
+            prev_band: word("working"),
+            prev_state: word("working"),
+            at: 1.0,
+            ..StatusChanged::default()
         });
         let Some(Happening::Status(s)) = happening(&v) else {
             panic!("not a status: {:?}", happening(&v));
@@ -512,8 +522,13 @@ mod tests {
         assert_eq!(s.prev_band, Some(Band::Working));
         assert_eq!(s.session.as_deref(), Some("main"));
         // No display name: the agent id stands in.
-        let v = json!({"event": "pane.agent_status_changed", "pane": "%3", "agent": "codex",
-            "name": null, "state": "completed", "band": "ready_for_review"});
+        let v = changed(StatusChanged {
+            pane: "%3".into(),
+            agent: word("codex"),
+            state: word("completed"),
+            band: word("ready_for_review"),
+            ..StatusChanged::default()
+        });
         let Some(Happening::Status(s)) = happening(&v) else {
             panic!()
         };
@@ -521,10 +536,12 @@ mod tests {
         assert_eq!(s.band, Some(Band::ReadyForReview));
 
         assert_eq!(
-            happening(
-                &json!({"event": "park.released", "pane": "%3", "gate": "%5",
-                "note": "n", "reason": "GateGone"})
-            ),
+            happening(&BusEvent::ParkReleased {
+                pane: "%3".into(),
+                gate: "%5".into(),
+                note: "n".into(),
+                reason: ReleaseReason::GateGone,
+            }),
             Some(Happening::ParkReleased {
                 pane: "%3".into(),
                 gate: "%5".into(),
@@ -532,25 +549,33 @@ mod tests {
                 gate_gone: true
             })
         );
+        let report = |to: &str, notify: bool| BusEvent::ReportChanged {
+            pane: "%3".into(),
+            from: "working".into(),
+            to: to.into(),
+            notify,
+        };
         assert_eq!(
-            happening(&json!({"event": "pane.report_changed", "pane": "%3",
-                "from": "working", "to": "gone", "notify": true})),
+            happening(&report("gone", true)),
             Some(Happening::Gone {
                 pane: "%3".into(),
                 notify: true
             })
         );
+        assert_eq!(happening(&report("quiet", false)), None);
         assert_eq!(
-            happening(&json!({"event": "pane.report_changed", "pane": "%3",
-                "from": "working", "to": "quiet", "notify": false})),
-            None
-        );
-        assert_eq!(
-            happening(&json!({"event": "pane.closed", "pane": "%3"})),
+            happening(&BusEvent::Closed {
+                pane: "%3".into(),
+                host: None,
+                agent: None,
+            }),
             Some(Happening::Closed { pane: "%3".into() })
         );
-        assert_eq!(happening(&json!({"event": "pane.agent_detected"})), None);
-        assert_eq!(happening(&json!("garbage")), None);
+        let detected = BusEvent::AgentDetected {
+            pane: "%3".into(),
+            agent: "claude".into(),
+        };
+        assert_eq!(happening(&detected), None);
     }
 
     #[test]

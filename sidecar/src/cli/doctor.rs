@@ -10,7 +10,7 @@ use serde_json::json;
 use super::target::{ServerArgs, Target};
 use crate::client;
 use crate::error::CliError;
-use crate::protocol::PaneView;
+use tend_protocol::PaneView;
 
 /// Arguments of `tend doctor`.
 #[derive(Debug, Args)]
@@ -132,7 +132,7 @@ pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Resul
                 running = true;
                 checks.push(Check {
                     name: "daemon",
-                    ok: p["protocol"] == crate::protocol::PROTOCOL_VERSION,
+                    ok: p["protocol"] == tend_protocol::PROTOCOL_VERSION,
                     detail: format!("running, pid {}, protocol {}", p["pid"], p["protocol"]),
                 });
                 if let Ok(v) =

@@ -15,7 +15,7 @@ use tend_tmux::MenuItem;
 use super::target::ServerArgs;
 use crate::client;
 use crate::error::CliError;
-use crate::protocol::PaneView;
+use tend_protocol::PaneView;
 
 /// Arguments of `tend tap`.
 #[derive(Debug, Args)]

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::target::{ServerArgs, Target};
 use crate::client;
 use crate::error::CliError;
-use crate::protocol::PaneView;
+use tend_protocol::PaneView;
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 

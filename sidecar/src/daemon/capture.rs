@@ -10,7 +10,8 @@ use tend_detector::State;
 use tend_tmux::PaneId;
 
 use super::core::{Core, PaneEntry};
-use crate::protocol::Response;
+use tend_protocol::reply::Captured;
+use tend_protocol::{Error, ErrorCode};
 
 impl Core {
     /// Since when a pane's screen has gone unrecognised (Unix time): its
@@ -27,15 +28,14 @@ impl Core {
     }
 
     /// The files of a capture of `pane`, as text by file name.
-    pub(crate) fn capture(&self, pane: PaneId) -> Result<Value, Response> {
+    pub(crate) fn capture(&self, pane: PaneId) -> Result<Captured, Error> {
         let p = &self.panes[&pane];
         let now = self.now();
         let status = p.det.status();
         let pane = self.mux.name(pane);
         let Some(agent) = status.agent.clone() else {
-            return Err(Response::err(
-                0,
-                "no_agent",
+            return Err(Error::new(
+                ErrorCode::NoAgent,
                 format!(
                     "{pane} runs no agent tend knows, so there is no state to get right; \
                      start the agent in it (or declare it with TEND_AGENT=<id>) and capture again"
@@ -47,9 +47,8 @@ impl Core {
             self.unix_at(p.tape.start()),
             &format!("tend capture {pane}"),
         ) else {
-            return Err(Response::err(
-                0,
-                "not_seeded",
+            return Err(Error::new(
+                ErrorCode::NotSeeded,
                 format!("tend has not read {pane}'s screen yet; try again in a moment"),
             ));
         };
@@ -123,22 +122,23 @@ impl Core {
             ],
         });
         let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default() + "\n";
-        Ok(json!({
-            "pane": pane,
-            "agent": agent,
-            "state": state,
-            "reason": reason,
-            "size": format!("{cols}x{rows}"),
-            "seconds": rel(now),
-            "wraps": rec.wraps,
-            "files": {
-                "pane.cast": rec.cast,
-                "snapshots.jsonl": snapshot.to_string() + "\n",
-                "procs.jsonl": procs,
-                "labels.json": pretty(&labels),
-                "meta.json": pretty(&meta),
-            },
-        }))
+        let files = [
+            ("pane.cast", rec.cast),
+            ("snapshots.jsonl", snapshot.to_string() + "\n"),
+            ("procs.jsonl", procs),
+            ("labels.json", pretty(&labels)),
+            ("meta.json", pretty(&meta)),
+        ];
+        Ok(Captured {
+            pane,
+            agent,
+            state: state.map(str::to_owned),
+            reason: reason.map(str::to_owned),
+            size: format!("{cols}x{rows}"),
+            seconds: rel(now),
+            wraps: rec.wraps,
+            files: files.map(|(name, text)| (name.to_owned(), text)).into(),
+        })
     }
 }
 

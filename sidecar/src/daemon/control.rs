@@ -5,24 +5,19 @@
 
 use std::time::Duration;
 
-use serde_json::{json, Value};
 use tend_attention as attention;
 use tend_attention::park::SnoozeFor;
 use tend_attention::report::Report;
 use tend_detector::{Reason, State};
+use tend_protocol::reply::{self, Reply};
+use tend_protocol::{params, BusEvent, Error, ErrorCode, PaneView, Request, TaskView};
 use tend_tmux::PaneId;
-use tokio::sync::oneshot::Sender;
 
-use super::core::{Core, PaneEntry};
+use super::core::{Core, PaneEntry, ReplyTx};
 use super::worker::Job;
-use crate::protocol::{PaneView, Request, Response};
 
-fn text<'a>(params: &'a Value, key: &str) -> Option<&'a str> {
-    params.get(key).and_then(Value::as_str)
-}
-
-fn task_view(t: &tend_attention::report::Task) -> crate::protocol::TaskView {
-    crate::protocol::TaskView {
+fn task_view(t: &tend_attention::report::Task) -> TaskView {
+    TaskView {
         id: t.id.clone(),
         state: t.state.to_owned(),
         kind: t.kind.map(str::to_owned),
@@ -31,6 +26,20 @@ fn task_view(t: &tend_attention::report::Task) -> crate::protocol::TaskView {
         progress: t.progress,
         live: t.live,
     }
+}
+
+/// A stop flag as the protocol shows it.
+fn stop_flag(f: &tend_attention::stopflag::StopFlag) -> reply::StopFlag {
+    reply::StopFlag {
+        reason: f.reason.clone(),
+        set_by: f.set_by.clone(),
+        set_at: f.set_at,
+        read_at: f.read_at,
+    }
+}
+
+fn refuse(code: ErrorCode, message: impl Into<String>) -> Error {
+    Error::new(code, message)
 }
 
 impl Core {
@@ -102,16 +111,14 @@ impl Core {
         }
     }
 
-    fn pane_param(&self, params: &Value) -> Result<PaneId, Response> {
-        let raw = text(params, "pane").unwrap_or_default();
+    fn pane_param(&self, raw: &str) -> Result<PaneId, Error> {
         if let Some((host, pane)) = crate::remote::split_id(raw) {
             let dest = self
                 .links
                 .get(host)
                 .map_or(host.to_owned(), |l| l.cfg.dest.clone());
-            return Err(Response::err(
-                0,
-                "remote_pane",
+            return Err(refuse(
+                ErrorCode::RemotePane,
                 format!(
                     "{raw} is on remote {host}: only list, get, next and jump reach it from here; \
                      run the command there (ssh {dest} tend … {pane})"
@@ -119,9 +126,8 @@ impl Core {
             ));
         }
         let id = self.mux.parse(raw).ok_or_else(|| {
-            Response::err(
-                0,
-                "bad_request",
+            refuse(
+                ErrorCode::BadRequest,
                 format!(
                     "`{raw}` is not a {} pane id like {}",
                     self.mux.word(),
@@ -130,9 +136,8 @@ impl Core {
             )
         })?;
         if !self.panes.contains_key(&id) {
-            return Err(Response::err(
-                0,
-                "unknown_pane",
+            return Err(refuse(
+                ErrorCode::UnknownPane,
                 format!(
                     "no pane {} on {} (see `tend list`)",
                     self.mux.name(id),
@@ -145,55 +150,334 @@ impl Core {
 
     /// How much longer the pane's current state must last before keys may
     /// go to its dialog (see [`settle_left`]).
-    fn dialog_settle(
-        &self,
-        pane: PaneId,
-        manifest: &tend_detector::Manifest,
-    ) -> std::time::Duration {
+    fn dialog_settle(&self, pane: PaneId, manifest: &tend_detector::Manifest) -> Duration {
         let Some(settle) = manifest.actions.as_ref().map(|a| a.settle) else {
-            return std::time::Duration::ZERO;
+            return Duration::ZERO;
         };
         let Some(p) = self.panes.get(&pane) else {
-            return std::time::Duration::ZERO;
+            return Duration::ZERO;
         };
         settle_left(settle, p.eff_since, self.unix_at(self.now()))
+    }
+
+    /// Answers `req`, now or later through the backend thread (`read`,
+    /// `answer`).
+    pub(crate) fn control(&mut self, req: Request, reply: ReplyTx) {
+        let answer = match req {
+            Request::Read(p) => match self.read(&p) {
+                Ok((pane, lines)) => {
+                    self.job(Job::Read { pane, lines, reply });
+                    return;
+                }
+                Err(e) => Err(e),
+            },
+            Request::Answer(p) => match self.answer_job(&p) {
+                Ok(AnswerJob {
+                    pane,
+                    manifest,
+                    action,
+                    send,
+                }) => {
+                    let wait = if send {
+                        self.dialog_settle(pane, &manifest)
+                    } else {
+                        Duration::ZERO
+                    };
+                    self.job(Job::Answer {
+                        pane,
+                        manifest,
+                        action,
+                        send,
+                        wait,
+                        reply,
+                    });
+                    return;
+                }
+                Err(e) => Err(e),
+            },
+            other => self.answer(other),
+        };
+        let _ = reply.send(answer);
+    }
+
+    /// Answers every request the table answers at once.
+    fn answer(&mut self, req: Request) -> Result<Reply, Error> {
+        match req {
+            Request::Ping(_) => Ok(reply::Pong {
+                protocol: tend_protocol::PROTOCOL_VERSION,
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+                pid: std::process::id(),
+                panes: self.panes.len(),
+                backend: self.mux.word().to_owned(),
+            }
+            .into()),
+            Request::List(_) => {
+                let mut views: Vec<PaneView> = self.panes.values().map(|p| self.view(p)).collect();
+                views.extend(self.remote_views());
+                Ok(views.into())
+            }
+            Request::Get(p) if crate::remote::split_id(&p.pane).is_some() => {
+                let id = p.pane;
+                let view = self
+                    .remote_views()
+                    .into_iter()
+                    .find(|v| v.pane == id)
+                    .ok_or_else(|| {
+                        refuse(
+                            ErrorCode::UnknownPane,
+                            format!(
+                                "no pane {id} (see `tend list`; `tend remote list` for the link)"
+                            ),
+                        )
+                    })?;
+                Ok(view.into())
+            }
+            Request::Get(p) => {
+                let pane = self.pane_param(&p.pane)?;
+                Ok(self.view(&self.panes[&pane]).into())
+            }
+            Request::Remotes(_) => Ok(self.remote_links().into()),
+            Request::RemotesReload(_) => {
+                let remotes = self
+                    .reload_remotes()
+                    .map_err(|e| refuse(ErrorCode::BadConfig, e))?;
+                Ok(reply::Reloaded { remotes }.into())
+            }
+            Request::Goto(p) => {
+                self.goto(&p.pane, p.client)?;
+                Ok(reply::Moved { pane: p.pane }.into())
+            }
+            Request::Status(_) => Ok(self.overview().into()),
+            Request::Next(p) => self.next(p).map(Reply::from),
+            Request::Capture(p) => {
+                let pane = self.pane_param(&p.pane)?;
+                self.capture(pane).map(Reply::from)
+            }
+            Request::Explain(p) => {
+                let pane = self.pane_param(&p.pane)?;
+                Ok(self.explain(pane).into())
+            }
+            Request::Stop(_) => {
+                self.stopping = true;
+                Ok(reply::Stopping { stopping: true }.into())
+            }
+            Request::Poke(_) => {
+                self.reconcile();
+                Ok(reply::Empty {}.into())
+            }
+            Request::Report(p) => self.report(p).map(Reply::from),
+            Request::Release(p) => {
+                let pane = self.pane_param(&p.pane)?;
+                let released = self.book.release(&self.mux.name(pane)).is_some();
+                self.dirty(pane);
+                Ok(reply::Released { released }.into())
+            }
+            Request::ReportMetadata(p) => {
+                let pane = self.pane_param(&p.pane)?;
+                let label = p.label.filter(|l| !l.is_empty());
+                self.book.set_label(&self.mux.name(pane), label.as_deref());
+                self.dirty(pane);
+                Ok(reply::Labelled { label }.into())
+            }
+            Request::StopRequest(p) => {
+                let pane = self.pane_param(&p.pane)?;
+                let by = p.by.as_deref().unwrap_or("user");
+                let now = self.unix();
+                let old = self
+                    .flags
+                    .request(&self.mux.name(pane), &p.reason, by, now)
+                    .map_err(|e| refuse(ErrorCode::BadRequest, e.to_string()))?;
+                self.dirty(pane);
+                let _ = self.bus.send(BusEvent::StopRequested {
+                    pane: self.mux.name(pane),
+                    reason: p.reason,
+                });
+                Ok(reply::FlagSet {
+                    replaced: old.is_some(),
+                }
+                .into())
+            }
+            Request::Inbox(p) => {
+                let pane = self.pane_param(&p.pane)?;
+                let now = self.unix();
+                let (flag, event) = self.flags.inbox(&self.mux.name(pane), now);
+                let stop = flag.map(stop_flag);
+                if event.is_some() {
+                    self.dirty(pane);
+                }
+                Ok(reply::Flags { stop }.into())
+            }
+            Request::Ack(p) => {
+                let pane = self.pane_param(&p.pane)?;
+                let now = self.unix();
+                let ev = self
+                    .flags
+                    .ack(&self.mux.name(pane), now)
+                    .map_err(|e| refuse(ErrorCode::NoFlag, e.to_string()))?;
+                self.dirty(pane);
+                Ok(reply::Acknowledged(format!("{ev:?}")).into())
+            }
+            Request::Park(p) => self.park(p).map(Reply::from),
+            Request::Unpark(p) => {
+                let pane = self.pane_param(&p.pane)?;
+                let unparked = self.parks.unpark(&self.mux.name(pane)).is_some();
+                self.dirty(pane);
+                Ok(reply::Unparked { unparked }.into())
+            }
+            Request::Snooze(p) => {
+                let pane = self.pane_param(&p.pane)?;
+                let length = SnoozeFor::parse(p.length.as_deref().unwrap_or("30m"))
+                    .map_err(|e| refuse(ErrorCode::BadRequest, e.to_string()))?;
+                let now = self.unix();
+                self.parks.snooze(&self.mux.name(pane), length, now);
+                self.dirty(pane);
+                let until = self.parks.marks(&self.mux.name(pane), now).until;
+                Ok(reply::Snoozed {
+                    snoozed: self.mux.name(pane),
+                    until,
+                }
+                .into())
+            }
+            Request::Unsnooze(p) => {
+                let pane = self.pane_param(&p.pane)?;
+                let unsnoozed = self.parks.unsnooze(&self.mux.name(pane)).is_some();
+                self.dirty(pane);
+                Ok(reply::Unsnoozed { unsnoozed }.into())
+            }
+            Request::Prompt(p) => self.prompt(p).map(Reply::from),
+            Request::SendKeys(p) => {
+                let pane = self.pane_param(&p.pane)?;
+                if p.keys.is_empty() {
+                    return Err(refuse(
+                        ErrorCode::BadRequest,
+                        "send_keys needs {\"keys\": [\"C-c\", ...]}",
+                    ));
+                }
+                self.job(Job::SendKeys { pane, keys: p.keys });
+                Ok(reply::Sent { sent: true }.into())
+            }
+            // Handed to the backend thread by `control`.
+            Request::Read(_) | Request::Answer(_) => {
+                Err(refuse(ErrorCode::BadRequest, "malformed request"))
+            }
+            // The connection answers these itself (see `ipc`).
+            Request::Events(_) | Request::Guard(_) | Request::Wait(_) => Err(refuse(
+                ErrorCode::UnknownMethod,
+                format!("unknown method `{}`", req.method()),
+            )),
+        }
+    }
+
+    /// `status`: the summary sentence and its counts.
+    fn overview(&self) -> reply::Overview {
+        let rows = self.rows();
+        let remote = self.remote_rows();
+        let bands = crate::daemon::publish::bands(&rows, &remote);
+        let (needs, quiet) = crate::daemon::publish::demands_and_quiet(&bands);
+        let agents = rows.iter().filter(|r| r.agent.is_some()).count() + remote.rows.len();
+        reply::Overview {
+            agents,
+            needs,
+            quiet,
+            summary: super::publish::summary_with_remotes(needs, quiet, &remote),
+        }
+    }
+
+    /// `explain`: the pane's view, the detector's explanation, the identity
+    /// evidence, the screen, and who decides.
+    fn explain(&self, pane: PaneId) -> tend_protocol::explain::Explained {
+        use tend_protocol::explain::{Authority, Document, Explained, ScreenReading};
+        let e = &self.panes[&pane];
+        let view = self.view(e);
+        let version_warning = match (&view.agent, &view.version) {
+            (Some(a), Some(v)) => self
+                .registry
+                .get(a)
+                .and_then(|m| m.version_warning(v, &view.pane)),
+            _ => None,
+        };
+        let verified_versions = view
+            .agent
+            .as_deref()
+            .and_then(|a| self.registry.get(a))
+            .map(|m| m.verified_versions.clone());
+        // Who decides, and what the screen alone reads.
+        let screen = e.det.status();
+        let state = screen.state.map(|s| s.as_str().to_owned());
+        let reason = screen.reason.map(|r| r.as_str().to_owned());
+        let screen_agrees = state == view.state && reason == view.reason;
+        let authority = Authority {
+            holder: view.authority.clone(),
+            screen: ScreenReading {
+                state,
+                reason,
+                rule: screen.rule,
+            },
+            screen_agrees,
+            // `tend run` answers the program's OSC 7501 query here: its
+            // reports count.
+            relay: e.watch.relay(),
+        };
+        Explained {
+            version_warning,
+            verified_versions,
+            pane: view,
+            explain: Document::new(&e.det.explain()),
+            identity: Document::new(&e.watch.evidence()),
+            tap: self.tap_word(e).to_owned(),
+            screen: e.det.screen().rows(),
+            report: serde_json::to_value(self.book.reporter(&self.mux.name(pane)))
+                .unwrap_or_default(),
+            authority,
+        }
+    }
+
+    /// `read`: the pane and how many lines, unless more than the screen of
+    /// a busy agent on the alternate screen is asked for.
+    fn read(&self, p: &params::Read) -> Result<(PaneId, Option<u32>), Error> {
+        let pane = self.pane_param(&p.pane)?;
+        let lines = p.lines.unwrap_or(0);
+        let e = &self.panes[&pane];
+        let (rows, _) = e.det.screen().size();
+        let idle = matches!(
+            e.eff.as_ref().and_then(|v| v.state),
+            Some(State::Idle | State::Completed) | None
+        );
+        if lines > u64::from(rows) && e.info.alternate_on && !idle {
+            return Err(refuse(
+                ErrorCode::AgentNotIdle,
+                format!(
+                    "{} draws on the alternate screen and is not idle: reading more than its {rows} visible \
+                     lines would page through its own scroll UI. Wait until it is idle, or ask it to write the \
+                     output to a file",
+                    self.mux.name(pane)
+                ),
+            ));
+        }
+        Ok((pane, p.lines.map(|n| n.min(100_000) as u32)))
     }
 
     /// What an `answer` request needs: the pane's agent manifest (with
     /// `[actions]`), the action, and whether to send (`dry_run` only
     /// reports the dialog and keys, for the picker).
-    fn answer_job(
-        &self,
-        pane: PaneId,
-        p: &Value,
-    ) -> Result<
-        (
-            std::sync::Arc<tend_detector::Manifest>,
-            tend_detector::answer::Action,
-            bool,
-        ),
-        Response,
-    > {
-        let word = text(p, "action").unwrap_or_default();
+    fn answer_job(&self, p: &params::Answer) -> Result<AnswerJob, Error> {
+        let pane = self.pane_param(&p.pane)?;
         let name = self.mux.name(pane);
-        let action = tend_detector::answer::Action::parse(word).ok_or_else(|| {
-            Response::err(
-                0,
-                "bad_request",
-                format!("action `{word}` is not approve or deny"),
+        let action = tend_detector::answer::Action::parse(&p.action).ok_or_else(|| {
+            refuse(
+                ErrorCode::BadRequest,
+                format!("action `{}` is not approve or deny", p.action),
             )
         })?;
         let Some(manifest) = self.panes[&pane].det.manifest().cloned() else {
-            return Err(Response::err(
-                0,
-                "no_agent",
+            return Err(refuse(
+                ErrorCode::NoAgent,
                 format!("{name} runs no agent tend knows; nothing was sent"),
             ));
         };
         if manifest.actions.is_none() {
-            return Err(Response::err(
-                0,
-                "no_actions",
+            return Err(refuse(
+                ErrorCode::NoActions,
                 format!(
                     "{name}: tend does not know the keys of {}'s approval dialog (its manifest has no \
                      [actions] table); answer it in its pane",
@@ -201,345 +485,12 @@ impl Core {
                 ),
             ));
         }
-        let send = !p.get("dry_run").and_then(Value::as_bool).unwrap_or(false);
-        Ok((manifest, action, send))
-    }
-
-    /// Answers `req`, now or later through the worker.
-    pub(crate) fn control(&mut self, req: Request, reply: Sender<Response>) {
-        let id = req.id;
-        let r = match self.answer(&req) {
-            Ok(Some(v)) => Response::ok(id, v),
-            Ok(None) => {
-                // Deferred: `read` goes through the worker.
-                if let (Ok(pane), "read") = (self.pane_param(&req.params), req.method.as_str()) {
-                    let lines = req
-                        .params
-                        .get("lines")
-                        .and_then(Value::as_u64)
-                        .map(|n| n.min(100_000) as u32);
-                    self.job(Job::Read {
-                        id,
-                        pane,
-                        lines,
-                        reply,
-                    });
-                    return;
-                }
-                if let (Ok(pane), "answer") = (self.pane_param(&req.params), req.method.as_str()) {
-                    match self.answer_job(pane, &req.params) {
-                        Ok((manifest, action, send)) => {
-                            let wait = if send {
-                                self.dialog_settle(pane, &manifest)
-                            } else {
-                                std::time::Duration::ZERO
-                            };
-                            self.job(Job::Answer {
-                                id,
-                                pane,
-                                manifest,
-                                action,
-                                send,
-                                wait,
-                                reply,
-                            });
-                            return;
-                        }
-                        Err(e) => {
-                            let _ = reply.send(Response { id, ..e });
-                            return;
-                        }
-                    }
-                }
-                Response::err(id, "bad_request", "malformed request")
-            }
-            Err(e) => Response { id, ..e },
-        };
-        let _ = reply.send(r);
-    }
-
-    fn answer(&mut self, req: &Request) -> Result<Option<Value>, Response> {
-        let p = &req.params;
-        match req.method.as_str() {
-            "ping" => Ok(Some(json!({
-                "protocol": crate::protocol::PROTOCOL_VERSION,
-                "version": env!("CARGO_PKG_VERSION"),
-                "pid": std::process::id(),
-                "panes": self.panes.len(),
-                "backend": self.mux.word(),
-            }))),
-            "list" => {
-                let mut views: Vec<PaneView> = self.panes.values().map(|p| self.view(p)).collect();
-                views.extend(self.remote_views());
-                Ok(Some(serde_json::to_value(views).unwrap_or(Value::Null)))
-            }
-            "get" if text(p, "pane").and_then(crate::remote::split_id).is_some() => {
-                let id = text(p, "pane").unwrap_or_default();
-                let v = self
-                    .remote_views()
-                    .into_iter()
-                    .find(|v| v.pane == id)
-                    .ok_or_else(|| {
-                        Response::err(
-                            0,
-                            "unknown_pane",
-                            format!(
-                                "no pane {id} (see `tend list`; `tend remote list` for the link)"
-                            ),
-                        )
-                    })?;
-                Ok(Some(serde_json::to_value(v).unwrap_or(Value::Null)))
-            }
-            "remotes" => Ok(Some(self.remotes_json())),
-            "remotes_reload" => {
-                let n = self
-                    .reload_remotes()
-                    .map_err(|e| Response::err(0, "bad_config", e))?;
-                Ok(Some(json!({"remotes": n})))
-            }
-            "goto" => {
-                let pane = text(p, "pane").unwrap_or_default().to_owned();
-                let client = text(p, "client").map(str::to_owned);
-                self.goto(&pane, client)?;
-                Ok(Some(json!({"pane": pane})))
-            }
-            "get" => {
-                let pane = self.pane_param(p)?;
-                let v = self.panes.get(&pane).map(|e| self.view(e));
-                Ok(Some(serde_json::to_value(v).unwrap_or(Value::Null)))
-            }
-            "status" => {
-                let rows = self.rows();
-                let remote = self.remote_rows();
-                let bands = crate::daemon::publish::bands(&rows, &remote);
-                let (demands, quiet) = crate::daemon::publish::demands_and_quiet(&bands);
-                let agents = rows.iter().filter(|r| r.agent.is_some()).count() + remote.rows.len();
-                Ok(Some(json!({
-                    "agents": agents,
-                    "needs": demands,
-                    "quiet": quiet,
-                    "summary": super::publish::summary_with_remotes(demands, quiet, &remote),
-                })))
-            }
-            "next" => self.next(p).map(Some),
-            "capture" => {
-                let pane = self.pane_param(p)?;
-                self.capture(pane).map(Some)
-            }
-            "explain" => {
-                let pane = self.pane_param(p)?;
-                let e = &self.panes[&pane];
-                let view = self.view(e);
-                let warning = match (&view.agent, &view.version) {
-                    (Some(a), Some(v)) => self
-                        .registry
-                        .get(a)
-                        .and_then(|m| m.version_warning(v, &view.pane)),
-                    _ => None,
-                };
-                let verified_versions = view
-                    .agent
-                    .as_deref()
-                    .and_then(|a| self.registry.get(a))
-                    .map(|m| m.verified_versions.clone());
-                // Who decides, and what the screen alone reads.
-                let screen = e.det.status();
-                let agrees = screen.state.map(|s| s.as_str()) == view.state.as_deref()
-                    && screen.reason.map(|r| r.as_str()) == view.reason.as_deref();
-                let authority = json!({
-                    "holder": view.authority,
-                    "screen": {
-                        "state": screen.state,
-                        "reason": screen.reason,
-                        "rule": screen.rule,
-                    },
-                    "screen_agrees": agrees,
-                    // `tend run` answers the program's OSC 7501 query here:
-                    // its reports count.
-                    "relay": e.watch.relay(),
-                });
-                Ok(Some(json!({
-                    "version_warning": warning,
-                    "verified_versions": verified_versions,
-                    "pane": view,
-                    "explain": e.det.explain(),
-                    "identity": e.watch.evidence(),
-                    "tap": self.tap_word(e),
-                    "screen": e.det.screen().rows(),
-                    "report": self.book.reporter(&self.mux.name(pane)),
-                    "authority": authority,
-                })))
-            }
-            "read" => {
-                let pane = self.pane_param(p)?;
-                let lines = p.get("lines").and_then(Value::as_u64).unwrap_or(0);
-                let e = &self.panes[&pane];
-                let (rows, _) = e.det.screen().size();
-                let idle = matches!(
-                    e.eff.as_ref().and_then(|v| v.state),
-                    Some(State::Idle | State::Completed) | None
-                );
-                if lines > u64::from(rows) && e.info.alternate_on && !idle {
-                    return Err(Response::err(
-                        0,
-                        "agent_not_idle",
-                        format!(
-                            "{} draws on the alternate screen and is not idle: reading more than its {rows} visible \
-                             lines would page through its own scroll UI. Wait until it is idle, or ask it to write the \
-                             output to a file",
-                            self.mux.name(pane)
-                        ),
-                    ));
-                }
-                Ok(None)
-            }
-            "stop" => {
-                self.stopping = true;
-                Ok(Some(json!({"stopping": true})))
-            }
-            "poke" => {
-                self.reconcile();
-                Ok(Some(json!({})))
-            }
-            "report" => self.report(p).map(Some),
-            "release" => {
-                let pane = self.pane_param(p)?;
-                let was = self.book.release(&self.mux.name(pane)).is_some();
-                self.dirty(pane);
-                Ok(Some(json!({"released": was})))
-            }
-            "report_metadata" => {
-                let pane = self.pane_param(p)?;
-                let label = text(p, "label").filter(|l| !l.is_empty());
-                self.book.set_label(&self.mux.name(pane), label);
-                self.dirty(pane);
-                Ok(Some(json!({"label": label})))
-            }
-            "stop_request" => {
-                let pane = self.pane_param(p)?;
-                let reason = text(p, "reason").unwrap_or_default();
-                let by = text(p, "by").unwrap_or("user");
-                let now = self.unix();
-                let old = self
-                    .flags
-                    .request(&self.mux.name(pane), reason, by, now)
-                    .map_err(|e| Response::err(0, "bad_request", e.to_string()))?;
-                self.dirty(pane);
-                let _ = self.bus.send(json!({"event": "pane.stop_requested", "pane": self.mux.name(pane), "reason": reason}));
-                Ok(Some(json!({"replaced": old.is_some()})))
-            }
-            "inbox" => {
-                let pane = self.pane_param(p)?;
-                let now = self.unix();
-                let (flag, event) = self.flags.inbox(&self.mux.name(pane), now);
-                let flag = flag.cloned();
-                if event.is_some() {
-                    self.dirty(pane);
-                }
-                Ok(Some(json!({"stop": flag})))
-            }
-            "ack" => {
-                let pane = self.pane_param(p)?;
-                let now = self.unix();
-                let ev = self
-                    .flags
-                    .ack(&self.mux.name(pane), now)
-                    .map_err(|e| Response::err(0, "no_flag", e.to_string()))?;
-                self.dirty(pane);
-                Ok(Some(
-                    serde_json::to_value(format!("{ev:?}")).unwrap_or(Value::Null),
-                ))
-            }
-            "park" => {
-                let pane = self.pane_param(p)?;
-                let note = text(p, "note").unwrap_or_default();
-                let gate = text(p, "gate").filter(|g| !g.is_empty()).map(|g| {
-                    self.mux
-                        .parse(g)
-                        .map_or(g.to_owned(), |id| self.mux.name(id))
-                });
-                let gate = gate.as_deref();
-                if let Some(g) = gate {
-                    let gid = self.mux.parse(g).ok_or_else(|| {
-                        Response::err(
-                            0,
-                            "bad_request",
-                            format!("gate `{g}` is not a pane id like {}", self.mux.example()),
-                        )
-                    })?;
-                    if !self.panes.contains_key(&gid) {
-                        return Err(Response::err(
-                            0,
-                            "unknown_pane",
-                            format!("gate pane {g} does not exist"),
-                        ));
-                    }
-                }
-                let now = self.unix();
-                self.parks
-                    .park(&self.mux.name(pane), note, gate, now)
-                    .map_err(|e| Response::err(0, "bad_request", e.to_string()))?;
-                self.dirty(pane);
-                Ok(Some(json!({"parked": self.mux.name(pane)})))
-            }
-            "unpark" => {
-                let pane = self.pane_param(p)?;
-                let was = self.parks.unpark(&self.mux.name(pane)).is_some();
-                self.dirty(pane);
-                Ok(Some(json!({"unparked": was})))
-            }
-            "snooze" => {
-                let pane = self.pane_param(p)?;
-                let length = SnoozeFor::parse(text(p, "for").unwrap_or("30m"))
-                    .map_err(|e| Response::err(0, "bad_request", e.to_string()))?;
-                let now = self.unix();
-                self.parks.snooze(&self.mux.name(pane), length, now);
-                self.dirty(pane);
-                let until = self.parks.marks(&self.mux.name(pane), now).until;
-                Ok(Some(
-                    json!({"snoozed": self.mux.name(pane), "until": until}),
-                ))
-            }
-            "unsnooze" => {
-                let pane = self.pane_param(p)?;
-                let was = self.parks.unsnooze(&self.mux.name(pane)).is_some();
-                self.dirty(pane);
-                Ok(Some(json!({"unsnoozed": was})))
-            }
-            "prompt" => self.prompt(p).map(Some),
-            "answer" => {
-                // Checked here for a quick refusal, again in the worker.
-                let pane = self.pane_param(p)?;
-                self.answer_job(pane, p)?;
-                Ok(None)
-            }
-            "send_keys" => {
-                let pane = self.pane_param(p)?;
-                let keys: Vec<String> = p
-                    .get("keys")
-                    .and_then(Value::as_array)
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|k| k.as_str().map(str::to_owned))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                if keys.is_empty() {
-                    return Err(Response::err(
-                        0,
-                        "bad_request",
-                        "send_keys needs {\"keys\": [\"C-c\", ...]}",
-                    ));
-                }
-                self.job(Job::SendKeys { pane, keys });
-                Ok(Some(json!({"sent": true})))
-            }
-            other => Err(Response::err(
-                0,
-                "unknown_method",
-                format!("unknown method `{other}`"),
-            )),
-        }
+        Ok(AnswerJob {
+            pane,
+            manifest,
+            action,
+            send: !p.dry_run,
+        })
     }
 
     /// Marks a pane for re-evaluation and persistence after a user action.
@@ -548,31 +499,60 @@ impl Core {
         self.mark_touched(pane);
     }
 
-    fn report(&mut self, p: &Value) -> Result<Value, Response> {
-        let pane = self.pane_param(p)?;
+    fn park(&mut self, p: params::Park) -> Result<reply::Parked, Error> {
+        let pane = self.pane_param(&p.pane)?;
+        let gate = p
+            .gate
+            .filter(|g| !g.is_empty())
+            .map(|g| self.mux.parse(&g).map_or(g.clone(), |id| self.mux.name(id)));
+        if let Some(g) = &gate {
+            let gid = self.mux.parse(g).ok_or_else(|| {
+                refuse(
+                    ErrorCode::BadRequest,
+                    format!("gate `{g}` is not a pane id like {}", self.mux.example()),
+                )
+            })?;
+            if !self.panes.contains_key(&gid) {
+                return Err(refuse(
+                    ErrorCode::UnknownPane,
+                    format!("gate pane {g} does not exist"),
+                ));
+            }
+        }
+        let now = self.unix();
+        self.parks
+            .park(&self.mux.name(pane), &p.note, gate.as_deref(), now)
+            .map_err(|e| refuse(ErrorCode::BadRequest, e.to_string()))?;
+        self.dirty(pane);
+        Ok(reply::Parked {
+            parked: self.mux.name(pane),
+        })
+    }
+
+    fn report(&mut self, p: params::Report) -> Result<reply::Reported, Error> {
+        let pane = self.pane_param(&p.pane)?;
         let name = self.mux.name(pane);
-        let state = text(p, "state").unwrap_or_default();
-        let mut r = Report::new(state);
-        if let Some(seq) = p.get("seq").and_then(Value::as_u64) {
+        let mut r = Report::new(&p.state);
+        if let Some(seq) = p.seq {
             r = r.seq(seq);
         }
-        if let Some(reason) = text(p, "reason") {
+        if let Some(reason) = &p.reason {
             r = r.reason(reason);
         }
-        if let Some(m) = text(p, "message") {
+        if let Some(m) = &p.message {
             r = r.message(m);
         }
-        if let Some(every) = text(p, "every") {
+        if let Some(every) = &p.every {
             let d = tend_detector::config::parse_duration(every)
-                .map_err(|e| Response::err(0, "bad_request", format!("--every: {e}")))?;
+                .map_err(|e| refuse(ErrorCode::BadRequest, format!("--every: {e}")))?;
             r = r.every(d);
         }
-        if let Some(list) = p.get("dispatches").and_then(Value::as_array) {
-            let panes: Vec<&str> = list.iter().filter_map(Value::as_str).collect();
+        if let Some(list) = &p.dispatches {
+            let panes: Vec<&str> = list.iter().map(String::as_str).collect();
             r = r.dispatches(&panes);
         }
-        let agent = text(p, "agent")
-            .map(str::to_owned)
+        let agent = p
+            .agent
             .or_else(|| self.panes.get(&pane).and_then(|e| e.det.status().agent));
         if let Some(a) = &agent {
             r = r.agent(a);
@@ -581,38 +561,34 @@ impl Core {
         let applied = self
             .book
             .apply(now, &name, r)
-            .map_err(|e| Response::err(0, "bad_report", e.to_string()))?;
+            .map_err(|e| refuse(ErrorCode::BadReport, e.to_string()))?;
         // A report is the agent reading its board: it marks a stop flag
         // read, and may acknowledge it.
-        let ack = p.get("ack").and_then(Value::as_bool).unwrap_or(false);
-        let flag_events = self.flags.on_report(&name, now.as_secs(), ack);
+        let flag_events = self.flags.on_report(&name, now.as_secs(), p.ack);
         self.dirty(pane);
-        let stop = self.flags.get(&name).cloned();
-        Ok(json!({
-            "from": applied.from,
-            "to": applied.to,
-            "seq": applied.seq,
-            "stop": stop,
-            "flag_events": flag_events.iter().map(|e| format!("{e:?}")).collect::<Vec<_>>(),
-        }))
+        Ok(reply::Reported {
+            from: applied.from.map(|l| l.as_str().to_owned()),
+            to: applied.to.as_str().to_owned(),
+            seq: applied.seq,
+            stop: self.flags.get(&name).map(stop_flag),
+            flag_events: flag_events.iter().map(|e| format!("{e:?}")).collect(),
+        })
     }
 
     /// Sends a prompt (bracketed paste, then Enter) unless the agent is
     /// blocked or a stop flag is pending. Returns what a caller needs to
     /// tell the next change from the current one.
-    fn prompt(&mut self, p: &Value) -> Result<Value, Response> {
-        let pane = self.pane_param(p)?;
-        let text_in = text(p, "text").unwrap_or_default();
+    fn prompt(&mut self, p: params::Prompt) -> Result<reply::Prompted, Error> {
+        let pane = self.pane_param(&p.pane)?;
         let name = self.mux.name(pane);
-        if text_in.is_empty() {
-            return Err(Response::err(0, "bad_request", "prompt needs some text"));
+        if p.text.is_empty() {
+            return Err(refuse(ErrorCode::BadRequest, "prompt needs some text"));
         }
         let e = &self.panes[&pane];
         let view = self.view(e);
         if view.agent.is_none() {
-            return Err(Response::err(
-                0,
-                "no_agent",
+            return Err(refuse(
+                ErrorCode::NoAgent,
                 format!("no agent identified in {name}; tend only prompts agents (use send-keys for anything else)"),
             ));
         }
@@ -620,9 +596,8 @@ impl Core {
         if let (Some(State::Waiting), Some(Reason::Approval | Reason::Question)) =
             (eff.and_then(|v| v.state), eff.and_then(|v| v.reason))
         {
-            return Err(Response::err(
-                0,
-                "agent_blocked",
+            return Err(refuse(
+                ErrorCode::AgentBlocked,
                 format!(
                     "{name} is waiting for {}: answer it first (nothing was sent)",
                     eff.and_then(|v| v.reason).map_or("you", |r| r.as_str())
@@ -630,28 +605,27 @@ impl Core {
             ));
         }
         if let Err(e) = self.flags.check_prompt(&self.mux.name(pane)) {
-            return Err(Response::err(
-                0,
-                "stop_pending",
+            return Err(refuse(
+                ErrorCode::StopPending,
                 format!("{e} (nothing was sent)"),
             ));
         }
-        let enter = p.get("enter").and_then(Value::as_bool).unwrap_or(true);
         self.job(Job::Paste {
             pane,
-            text: text_in.to_owned(),
-            enter,
+            text: p.text,
+            enter: p.enter.unwrap_or(true),
         });
-        Ok(
-            json!({"sent": true, "state_change_seq": view.state_change_seq, "run": view.run, "pane": view}),
-        )
+        Ok(reply::Prompted {
+            sent: true,
+            state_change_seq: view.state_change_seq,
+            run: view.run,
+            pane: view,
+        })
     }
 
-    fn next(&mut self, params: &Value) -> Result<Value, Response> {
-        let kind = text(params, "kind").unwrap_or("waiting");
-        let from = text(params, "from").map(str::to_owned);
-        let client = text(params, "client").map(str::to_owned);
-        let jump = params.get("jump").and_then(Value::as_bool).unwrap_or(false);
+    fn next(&mut self, p: params::Next) -> Result<reply::Target, Error> {
+        let kind = p.kind.as_deref().unwrap_or("waiting");
+        let from = p.from;
         let rows = self.rows();
         let remote = self.remote_rows();
         let ids: Vec<String> = rows.iter().map(|r| self.mux.name(r.pane)).collect();
@@ -689,7 +663,7 @@ impl Core {
                     .find(|r| r.id == f)
                     .map(|r| r.session_name.clone())
             })
-            .or_else(|| text(params, "session").map(str::to_owned));
+            .or(p.session);
         let order: Vec<&str> = match kind {
             "working" => attention::working_order(&cands),
             "agent" => {
@@ -720,14 +694,14 @@ impl Core {
         let target = attention::next_after(&order, from.as_deref()).map(str::to_owned);
         match target {
             Some(t) => {
-                if jump {
-                    self.goto(&t, client)?;
+                let order = order.iter().map(|o| (*o).to_owned()).collect();
+                if p.jump {
+                    self.goto(&t, p.client)?;
                 }
-                Ok(json!({"pane": t, "order": order}))
+                Ok(reply::Target { pane: t, order })
             }
-            None => Err(Response::err(
-                0,
-                "no_target",
+            None => Err(refuse(
+                ErrorCode::NoTarget,
                 match kind {
                     "working" => "no agent is working",
                     "session" => "no agent needs you in this session",
@@ -738,15 +712,22 @@ impl Core {
     }
 }
 
+/// What an `answer` job needs.
+struct AnswerJob {
+    pane: PaneId,
+    manifest: std::sync::Arc<tend_detector::Manifest>,
+    action: tend_detector::answer::Action,
+    send: bool,
+}
+
 impl Core {
     /// Moves a client to a pane: a local one with `switch-client`, a remote
     /// one by opening (or reusing) the local window attached to it.
-    fn goto(&mut self, pane: &str, client: Option<String>) -> Result<(), Response> {
+    fn goto(&mut self, pane: &str, client: Option<String>) -> Result<(), Error> {
         if crate::remote::split_id(pane).is_some() {
             if self.mux == super::mux::Mux::Zellij {
-                return Err(Response::err(
-                    0,
-                    "not_in_zellij",
+                return Err(refuse(
+                    ErrorCode::NotInZellij,
                     format!(
                         "{pane} is on a remote: tend shows remote panes in a local tmux window, \
                          which zellij has no counterpart for; reach it with ssh"
@@ -755,12 +736,11 @@ impl Core {
             }
             return self
                 .remote_attach(pane, client)
-                .map_err(|e| Response::err(0, "unknown_pane", e));
+                .map_err(|e| refuse(ErrorCode::UnknownPane, e));
         }
         let id = self.mux.parse(pane).ok_or_else(|| {
-            Response::err(
-                0,
-                "bad_request",
+            refuse(
+                ErrorCode::BadRequest,
                 format!(
                     "`{pane}` is not a pane id like {} or build-box:%3",
                     self.mux.example()
@@ -768,9 +748,8 @@ impl Core {
             )
         })?;
         if !self.panes.contains_key(&id) {
-            return Err(Response::err(
-                0,
-                "unknown_pane",
+            return Err(refuse(
+                ErrorCode::UnknownPane,
                 format!(
                     "no pane {} on {} (see `tend list`)",
                     self.mux.name(id),

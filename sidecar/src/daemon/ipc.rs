@@ -6,15 +6,14 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
+use tend_protocol::reply::{self, Reply, Waited};
+use tend_protocol::{params, BusEvent, Envelope, Error, ErrorCode, Request, Response};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc::Sender;
 
 use super::core::Event;
 use crate::error::CliError;
-use crate::protocol::{Request, Response};
 
 /// Longest control request line.
 const MAX_LINE: usize = 1 << 20;
@@ -167,8 +166,7 @@ fn give_back_memory() {
 /// Writes `resp` as a line if the socket takes it now, never waiting (a
 /// client that does not read must not hold the daemon).
 fn try_answer(write: &tokio::net::unix::OwnedWriteHalf, resp: &Response) {
-    let line = serde_json::to_string(resp).unwrap_or_default() + "\n";
-    let _ = write.try_write(line.as_bytes());
+    let _ = write.try_write(resp.to_line().as_bytes());
 }
 
 /// Binds a socket, replacing a stale one left by a dead daemon. Refuses
@@ -258,13 +256,12 @@ pub async fn accept_control(
             }
         };
         if !same_user(&stream) {
-            let line = serde_json::to_string(&Response::err(
+            let no = Response::err(
                 0,
-                "forbidden",
+                ErrorCode::Forbidden,
                 "this tend daemon belongs to another user",
-            ))
-            .unwrap_or_default();
-            let _ = stream.try_write(format!("{line}\n").as_bytes());
+            );
+            let _ = stream.try_write(no.to_line().as_bytes());
             continue;
         }
         let slot = unfinished.enter();
@@ -306,13 +303,13 @@ async fn control_conn(
                     "no complete request line within {} s; closed",
                     REQUEST_DEADLINE.as_secs()
                 );
-                try_answer(&write, &Response::err(0, "bad_request", why));
+                try_answer(&write, &Response::err(0, ErrorCode::BadRequest, why));
                 return;
             }
             _ = &mut waiting.closed => {
                 let why = "too many connections had not finished their request line; \
                            the oldest, this one, was closed";
-                try_answer(&write, &Response::err(0, "bad_request", why));
+                try_answer(&write, &Response::err(0, ErrorCode::BadRequest, why));
                 return;
             }
         };
@@ -321,47 +318,43 @@ async fn control_conn(
             return;
         }
         if !line.ends_with('\n') && n >= MAX_LINE {
-            let r = Response::err(0, "bad_request", "request line longer than 1 MiB");
-            let _ = write
-                .write_all(
-                    format!("{}\n", serde_json::to_string(&r).unwrap_or_default()).as_bytes(),
-                )
-                .await;
+            let r = Response::err(0, ErrorCode::BadRequest, "request line longer than 1 MiB");
+            let _ = write.write_all(r.to_line().as_bytes()).await;
             return;
         }
-        let resp = match serde_json::from_str::<Request>(line.trim()) {
-            Ok(req) if req.method == "events" => {
-                stream_events(req, &mut write, &bus).await;
+        let envelope = match serde_json::from_str::<Envelope>(line.trim()) {
+            Ok(e) => e,
+            Err(e) => {
+                let r = Response::err(
+                    0,
+                    ErrorCode::BadRequest,
+                    format!("not a request ({e}); send {{\"id\": 1, \"method\": \"ping\"}}"),
+                );
+                if write.write_all(r.to_line().as_bytes()).await.is_err() {
+                    return;
+                }
+                continue;
+            }
+        };
+        let id = envelope.id;
+        let outcome = match envelope.request() {
+            Ok(Request::Events(p)) => {
+                stream_events(id, p, &mut write, &bus).await;
                 return;
             }
-            Ok(req) if req.method == "guard" => {
-                guard(req, lines, write, &events, &guards).await;
+            Ok(Request::Guard(p)) => {
+                guard(id, p, lines, write, &events, &guards).await;
                 return;
             }
-            Ok(req) if req.method == "wait" => {
-                let id = req.id;
-                let mut r = wait(&req, &events, &bus).await;
-                r.id = id;
-                r
-            }
-            Ok(req) if req.method == "prompt" => {
-                let id = req.id;
-                let mut r = prompt(&req, &events, &bus).await;
-                r.id = id;
-                r
-            }
+            Ok(Request::Wait(p)) => wait(p, &events, &bus).await.map(Reply::from),
+            Ok(Request::Prompt(p)) => prompt(p, &events, &bus).await,
             Ok(req) => match ask(&events, req).await {
                 Some(r) => r,
                 None => return,
             },
-            Err(e) => Response::err(
-                0,
-                "bad_request",
-                format!("not a request ({e}); send {{\"id\": 1, \"method\": \"ping\"}}"),
-            ),
+            Err(e) => Err(e),
         };
-        let mut out = serde_json::to_string(&resp).unwrap_or_default();
-        out.push('\n');
+        let out = Response::answer(id, outcome).to_line();
         if write.write_all(out.as_bytes()).await.is_err() {
             return;
         }
@@ -373,30 +366,23 @@ async fn control_conn(
 /// (the guard is told `bye` and exits). The daemon's own death closes it
 /// without a word, which is what the guard waits for.
 async fn guard<R: tokio::io::AsyncRead + Unpin>(
-    req: Request,
+    id: u64,
+    p: params::Guard,
     mut conn: R,
     mut write: tokio::net::unix::OwnedWriteHalf,
     events: &Sender<Event>,
     guards: &Guards,
 ) {
     use std::sync::atomic::Ordering;
-    let Some(token) = req
-        .params
-        .get("token")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-    else {
-        let r = Response::err(req.id, "bad_request", "guard needs params.token");
-        let line = serde_json::to_string(&r).unwrap_or_default() + "\n";
-        let _ = write.write_all(line.as_bytes()).await;
+    let Some(token) = p.token else {
+        let r = Response::err(id, ErrorCode::BadRequest, "guard needs params.token");
+        let _ = write.write_all(r.to_line().as_bytes()).await;
         return;
     };
     guards.open.fetch_add(1, Ordering::SeqCst);
     let mut stopping = guards.stopping.subscribe();
-    let line = serde_json::to_string(&Response::ok(req.id, serde_json::json!({})))
-        .unwrap_or_default()
-        + "\n";
-    let _ = write.write_all(line.as_bytes()).await;
+    let ok = Response::ok(id, &reply::Empty {});
+    let _ = write.write_all(ok.to_line().as_bytes()).await;
     let _ = events
         .send(Event::GuardHello {
             token: token.clone(),
@@ -429,13 +415,13 @@ async fn guard<R: tokio::io::AsyncRead + Unpin>(
     guards.open.fetch_sub(1, Ordering::SeqCst);
 }
 
-/// The event bus (JSON event objects).
-pub type Bus = tokio::sync::broadcast::Sender<Value>;
+/// The event bus.
+pub type Bus = tokio::sync::broadcast::Sender<BusEvent>;
 
 /// Sends a request to the pane table and waits for its answer. A pane the
 /// table does not know yet may be brand new (created a moment ago, before
 /// the next listing): list the panes and ask again, for up to 2 s.
-async fn ask(events: &Sender<Event>, req: Request) -> Option<Response> {
+async fn ask(events: &Sender<Event>, req: Request) -> Option<Result<Reply, Error>> {
     let mut tries = 0;
     loop {
         let (tx, rx) = tokio::sync::oneshot::channel();
@@ -447,7 +433,7 @@ async fn ask(events: &Sender<Event>, req: Request) -> Option<Response> {
             .await
             .ok()?;
         let r = rx.await.ok()?;
-        let unknown = r.error.as_ref().is_some_and(|e| e.code == "unknown_pane");
+        let unknown = matches!(&r, Err(e) if e.code == ErrorCode::UnknownPane);
         if !unknown || tries >= 10 {
             return Some(r);
         }
@@ -457,47 +443,52 @@ async fn ask(events: &Sender<Event>, req: Request) -> Option<Response> {
     }
 }
 
-async fn call(events: &Sender<Event>, method: &str, params: Value) -> Response {
-    let req = Request {
-        id: 0,
-        method: method.to_owned(),
-        params,
-    };
-    ask(events, req)
-        .await
-        .unwrap_or_else(|| Response::err(0, "daemon_error", "the daemon is shutting down"))
+/// [`ask`] for the connection's own use: a daemon that is going away is a
+/// refusal too.
+async fn call(events: &Sender<Event>, req: Request) -> Result<Reply, Error> {
+    ask(events, req).await.unwrap_or_else(shutting_down)
 }
 
-fn event_matches(ev: &Value, params: &Value) -> bool {
-    let field = |k: &str| params.get(k).and_then(Value::as_str);
-    field("pane").is_none_or(|p| ev["pane"] == p)
-        && field("type").is_none_or(|t| ev["event"] == t)
-        && field("state").is_none_or(|s| ev["state"] == s)
+fn shutting_down<T>() -> Result<T, Error> {
+    Err(Error::new(
+        ErrorCode::DaemonError,
+        "the daemon is shutting down",
+    ))
+}
+
+fn event_matches(ev: &BusEvent, p: &params::Events) -> bool {
+    p.pane.as_deref().is_none_or(|want| ev.pane() == Some(want))
+        && p.kind.as_deref().is_none_or(|want| ev.kind() == want)
+        && p.state
+            .as_deref()
+            .is_none_or(|want| ev.state() == Some(want))
 }
 
 /// `events`: acknowledges, then streams matching events as JSON lines
 /// until the client goes away.
-async fn stream_events(req: Request, write: &mut tokio::net::unix::OwnedWriteHalf, bus: &Bus) {
+async fn stream_events(
+    id: u64,
+    p: params::Events,
+    write: &mut tokio::net::unix::OwnedWriteHalf,
+    bus: &Bus,
+) {
     let mut rx = bus.subscribe();
-    let ack = Response::ok(req.id, serde_json::json!({"subscribed": true}));
-    let mut line = serde_json::to_string(&ack).unwrap_or_default();
-    line.push('\n');
-    if write.write_all(line.as_bytes()).await.is_err() {
+    let ack = Response::ok(id, &reply::Subscribed { subscribed: true });
+    if write.write_all(ack.to_line().as_bytes()).await.is_err() {
         return;
     }
     loop {
         let ev = match rx.recv().await {
             Ok(ev) => ev,
-            Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                serde_json::json!({"event": "events.lagged", "missed": n})
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
+                BusEvent::Lagged { missed }
             }
             Err(_) => return,
         };
-        if !event_matches(&ev, &req.params) && ev["event"] != "events.lagged" {
+        if !event_matches(&ev, &p) && !matches!(ev, BusEvent::Lagged { .. }) {
             continue;
         }
-        let mut line = ev.to_string();
-        line.push('\n');
+        let line = tend_protocol::wire::line(&ev);
         if write.write_all(line.as_bytes()).await.is_err() {
             return;
         }
@@ -506,50 +497,39 @@ async fn stream_events(req: Request, write: &mut tokio::net::unix::OwnedWriteHal
 
 /// The states a wait accepts: `["idle", "waiting/approval", ...]`; the
 /// default is idle, completed and waiting (any reason).
-fn until_set(params: &Value) -> Vec<String> {
-    let list: Vec<String> = params
-        .get("until")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
-    if list.is_empty() {
+fn until_set(until: Vec<String>) -> Vec<String> {
+    if until.is_empty() {
         vec!["idle".into(), "completed".into(), "waiting".into()]
     } else {
-        list
+        until
     }
 }
 
-fn state_matches(state: &Value, reason: &Value, until: &[String]) -> bool {
-    let Some(state) = state.as_str() else {
+fn state_matches(state: Option<&str>, reason: Option<&str>, until: &[String]) -> bool {
+    let Some(state) = state else {
         return false;
     };
     until.iter().any(|u| match u.split_once(['/', ':']) {
-        Some((s, r)) => s == state && reason.as_str() == Some(r),
+        Some((s, r)) => s == state && reason == Some(r),
         None => u == state,
     })
 }
 
-fn timeout_of(params: &Value) -> Option<Duration> {
-    params
-        .get("timeout_ms")
-        .and_then(Value::as_u64)
-        .map(Duration::from_millis)
+fn deadline_of(timeout_ms: Option<u64>) -> Option<tokio::time::Instant> {
+    timeout_ms.map(|t| tokio::time::Instant::now() + Duration::from_millis(t))
 }
 
 /// Waits on the bus for the pane to reach one of `until`, pinned to agent
 /// run `run`; a change with `state_change_seq` ≤ `after_seq` does not count.
 async fn wait_on(
-    rx: &mut tokio::sync::broadcast::Receiver<Value>,
+    rx: &mut tokio::sync::broadcast::Receiver<BusEvent>,
     pane: &str,
     mut run: Option<u64>,
     until: &[String],
     after_seq: Option<u64>,
     deadline: Option<tokio::time::Instant>,
-) -> Response {
+) -> Result<Waited, Error> {
+    let gone = |why: String| Err(Error::new(ErrorCode::AgentNotRunning, why));
     loop {
         let next = match deadline {
             Some(d) => tokio::time::timeout_at(d, rx.recv()).await.ok(),
@@ -557,63 +537,47 @@ async fn wait_on(
         };
         let ev = match next {
             None => {
-                return Response::err(
-                    0,
-                    "timeout",
+                return Err(Error::new(
+                    ErrorCode::Timeout,
                     format!(
                         "{pane} did not reach {} in time. A timeout does not prove a prompt was not delivered: \
                          read the pane (tend read {pane}) before retrying",
                         until.join(", ")
                     ),
-                )
+                ))
             }
             Some(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => continue,
-            Some(Err(_)) => return Response::err(0, "daemon_error", "the daemon is shutting down"),
+            Some(Err(_)) => return shutting_down(),
             Some(Ok(ev)) => ev,
         };
-        if ev["pane"] != pane {
+        if ev.pane() != Some(pane) {
             continue;
         }
-        match ev["event"].as_str() {
-            Some("pane.closed") => {
-                return Response::err(0, "agent_not_running", format!("{pane} was closed"))
+        match ev {
+            BusEvent::Closed { .. } => return gone(format!("{pane} was closed")),
+            BusEvent::AgentReleased { .. } if run.is_some() => {
+                return gone(format!("the agent in {pane} is gone"))
             }
-            Some("pane.agent_released") if run.is_some() => {
-                return Response::err(
-                    0,
-                    "agent_not_running",
-                    format!("the agent in {pane} is gone"),
-                )
-            }
-            Some("pane.agent_status_changed") => {
+            BusEvent::StatusChanged(c) => {
                 // Not pinned yet (no agent when the wait began): the first
                 // run seen is the one waited on.
-                let this = ev["run"].as_u64();
-                if run.is_none() && !ev["agent"].is_null() {
-                    run = this;
+                if run.is_none() && c.agent.is_some() {
+                    run = Some(c.run);
                 }
                 if run.is_none() {
                     continue;
                 }
-                if this.is_some_and(|r| Some(r) != run) {
-                    return Response::err(
-                        0,
-                        "agent_not_running",
-                        format!("the agent in {pane} was replaced"),
-                    );
+                if Some(c.run) != run {
+                    return gone(format!("the agent in {pane} was replaced"));
                 }
-                if after_seq.is_some_and(|s| ev["state_change_seq"].as_u64().unwrap_or(0) <= s) {
+                if after_seq.is_some_and(|s| c.state_change_seq <= s) {
                     continue;
                 }
-                if state_matches(&ev["state"], &ev["reason"], until) {
-                    return Response::ok(0, ev);
+                if state_matches(c.state.as_deref(), c.reason.as_deref(), until) {
+                    return Ok(Waited::Changed(c));
                 }
-                if ev["state"] == "exited" {
-                    return Response::err(
-                        0,
-                        "agent_not_running",
-                        format!("the agent in {pane} exited"),
-                    );
+                if c.state.as_deref() == Some("exited") {
+                    return gone(format!("the agent in {pane} exited"));
                 }
             }
             _ => {}
@@ -622,85 +586,82 @@ async fn wait_on(
 }
 
 /// `wait`: returns at once when the pane already matches.
-async fn wait(req: &Request, events: &Sender<Event>, bus: &Bus) -> Response {
+async fn wait(p: params::Wait, events: &Sender<Event>, bus: &Bus) -> Result<Waited, Error> {
     let mut rx = bus.subscribe();
-    let pane = req.params.get("pane").cloned().unwrap_or(Value::Null);
-    let got = call(events, "get", serde_json::json!({"pane": pane})).await;
-    let Some(view) = got.result.clone() else {
-        return got;
+    let get = params::Get { pane: p.pane };
+    let view = match call(events, get.into()).await? {
+        Reply::Pane(view) => view,
+        _ => return Err(unexpected()),
     };
-    let until = until_set(&req.params);
-    if state_matches(&view["state"], &view["reason"], &until) {
-        return Response::ok(0, view);
+    let until = until_set(p.until);
+    if state_matches(view.state.as_deref(), view.reason.as_deref(), &until) {
+        return Ok(Waited::Already(view));
     }
-    if view["state"] == "exited" {
-        return Response::err(
-            0,
-            "agent_not_running",
-            format!(
-                "the agent in {} has exited",
-                view["pane"].as_str().unwrap_or_default()
-            ),
-        );
+    if view.state.as_deref() == Some("exited") {
+        return Err(Error::new(
+            ErrorCode::AgentNotRunning,
+            format!("the agent in {} has exited", view.pane),
+        ));
     }
     // No agent yet (one is starting): wait for the first run to show up.
-    let run = match view["agent"].is_null() {
-        true => None,
-        false => view["run"].as_u64(),
-    };
-    let deadline = timeout_of(&req.params).map(|t| tokio::time::Instant::now() + t);
-    let pane = view["pane"].as_str().unwrap_or_default().to_owned();
-    wait_on(&mut rx, &pane, run, &until, None, deadline).await
+    let run = view.agent.is_some().then_some(view.run);
+    let deadline = deadline_of(p.timeout_ms);
+    wait_on(&mut rx, &view.pane, run, &until, None, deadline).await
 }
 
 /// `prompt`: sends (or refuses); with `wait`, requires a visible reaction
 /// within 5 s (`agent_prompt_stalled` otherwise), then waits for `until`.
-async fn prompt(req: &Request, events: &Sender<Event>, bus: &Bus) -> Response {
+async fn prompt(p: params::Prompt, events: &Sender<Event>, bus: &Bus) -> Result<Reply, Error> {
     let mut rx = bus.subscribe();
-    let sent = call(events, "prompt", req.params.clone()).await;
-    let Some(r) = sent.result.clone() else {
-        return sent;
+    let (wait, until, timeout_ms) = (p.wait, p.until.clone(), p.timeout_ms);
+    let sent = match call(events, p.into()).await? {
+        Reply::Prompted(sent) => sent,
+        _ => return Err(unexpected()),
     };
-    if !req
-        .params
-        .get("wait")
-        .and_then(Value::as_bool)
-        .unwrap_or(false)
-    {
-        return Response::ok(0, r);
+    if !wait {
+        return Ok(Reply::Prompted(sent));
     }
-    let pane = r["pane"]["pane"].as_str().unwrap_or_default().to_owned();
-    let run = r["run"].as_u64();
-    let seq = r["state_change_seq"].as_u64().unwrap_or(0);
+    let pane = sent.pane.pane.clone();
+    let run = Some(sent.run);
     let reacted = wait_on(
         &mut rx,
         &pane,
         run,
         &["working".into(), "waiting".into()],
-        Some(seq),
+        Some(sent.state_change_seq),
         Some(tokio::time::Instant::now() + super::control::PROMPT_REACTION),
     )
     .await;
-    let Some(ev) = reacted.result else {
-        if reacted.error.as_ref().is_some_and(|e| e.code == "timeout") {
-            return Response::err(
-                0,
-                "agent_prompt_stalled",
-                format!(
-                    "{pane} showed no change within 5 s of the prompt. That does not prove it was not \
+    let first = match reacted {
+        Ok(Waited::Changed(c)) => c,
+        Ok(other) => return Ok(other.into()),
+        Err(e) if e.code == ErrorCode::Timeout => return Err(Error::new(
+            ErrorCode::AgentPromptStalled,
+            format!(
+                "{pane} showed no change within 5 s of the prompt. That does not prove it was not \
                      delivered: read the pane (tend read {pane}) before sending it again"
-                ),
-            );
-        }
-        return reacted;
+            ),
+        )),
+        Err(e) => return Err(e),
     };
-    let until = until_set(&req.params);
-    if ev["state"] != "working" && state_matches(&ev["state"], &ev["reason"], &until) {
-        return Response::ok(0, ev);
+    let until = until_set(until);
+    if first.state.as_deref() != Some("working")
+        && state_matches(first.state.as_deref(), first.reason.as_deref(), &until)
+    {
+        return Ok(Waited::Changed(first).into());
     }
-    let after = ev["state_change_seq"].as_u64();
-    let deadline = timeout_of(&req.params).map(|t| tokio::time::Instant::now() + t);
-    wait_on(&mut rx, &pane, run, &until, after, deadline).await
+    let after = Some(first.state_change_seq);
+    wait_on(&mut rx, &pane, run, &until, after, deadline_of(timeout_ms))
+        .await
+        .map(Reply::from)
+}
+
+/// The pane table answered a request with another request's answer: a bug.
+fn unexpected() -> Error {
+    Error::new(
+        ErrorCode::DaemonError,
+        "the pane table's answer does not fit the request; this is a bug in tend",
+    )
 }
 
 #[cfg(test)]

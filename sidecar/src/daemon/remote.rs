@@ -10,13 +10,13 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::sync::mpsc::Sender;
 
 use super::core::{Core, Event};
-use crate::protocol::PaneView;
 use crate::remote::{LinkConfig, RemoteConfig};
+use tend_protocol::reply;
+use tend_protocol::{BusEvent, PaneView, StatusChanged};
 
 /// How much of ssh's stderr is kept per link, for `tend doctor`.
 pub const STDERR_KEEP: usize = 4096;
@@ -456,61 +456,61 @@ impl Core {
                 p.and_then(|p| p.band.clone())
                     .filter(|b| b != "unreachable")
             };
-            let _ = self.bus.send(json!({
-                "event": "pane.agent_status_changed",
-                "pane": id,
-                "host": name,
-                "agent": v.agent,
-                "name": display,
-                "session": v.session,
-                "window": v.window,
-                "focused": false,
-                "prev_band": band(before),
-                "state": v.state,
-                "reason": v.reason,
-                "band": band(Some(v)),
-                "quiet": v.quiet,
-                "prev_state": before.and_then(|b| b.state.clone()),
-                "prev_reason": before.and_then(|b| b.reason.clone()),
-                "rule": v.rule,
-                "authority": v.authority,
-                "state_change_seq": v.state_change_seq,
-                "run": v.run,
-                "at": wall,
-            }));
+            // The pane view carries the message: the event does not.
+            let _ = self
+                .bus
+                .send(BusEvent::StatusChanged(Box::new(StatusChanged {
+                    pane: id.clone(),
+                    host: Some(name.to_owned()),
+                    agent: v.agent.clone(),
+                    name: display,
+                    session: v.session.clone(),
+                    window: v.window.clone(),
+                    focused: false,
+                    state: v.state.clone(),
+                    reason: v.reason.clone(),
+                    band: band(Some(v)),
+                    prev_band: band(before),
+                    quiet: v.quiet,
+                    prev_state: before.and_then(|b| b.state.clone()),
+                    prev_reason: before.and_then(|b| b.reason.clone()),
+                    rule: v.rule.clone(),
+                    authority: v.authority.clone(),
+                    message: None,
+                    state_change_seq: v.state_change_seq,
+                    run: v.run,
+                    at: wall,
+                })));
         }
         for (id, v) in &old {
             if !new.contains_key(id) {
-                let _ = self.bus.send(
-                    json!({"event": "pane.closed", "pane": id, "host": name, "agent": v.agent}),
-                );
+                let _ = self.bus.send(BusEvent::Closed {
+                    pane: id.clone(),
+                    host: Some(name.to_owned()),
+                    agent: v.agent.clone(),
+                });
             }
         }
     }
 
     /// `remotes`: each link's state, for `tend remote list` and `doctor`.
-    pub(crate) fn remotes_json(&self) -> Value {
-        Value::Array(
-            self.links
-                .iter()
-                .map(|(name, l)| {
-                    let stderr = l.stderr.lock().map(|s| s.clone()).unwrap_or_default();
-                    json!({
-                        "name": name,
-                        "dest": l.cfg.dest,
-                        "state": l.state.word(),
-                        "error": l.error,
-                        "since": l.since,
-                        "attempts": l.attempts,
-                        "agents": l.panes.len(),
-                        "hostname": l.hostname,
-                        "tmux_socket": l.tmux_socket,
-                        "stderr": stderr,
-                        "dropped": l.dropped,
-                    })
-                })
-                .collect(),
-        )
+    pub(crate) fn remote_links(&self) -> Vec<reply::Link> {
+        self.links
+            .iter()
+            .map(|(name, l)| reply::Link {
+                name: name.clone(),
+                dest: l.cfg.dest.clone(),
+                state: l.state.word().to_owned(),
+                error: l.error.clone(),
+                since: l.since,
+                attempts: l.attempts,
+                agents: l.panes.len(),
+                hostname: l.hostname.clone(),
+                tmux_socket: l.tmux_socket.clone(),
+                stderr: l.stderr.lock().map(|s| s.clone()).unwrap_or_default(),
+                dropped: l.dropped,
+            })
+            .collect()
     }
 
     /// The job that shows a remote pane in a local window.

@@ -5,6 +5,8 @@
 use std::sync::mpsc::Receiver;
 use std::thread::JoinHandle;
 
+use tend_protocol::reply::{Answered, Reply, Text};
+use tend_protocol::{Error, ErrorCode};
 use tend_tmux::escape::shell_join;
 use tend_tmux::{Binding, OptionUpdate, PaneId, Server};
 use tokio::sync::mpsc::Sender;
@@ -63,14 +65,12 @@ pub enum Job {
     },
     /// Read a pane's text (`tend read`) and answer the request.
     Read {
-        /// The request id to answer.
-        id: u64,
         /// The pane.
         pane: PaneId,
         /// Lines of history beyond the screen (`None`: the screen).
         lines: Option<u32>,
         /// Where the answer goes.
-        reply: tokio::sync::oneshot::Sender<crate::protocol::Response>,
+        reply: super::core::ReplyTx,
     },
     /// Paste text as a bracketed paste, then press Enter.
     Paste {
@@ -92,8 +92,6 @@ pub enum Job {
     /// the manifest's dialog rule still wins on it, then send the keys (in
     /// the same thread, right after the capture).
     Answer {
-        /// The request id to answer.
-        id: u64,
         /// The pane.
         pane: PaneId,
         /// The pane's agent.
@@ -106,7 +104,7 @@ pub enum Job {
         /// younger than the agent's `settle_ms`.
         wait: std::time::Duration,
         /// Where the answer goes.
-        reply: tokio::sync::oneshot::Sender<crate::protocol::Response>,
+        reply: super::core::ReplyTx,
     },
     /// Write the persistent state file (atomically).
     Persist {
@@ -336,25 +334,21 @@ pub fn remove_everything(server: &Server) -> usize {
 /// still receive keys meant for the dialog it just closed.
 fn answer(
     server: &Server,
-    id: u64,
     pane: PaneId,
     manifest: &tend_detector::Manifest,
     action: tend_detector::answer::Action,
     send: bool,
-) -> crate::protocol::Response {
-    use crate::protocol::Response;
-    let screen = match server.screen(pane) {
-        Ok(s) => s,
-        Err(e) => return Response::err(id, "tmux", format!("cannot read {pane}: {e}")),
-    };
+) -> Result<Reply, Error> {
+    let screen = server
+        .screen(pane)
+        .map_err(|e| Error::new(ErrorCode::Tmux, format!("cannot read {pane}: {e}")))?;
     if screen.in_mode && send {
-        return Response::err(
-            id,
-            "pane_in_mode",
+        return Err(Error::new(
+            ErrorCode::PaneInMode,
             format!(
                 "{pane} is in copy mode, which would take the keys; leave it (q) and try again. Nothing was sent"
             ),
-        );
+        ));
     }
     let view = tend_detector::rules::ScreenView {
         rows: screen.rows,
@@ -366,28 +360,43 @@ fn answer(
             u16::try_from(screen.cursor_x).unwrap_or(u16::MAX),
         ),
     };
-    let a = match tend_detector::answer::answer(&view, manifest, action) {
-        Ok(a) => a,
-        Err(r) => return Response::err(id, r.code(), format!("{pane}: {r}")),
-    };
+    let a = tend_detector::answer::answer(&view, manifest, action)
+        .map_err(|r| refusal_of(&r, &pane.to_string()))?;
     if send {
         let mut cmd = vec!["send-keys".to_string(), "-t".into(), pane.to_string()];
         cmd.extend(a.keys.iter().cloned());
-        if let Err(e) = server.run(cmd) {
-            return Response::err(id, "tmux", format!("send-keys to {pane} failed: {e}"));
-        }
+        server
+            .run(cmd)
+            .map_err(|e| Error::new(ErrorCode::Tmux, format!("send-keys to {pane} failed: {e}")))?;
     }
-    Response::ok(
-        id,
-        serde_json::json!({
-            "pane": pane.to_string(),
-            "agent": manifest.id,
-            "action": action.as_str(),
-            "rule": a.rule,
-            "dialog": a.dialog,
-            "keys": a.keys,
-            "sent": send,
-        }),
+    Ok(answered(pane.to_string(), manifest, action, a, send).into())
+}
+
+/// The answer to an `answer` request whose dialog was found.
+pub(crate) fn answered(
+    pane: String,
+    manifest: &tend_detector::Manifest,
+    action: tend_detector::answer::Action,
+    a: tend_detector::answer::Answer,
+    sent: bool,
+) -> Answered {
+    Answered {
+        pane,
+        agent: manifest.id.clone(),
+        action: action.as_str().to_owned(),
+        rule: a.rule,
+        dialog: a.dialog,
+        keys: a.keys,
+        sent,
+    }
+}
+
+/// The detector's refusal to answer a dialog, as the protocol's: its code,
+/// and its sentence after the pane's name.
+pub(crate) fn refusal_of(r: &tend_detector::answer::Refusal, pane: &str) -> Error {
+    Error::new(
+        ErrorCode::parse(r.code()).unwrap_or(ErrorCode::DaemonError),
+        format!("{pane}: {r}"),
     )
 }
 
@@ -396,8 +405,8 @@ fn answer(
 /// backend's other jobs while it ages.
 pub(crate) fn answer_after(
     wait: std::time::Duration,
-    reply: tokio::sync::oneshot::Sender<crate::protocol::Response>,
-    answer: impl FnOnce() -> crate::protocol::Response + Send + 'static,
+    reply: super::core::ReplyTx,
+    answer: impl FnOnce() -> Result<Reply, Error> + Send + 'static,
 ) {
     if wait.is_zero() {
         let _ = reply.send(answer());
@@ -688,12 +697,7 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                         eprintln!("tend: filling in the status line failed: {e}");
                     }
                 }
-                Job::Read {
-                    id,
-                    pane,
-                    lines,
-                    reply,
-                } => {
+                Job::Read { pane, lines, reply } => {
                     let r = match server.capture_text(pane, lines.unwrap_or(0)) {
                         Ok(text) => {
                             let text = match lines {
@@ -705,12 +709,13 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                                 }
                                 _ => text,
                             };
-                            crate::protocol::Response::ok(
-                                id,
-                                serde_json::json!({"pane": pane.to_string(), "text": text}),
-                            )
+                            Ok(Text {
+                                pane: pane.to_string(),
+                                text,
+                            }
+                            .into())
                         }
-                        Err(e) => crate::protocol::Response::err(id, "tmux", e.to_string()),
+                        Err(e) => Err(Error::new(ErrorCode::Tmux, e.to_string())),
                     };
                     let _ = reply.send(r);
                 }
@@ -754,7 +759,6 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                     }
                 }
                 Job::Answer {
-                    id,
                     pane,
                     manifest,
                     action,
@@ -764,7 +768,7 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                 } => {
                     let server = server.clone();
                     answer_after(wait, reply, move || {
-                        answer(&server, id, pane, &manifest, action, send)
+                        answer(&server, pane, &manifest, action, send)
                     });
                 }
                 Job::Persist { path, text } => {

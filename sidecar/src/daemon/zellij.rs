@@ -36,7 +36,8 @@ use tokio::sync::mpsc::Sender;
 use super::core::{CapturePurpose, Event};
 use super::publish::{PaneRow, RemoteFacts};
 use super::worker::Job;
-use crate::protocol::Response;
+use tend_protocol::reply::{Reply, Text};
+use tend_protocol::{Error, ErrorCode};
 
 /// Background-tab panes are read with `dump-screen` (one zellij process
 /// each) at most this often.
@@ -436,12 +437,7 @@ impl Backend {
             ),
             // Hooks, key bindings and the guard are tmux's.
             Job::Setup | Job::Guard { .. } => {}
-            Job::Read {
-                id,
-                pane,
-                lines,
-                reply,
-            } => {
+            Job::Read { pane, lines, reply } => {
                 let name = ZPaneId::Terminal(pane.0).to_string();
                 let full = lines.is_some_and(|n| n > 0);
                 let mut args = vec!["dump-screen", "--pane-id", name.as_str()];
@@ -458,9 +454,9 @@ impl Backend {
                             }
                             _ => text,
                         };
-                        Response::ok(id, serde_json::json!({"pane": name, "text": text}))
+                        Ok(Text { pane: name, text }.into())
                     }
-                    Err(e) => Response::err(id, "zellij", e.to_string()),
+                    Err(e) => Err(Error::new(ErrorCode::Zellij, e.to_string())),
                 };
                 let _ = reply.send(r);
             }
@@ -488,7 +484,6 @@ impl Backend {
                 }
             }
             Job::Answer {
-                id,
                 pane,
                 manifest,
                 action,
@@ -499,7 +494,7 @@ impl Backend {
                 let session = self.session.clone();
                 let seen = self.seen(pane);
                 super::worker::answer_after(wait, reply, move || {
-                    answer(&session, &seen, id, pane, &manifest, action, send)
+                    answer(&session, &seen, pane, &manifest, action, send)
                 });
             }
             Job::Persist { path, text } => {
@@ -607,17 +602,15 @@ fn write_keys(session: &Session, pane: PaneId, bytes: &[u8]) -> Result<(), Strin
 fn answer(
     session: &Session,
     seen: &SeenPane,
-    id: u64,
     pane: PaneId,
     manifest: &tend_detector::Manifest,
     action: tend_detector::answer::Action,
     send: bool,
-) -> Response {
+) -> Result<Reply, Error> {
     let name = ZPaneId::Terminal(pane.0).to_string();
-    let text = match session.dump_screen(ZPaneId::Terminal(pane.0), false) {
-        Ok(t) => t,
-        Err(e) => return Response::err(id, "zellij", format!("cannot read {name}: {e}")),
-    };
+    let text = session
+        .dump_screen(ZPaneId::Terminal(pane.0), false)
+        .map_err(|e| Error::new(ErrorCode::Zellij, format!("cannot read {name}: {e}")))?;
     let (x, y) = seen.cursor;
     let view = tend_detector::rules::ScreenView {
         rows: text.lines().map(|l| l.trim_end().to_owned()).collect(),
@@ -629,31 +622,17 @@ fn answer(
             u16::try_from(x).unwrap_or(u16::MAX),
         ),
     };
-    let a = match tend_detector::answer::answer(&view, manifest, action) {
-        Ok(a) => a,
-        Err(r) => return Response::err(id, r.code(), format!("{name}: {r}")),
-    };
+    let a = tend_detector::answer::answer(&view, manifest, action)
+        .map_err(|r| super::worker::refusal_of(&r, &name))?;
     if send {
-        if let Err(e) = write_keys(session, pane, &key_bytes(&a.keys)) {
-            return Response::err(
-                id,
-                "zellij",
+        write_keys(session, pane, &key_bytes(&a.keys)).map_err(|e| {
+            Error::new(
+                ErrorCode::Zellij,
                 format!("writing the keys to {name} failed: {e}"),
-            );
-        }
+            )
+        })?;
     }
-    Response::ok(
-        id,
-        serde_json::json!({
-            "pane": name,
-            "agent": manifest.id,
-            "action": action.as_str(),
-            "rule": a.rule,
-            "dialog": a.dialog,
-            "keys": a.keys,
-            "sent": send,
-        }),
-    )
+    Ok(super::worker::answered(name, manifest, action, a, send).into())
 }
 
 #[cfg(test)]

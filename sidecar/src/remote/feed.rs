@@ -23,7 +23,7 @@
 use serde_json::Value;
 use tend_tmux::{PaneId, WindowId};
 
-use crate::protocol::PaneView;
+use tend_protocol::PaneView;
 
 /// Most panes one snapshot may list; the rest are dropped.
 pub const MAX_PANES: usize = 1024;

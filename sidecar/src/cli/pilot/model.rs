@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use tend_attention::{self as attention, Band, Candidate};
 use tend_detector::Reason;
 
-use crate::protocol::PaneView;
+use tend_protocol::PaneView;
 
 /// Every band, in the attention crate's order (most urgent first).
 pub const BANDS: [Band; 10] = [

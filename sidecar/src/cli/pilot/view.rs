@@ -277,9 +277,9 @@ fn draw_foot(f: &mut Frame<'_>, app: &App, area: Rect) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::PaneView;
     use ratatui::backend::TestBackend;
     use ratatui::Terminal;
+    use tend_protocol::PaneView;
 
     fn fleet(n: usize) -> Vec<PaneView> {
         let bands = ["blocked", "waiting", "quiet", "working", "idle", "parked"];

@@ -5,10 +5,10 @@
 use std::collections::{HashSet, VecDeque};
 use std::time::Duration;
 
-use serde_json::json;
 use tend_detector::engine::PaneDetector;
 use tend_detector::identity::SamplePolicy;
 use tend_detector::State;
+use tend_protocol::BusEvent;
 use tend_tmux::{Capture, Client, Pane, PaneId};
 
 use super::{CapturePurpose, Core, Job, PaneEntry, TapState, TAP_CONNECT_GRACE};
@@ -228,9 +228,11 @@ impl Core {
         };
         p.watch.forget_exit(&mut self.sampler);
         let name = self.mux.name(id);
-        let _ = self
-            .bus
-            .send(json!({"event": "pane.closed", "pane": name, "agent": p.det.status().agent}));
+        let _ = self.bus.send(BusEvent::Closed {
+            pane: name.clone(),
+            host: None,
+            agent: p.det.status().agent,
+        });
         for r in self.parks.pane_gone(&name) {
             self.park_released(r);
         }

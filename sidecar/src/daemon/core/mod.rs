@@ -28,9 +28,13 @@ use crate::daemon::publish::{self, PaneRow};
 use crate::daemon::status::EffView;
 use crate::daemon::tape::Tape;
 pub use crate::daemon::worker::Job;
-use crate::protocol::{Request, Response};
 use crate::sampler::{PaneWatch, Sampler};
 use tend_detector::identity::ProcessInfo;
+use tend_protocol::reply::Reply;
+use tend_protocol::{BusEvent, Request};
+
+/// Where the answer to a control request goes.
+pub type ReplyTx = tokio::sync::oneshot::Sender<Result<Reply, tend_protocol::Error>>;
 
 /// Something that happened.
 #[derive(Debug)]
@@ -70,10 +74,7 @@ pub enum Event {
         outcome: Result<tend_tmux::TapOutcome, String>,
     },
     /// A control request, with where to send the answer.
-    Control {
-        req: Request,
-        reply: tokio::sync::oneshot::Sender<Response>,
-    },
+    Control { req: Request, reply: ReplyTx },
     /// Someone asked for an immediate reconcile (a tmux hook fired).
     Poke,
     /// A `tend guard` connected (see [`crate::daemon::guard`]).
@@ -208,7 +209,7 @@ pub struct Core {
     /// Parks and snoozes.
     pub(crate) parks: ParkStore,
     /// Events for `tend events`, `wait` and `prompt --wait`.
-    pub(crate) bus: tokio::sync::broadcast::Sender<Value>,
+    pub(crate) bus: tokio::sync::broadcast::Sender<BusEvent>,
     /// Persistent state changed and should be written.
     pub(crate) persist: bool,
     listed_once: bool,
@@ -273,7 +274,7 @@ impl Core {
         cfg: Arc<DetectorConfig>,
         registry: Registry,
         jobs: std::sync::mpsc::Sender<Job>,
-        bus: tokio::sync::broadcast::Sender<Value>,
+        bus: tokio::sync::broadcast::Sender<BusEvent>,
     ) -> Self {
         let start_wall = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -290,7 +291,7 @@ impl Core {
         cfg: Arc<DetectorConfig>,
         registry: Registry,
         jobs: std::sync::mpsc::Sender<Job>,
-        bus: tokio::sync::broadcast::Sender<Value>,
+        bus: tokio::sync::broadcast::Sender<BusEvent>,
         start: Instant,
         start_wall: f64,
     ) -> Self {

@@ -13,8 +13,8 @@ use tend_tmux::{Capture, Client, Pane, PaneId, SessionId, WindowId};
 
 use super::{CapturePurpose, Core, Event, Job};
 use crate::daemon::mux::Mux;
-use crate::protocol::{Request, Response};
 use crate::sampler::Sampler;
+use tend_protocol::{BusEvent, ErrorCode, Request, Response};
 
 /// The Unix time the table starts at.
 const WALL: f64 = 1_800_000_000.0;
@@ -22,7 +22,7 @@ const WALL: f64 = 1_800_000_000.0;
 struct Rig {
     core: Core,
     jobs: Receiver<Job>,
-    bus: tokio::sync::broadcast::Receiver<Value>,
+    bus: tokio::sync::broadcast::Receiver<BusEvent>,
     t0: Instant,
     _procs: tempfile::TempDir,
     seq: u64,
@@ -154,17 +154,16 @@ impl Rig {
         self.core.tick();
     }
 
+    /// Asks the table as a client would: a method and its parameters as
+    /// JSON in, the answer line out.
     fn ask(&mut self, method: &str, params: Value) -> Response {
+        let req = match Request::from_wire(method, params) {
+            Ok(req) => req,
+            Err(e) => return Response::refusal(7, e),
+        };
         let (reply, mut rx) = tokio::sync::oneshot::channel();
-        self.core.handle(Event::Control {
-            req: Request {
-                id: 7,
-                method: method.into(),
-                params,
-            },
-            reply,
-        });
-        rx.try_recv().expect("answered at once")
+        self.core.handle(Event::Control { req, reply });
+        Response::answer(7, rx.try_recv().expect("answered at once"))
     }
 
     fn ok(&mut self, method: &str, params: Value) -> Value {
@@ -189,9 +188,9 @@ impl Rig {
     /// The bus events since the last call, of kind `kind`.
     fn events(&mut self, kind: &str) -> Vec<Value> {
         let mut out = Vec::new();
-        while let Ok(v) = self.bus.try_recv() {
-            if v["event"] == kind {
-                out.push(v);
+        while let Ok(ev) = self.bus.try_recv() {
+            if ev.kind() == kind {
+                out.push(serde_json::to_value(ev).expect("an event is JSON"));
             }
         }
         out
@@ -299,7 +298,9 @@ fn a_closed_pane_releases_parks_gated_on_it_and_forgets_its_report() {
     r.events("park.released");
     // %2 is gone from the next listing.
     r.list(&[1], vec![]);
-    let all: Vec<Value> = std::iter::from_fn(|| r.bus.try_recv().ok()).collect();
+    let all: Vec<Value> = std::iter::from_fn(|| r.bus.try_recv().ok())
+        .map(|ev| serde_json::to_value(ev).expect("an event is JSON"))
+        .collect();
     assert_eq!(
         all,
         [
@@ -388,7 +389,7 @@ fn zellij_panes_keep_zellij_names_and_publish_to_the_plugin() {
     }
     let err = r.ask("get", json!({"pane": "terminal_9"}));
     let err = err.error.expect("unknown pane");
-    assert_eq!(err.code, "unknown_pane");
+    assert_eq!(err.code, ErrorCode::UnknownPane);
     assert_eq!(
         err.message,
         "no pane terminal_9 on this zellij session (see `tend list`)"
@@ -421,7 +422,7 @@ fn zellij_panes_keep_zellij_names_and_publish_to_the_plugin() {
     r.at(2);
     assert_eq!(r.get("terminal_4")["gate"], "terminal_5");
     let next = r.ask("next", json!({}));
-    assert_eq!(next.error.map(|e| e.code), Some("no_target".into()));
+    assert_eq!(next.error.map(|e| e.code), Some(ErrorCode::NoTarget));
     assert_eq!(r.ok("ping", json!({}))["backend"], "zellij");
     // Listed in a tab a client looks at: followed by the subscription.
     assert_eq!(r.get("terminal_4")["tap"], "subscribe");

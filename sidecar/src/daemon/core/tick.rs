@@ -6,10 +6,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
 use tend_attention::report::{Alive, PaneLife};
 use tend_attention::Band;
 use tend_detector::State;
+use tend_protocol::{BusEvent, ReleaseReason, StatusChanged};
 use tend_tmux::PaneId;
 
 use super::{CapturePurpose, Core, Job, TapState, POLL_EVERY, PROCS_KEPT};
@@ -159,13 +159,12 @@ impl Core {
                 self.book.tick(epoch, &alive)
             };
             for c in changes {
-                let _ = self.bus.send(json!({
-                    "event": "pane.report_changed",
-                    "pane": c.pane,
-                    "from": c.from,
-                    "to": c.to,
-                    "notify": c.notify,
-                }));
+                let _ = self.bus.send(BusEvent::ReportChanged {
+                    pane: c.pane.clone(),
+                    from: c.from.as_str().to_owned(),
+                    to: c.to.as_str().to_owned(),
+                    notify: c.notify,
+                });
                 visited.extend(self.mux.parse(&c.pane));
                 self.persist = true;
             }
@@ -285,14 +284,16 @@ impl Core {
             p.seen = seen;
             if announced != agent_now {
                 if let Some(a) = &announced {
-                    let _ = self
-                        .bus
-                        .send(json!({"event": "pane.agent_released", "pane": name, "agent": a}));
+                    let _ = self.bus.send(BusEvent::AgentReleased {
+                        pane: name.clone(),
+                        agent: a.clone(),
+                    });
                 }
                 if let Some(a) = &agent_now {
-                    let _ = self
-                        .bus
-                        .send(json!({"event": "pane.agent_detected", "pane": name, "agent": a}));
+                    let _ = self.bus.send(BusEvent::AgentDetected {
+                        pane: name.clone(),
+                        agent: a.clone(),
+                    });
                 }
                 p.announced = agent_now.clone();
             }
@@ -316,28 +317,36 @@ impl Core {
                     .as_deref()
                     .and_then(|a| self.registry.get(a))
                     .map(|m| m.short_name.clone());
-                let _ = self.bus.send(json!({
-                    "event": "pane.agent_status_changed",
-                    "pane": name,
-                    "agent": view.agent,
-                    "name": display,
-                    "session": p.info.session_name,
-                    "window": self.mux.window(&p.info),
-                    "focused": p.focused,
-                    "prev_band": old.as_ref().and_then(|o| o.band),
-                    "state": view.state,
-                    "reason": view.reason,
-                    "band": view.band,
-                    "quiet": view.quiet,
-                    "prev_state": prev_state,
-                    "prev_reason": old.as_ref().and_then(|o| o.reason),
-                    "rule": view.rule,
-                    "authority": view.authority,
-                    "message": view.message,
-                    "state_change_seq": p.eff_seq,
-                    "run": st.run,
-                    "at": wall,
-                }));
+                let _ = self
+                    .bus
+                    .send(BusEvent::StatusChanged(Box::new(StatusChanged {
+                        pane: name.clone(),
+                        host: None,
+                        agent: view.agent.clone(),
+                        name: display,
+                        session: p.info.session_name.clone(),
+                        window: self.mux.window(&p.info),
+                        focused: p.focused,
+                        state: view.state.map(|s| s.as_str().to_owned()),
+                        reason: view.reason.map(|r| r.as_str().to_owned()),
+                        band: view.band.map(|b| b.as_str().to_owned()),
+                        prev_band: old
+                            .as_ref()
+                            .and_then(|o| o.band)
+                            .map(|b| b.as_str().to_owned()),
+                        quiet: view.quiet,
+                        prev_state: prev_state.map(|s| s.as_str().to_owned()),
+                        prev_reason: old
+                            .as_ref()
+                            .and_then(|o| o.reason)
+                            .map(|r| r.as_str().to_owned()),
+                        rule: Some(view.rule.clone()),
+                        authority: view.authority.to_owned(),
+                        message: Some(view.message.clone()),
+                        state_change_seq: p.eff_seq,
+                        run: st.run,
+                        at: wall,
+                    })));
                 self.changed = true;
             } else if old.as_ref() != Some(&view) {
                 self.changed = true;
@@ -354,13 +363,16 @@ impl Core {
     }
 
     pub(crate) fn park_released(&mut self, r: tend_attention::park::ParkReleased) {
-        let _ = self.bus.send(json!({
-            "event": "park.released",
-            "pane": r.pane,
-            "gate": r.gate,
-            "note": r.note,
-            "reason": format!("{:?}", r.reason),
-        }));
+        let reason = match r.reason {
+            tend_attention::park::ReleaseReason::GateReady => ReleaseReason::GateReady,
+            tend_attention::park::ReleaseReason::GateGone => ReleaseReason::GateGone,
+        };
+        let _ = self.bus.send(BusEvent::ParkReleased {
+            pane: r.pane.clone(),
+            gate: r.gate,
+            note: r.note,
+            reason,
+        });
         self.persist = true;
         self.changed = true;
         self.touched.extend(self.mux.parse(&r.pane));
