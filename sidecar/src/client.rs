@@ -1,33 +1,32 @@
 //! A blocking client for the daemon's control socket (used by the CLI).
+//!
+//! A call is a method's parameters (`tend_protocol::params`); its answer
+//! comes back as the type the method names ([`Call::Reply`]), so the CLI
+//! reads fields, not keys.
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde::Serialize;
+use tend_protocol::{Call, Envelope, ErrorCode, Response};
 
 use crate::error::CliError;
-use tend_protocol::{Envelope, Response};
 
-/// Sends one request and waits up to `timeout` for its response.
-pub fn call(
-    socket: &Path,
-    method: &str,
-    params: Value,
-    timeout: Duration,
-) -> Result<Value, CliError> {
-    call_for(socket, method, params, Some(timeout))
+/// Sends one request and waits up to `timeout` for its answer.
+pub fn call<C: Call>(socket: &Path, call: C, timeout: Duration) -> Result<C::Reply, CliError> {
+    call_for(socket, call, Some(timeout))
 }
 
-/// Sends one request and waits for its response, up to `timeout` (`None`:
+/// Sends one request and waits for its answer, up to `timeout` (`None`:
 /// as long as it takes, for `wait`).
-pub fn call_for(
+pub fn call_for<C: Call>(
     socket: &Path,
-    method: &str,
-    params: Value,
+    call: C,
     timeout: Option<Duration>,
-) -> Result<Value, CliError> {
+) -> Result<C::Reply, CliError> {
+    let method = C::METHOD;
     let mut stream = UnixStream::connect(socket).map_err(|e| {
         CliError::new(
             "no_daemon",
@@ -41,15 +40,8 @@ pub fn call_for(
         .set_read_timeout(timeout)
         .and_then(|_| stream.set_write_timeout(Some(Duration::from_secs(5))))
         .map_err(|e| CliError::new("io", format!("socket setup failed: {e}")))?;
-    let req = Envelope {
-        id: 1,
-        method: method.to_owned(),
-        params,
-    };
-    let mut line = serde_json::to_string(&req).map_err(|e| CliError::new("io", e.to_string()))?;
-    line.push('\n');
     stream
-        .write_all(line.as_bytes())
+        .write_all(request_line(call).as_bytes())
         .map_err(|e| CliError::new("io", format!("cannot talk to the tend daemon: {e}")))?;
     let mut reader = BufReader::new(stream);
     let mut answer = String::new();
@@ -59,44 +51,41 @@ pub fn call_for(
             format!("the tend daemon did not answer `{method}` ({e}); see `tend doctor`"),
         )
     })?;
-    let resp: Response = serde_json::from_str(&answer).map_err(|e| {
+    let unreadable = |e: serde_json::Error| {
         CliError::new(
             "bad_response",
             format!("the tend daemon sent something unreadable ({e}); is it the same version? Try `tend stop && tend start`"),
         )
-    })?;
-    resp.into_result()
-        .map_err(|err| CliError::new(leak_code(err.code.as_str()), err.message))
+    };
+    let resp: Response = serde_json::from_str(&answer).map_err(unreadable)?;
+    let result = resp
+        .into_result()
+        .map_err(|err| CliError::new(cli_code(err.code), err.message))?;
+    serde_json::from_value(result).map_err(unreadable)
 }
 
-/// Error codes are a small fixed set; map a received one onto it.
-fn leak_code(code: &str) -> &'static str {
-    const CODES: &[&str] = &[
-        "unknown_pane",
-        "bad_request",
-        "unknown_method",
-        "no_target",
-        "tmux",
-        "timeout",
-        "agent_blocked",
-        "agent_prompt_stalled",
-        "agent_not_running",
-        "agent_not_idle",
-        "stop_pending",
-        "no_agent",
-        "no_flag",
-        "bad_report",
-        "forbidden",
-        "no_dialog",
-        "no_actions",
-        "no_option",
-        "pane_in_mode",
-        "remote_pane",
-        "bad_config",
-    ];
-    CODES
-        .iter()
-        .find(|c| **c == code)
-        .copied()
-        .unwrap_or("daemon_error")
+/// The request line that asks `call` (id 1), newline included: for the
+/// connections that read more than one answer (`events`, `guard`).
+pub fn request_line<C: Call>(call: C) -> String {
+    tend_protocol::wire::line(&Envelope::new(1, &call.into()))
+}
+
+/// An answer as `--json` prints it: the daemon's JSON, keys sorted.
+pub fn json_text(reply: &impl Serialize) -> String {
+    serde_json::to_value(reply)
+        .unwrap_or(serde_json::Value::Null)
+        .to_string()
+}
+
+/// The code a refusal carries to `--json` and the exit: the daemon's own,
+/// except for the few the CLI has always reported as `daemon_error` (a
+/// zellij action that failed, a pane not read yet, a remote pane in
+/// zellij).
+fn cli_code(code: ErrorCode) -> &'static str {
+    match code {
+        ErrorCode::Zellij | ErrorCode::NotSeeded | ErrorCode::NotInZellij => {
+            ErrorCode::DaemonError.as_str()
+        }
+        other => other.as_str(),
+    }
 }

@@ -11,8 +11,11 @@ use std::os::unix::net::UnixStream;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::json;
 use tend_detector::config::parse_duration;
+use tend_protocol::reply::{PromptReply, Waited};
+use tend_protocol::{params, BusEvent, Call, PaneView};
 
 use super::target::{ServerArgs, Target};
 use crate::client;
@@ -51,38 +54,42 @@ fn timeout_ms(t: &Option<String>) -> Result<Option<u64>, CliError> {
 }
 
 /// One request to the daemon; its answer printed as JSON, or as `text` says.
-fn ask(
+fn ask<C: Call>(
     server: &ServerArgs,
     out: &mut dyn Write,
     json: bool,
-    method: &str,
-    params: Value,
-    text: impl FnOnce(&Value) -> String,
+    call: C,
+    text: impl FnOnce(&C::Reply) -> String,
 ) -> Result<(), CliError> {
     let t = Target::resolve(server)?;
-    let v = client::call(&t.control, method, params, TIMEOUT)?;
+    let v = client::call(&t.control, call, TIMEOUT)?;
     print(out, json, &v, text)
 }
 
-fn print(
+fn print<T: Serialize>(
     out: &mut dyn Write,
     json: bool,
-    v: &Value,
-    text: impl FnOnce(&Value) -> String,
+    v: &T,
+    text: impl FnOnce(&T) -> String,
 ) -> Result<(), CliError> {
     if json {
-        writeln!(out, "{v}").map_err(io)
+        writeln!(out, "{}", client::json_text(v)).map_err(io)
     } else {
         writeln!(out, "{}", text(v)).map_err(io)
     }
 }
 
-fn state_word(v: &Value) -> String {
-    let s = v["state"].as_str().unwrap_or("-");
-    match v["reason"].as_str() {
+/// `waiting/approval`, `idle`, or `-` without a state.
+fn state_word(state: Option<&str>, reason: Option<&str>) -> String {
+    let s = state.unwrap_or("-");
+    match reason {
         Some(r) => format!("{s}/{r}"),
         None => s.to_owned(),
     }
+}
+
+fn waited_word(w: &Waited) -> String {
+    state_word(w.state(), w.reason())
 }
 
 /// A pane and `--json`.
@@ -97,18 +104,20 @@ pub struct PaneArgs {
 
 /// `tend get %N`.
 pub fn get(server: &ServerArgs, a: &PaneArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    ask(server, out, a.json, "get", json!({"pane": a.pane}), |v| {
+    let get = params::Get {
+        pane: a.pane.clone(),
+    };
+    ask(server, out, a.json, get, |v: &PaneView| {
         format!(
             "{} {} {} band={} since={} seq={}",
-            v["pane"].as_str().unwrap_or_default(),
-            v["agent"].as_str().unwrap_or("-"),
-            state_word(v),
-            v["band"].as_str().unwrap_or("-"),
-            v["since"]
-                .as_f64()
+            v.pane,
+            v.agent.as_deref().unwrap_or("-"),
+            state_word(v.state.as_deref(), v.reason.as_deref()),
+            v.band.as_deref().unwrap_or("-"),
+            v.since
                 .map(|s| format!("{s:.0}"))
                 .unwrap_or_else(|| "-".into()),
-            v["state_change_seq"]
+            v.state_change_seq
         )
     })
 }
@@ -153,10 +162,13 @@ pub fn events(server: &ServerArgs, a: &EventsArgs, out: &mut dyn Write) -> Resul
             format!("tend is not running for this tmux server ({e}); start it with `tend start`"),
         )
     })?;
-    let pane = a.pane.as_deref().map(|p| t.pane_name(p));
-    let req = json!({"id": 1, "method": "events", "params": {"pane": pane, "type": a.kind, "state": a.state}});
+    let subscribe = params::Events {
+        pane: a.pane.as_deref().map(|p| t.pane_name(p)),
+        kind: a.kind.clone(),
+        state: a.state.clone(),
+    };
     stream
-        .write_all(format!("{req}\n").as_bytes())
+        .write_all(client::request_line(subscribe).as_bytes())
         .map_err(|e| CliError::new("io", format!("cannot talk to the daemon: {e}")))?;
     let reader = BufReader::new(stream);
     for (i, line) in reader.lines().enumerate() {
@@ -167,17 +179,18 @@ pub fn events(server: &ServerArgs, a: &EventsArgs, out: &mut dyn Write) -> Resul
         if a.json {
             writeln!(out, "{line}").map_err(io)?;
         } else {
-            let v: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+            let ev = serde_json::from_str::<BusEvent>(&line).ok();
+            let state = match &ev {
+                Some(BusEvent::StatusChanged(c)) if c.state.is_some() => {
+                    state_word(c.state.as_deref(), c.reason.as_deref())
+                }
+                _ => String::new(),
+            };
             writeln!(
                 out,
-                "{} {} {}",
-                v["event"].as_str().unwrap_or("?"),
-                v["pane"].as_str().unwrap_or(""),
-                if v["state"].is_null() {
-                    String::new()
-                } else {
-                    state_word(&v)
-                }
+                "{} {} {state}",
+                ev.as_ref().map_or("?", BusEvent::kind),
+                ev.as_ref().and_then(BusEvent::pane).unwrap_or(""),
             )
             .map_err(io)?;
         }
@@ -216,13 +229,17 @@ pub struct WaitArgs {
 pub fn wait(server: &ServerArgs, a: &WaitArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let t = Target::resolve(server)?;
     let ms = timeout_ms(&a.timeout)?;
+    let wait = params::Wait {
+        pane: a.pane.clone(),
+        until: a.until.clone(),
+        timeout_ms: ms,
+    };
     let v = client::call_for(
         &t.control,
-        "wait",
-        json!({"pane": a.pane, "until": a.until, "timeout_ms": ms}),
+        wait,
         ms.map(|m| Duration::from_millis(m) + TIMEOUT),
     )?;
-    print(out, a.json, &v, state_word)
+    print(out, a.json, &v, waited_word)
 }
 
 /// Arguments of `tend prompt`.
@@ -259,22 +276,28 @@ pub struct PromptArgs {
 pub fn prompt(server: &ServerArgs, a: &PromptArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let t = Target::resolve(server)?;
     let ms = timeout_ms(&a.timeout)?;
+    let prompt = params::Prompt {
+        pane: a.pane.clone(),
+        text: a.text.clone(),
+        enter: None,
+        wait: a.wait,
+        until: a.until.clone(),
+        timeout_ms: ms,
+    };
     let v = client::call_for(
         &t.control,
-        "prompt",
-        json!({"pane": a.pane, "text": a.text, "wait": a.wait, "until": a.until, "timeout_ms": ms}),
+        prompt,
         if a.wait {
             ms.map(|m| Duration::from_millis(m) + TIMEOUT)
         } else {
             Some(TIMEOUT)
         },
     )?;
-    print(out, a.json, &v, |v| {
-        if a.wait {
-            state_word(v)
-        } else {
-            "sent".into()
-        }
+    print(out, a.json, &v, |v| match v {
+        PromptReply::Settled(w) if a.wait => waited_word(w),
+        // Sent without a wait to show: nothing to read a state from.
+        PromptReply::Sent(_) if a.wait => state_word(None, None),
+        _ => "sent".into(),
     })
 }
 
@@ -297,14 +320,11 @@ pub fn send_keys(
     a: &SendKeysArgs,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    ask(
-        server,
-        out,
-        a.json,
-        "send_keys",
-        json!({"pane": a.pane, "keys": a.keys}),
-        |_| "sent".into(),
-    )
+    let keys = params::SendKeys {
+        pane: a.pane.clone(),
+        keys: a.keys.clone(),
+    };
+    ask(server, out, a.json, keys, |_| "sent".into())
 }
 
 /// Arguments of `tend read`.
@@ -323,14 +343,11 @@ pub struct ReadArgs {
 
 /// `tend read`.
 pub fn read(server: &ServerArgs, a: &ReadArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    ask(
-        server,
-        out,
-        a.json,
-        "read",
-        json!({"pane": a.pane, "lines": a.lines}),
-        |v| v["text"].as_str().unwrap_or_default().trim_end().to_owned(),
-    )
+    let read = params::Read {
+        pane: a.pane.clone(),
+        lines: a.lines,
+    };
+    ask(server, out, a.json, read, |v| v.text.trim_end().to_owned())
 }
 
 /// Arguments of `tend report`.
@@ -372,22 +389,24 @@ pub fn report(server: &ServerArgs, a: &ReportArgs, out: &mut dyn Write) -> Resul
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_micros() as u64)
         .unwrap_or(0);
-    let mut params = json!({
-        "pane": pane, "state": a.state, "reason": a.reason, "message": a.message,
-        "every": a.every, "seq": seq, "ack": a.ack,
-    });
-    if !a.dispatches.is_empty() {
-        params["dispatches"] = json!(a.dispatches);
-    }
-    let v = client::call(&t.control, "report", params, TIMEOUT)?;
+    let report = params::Report {
+        pane: pane.clone(),
+        state: a.state.clone(),
+        reason: a.reason.clone(),
+        message: a.message.clone(),
+        every: a.every.clone(),
+        seq: Some(seq),
+        ack: a.ack,
+        dispatches: (!a.dispatches.is_empty()).then(|| a.dispatches.clone()),
+        agent: None,
+    };
+    let v = client::call(&t.control, report, TIMEOUT)?;
     print(out, a.json, &v, |v| {
-        let mut s = format!("{pane}: {}", v["to"].as_str().unwrap_or(&a.state));
-        if let Some(stop) = v["stop"].as_object() {
+        let mut s = format!("{pane}: {}", v.to);
+        if let Some(stop) = &v.stop {
             s.push_str(&format!(
                 "\nSTOP requested: {} (acknowledge with `tend ack` or `tend report … --ack`)",
-                stop.get("reason")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
+                stop.reason
             ));
         }
         s
@@ -408,14 +427,10 @@ pub struct OwnPaneArgs {
 /// `tend release`.
 pub fn release(server: &ServerArgs, a: &OwnPaneArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let pane = own_pane(&a.pane)?;
-    ask(
-        server,
-        out,
-        a.json,
-        "release",
-        json!({"pane": pane}),
-        |_| format!("{pane}: released; the screen decides again"),
-    )
+    let release = params::Release { pane: pane.clone() };
+    ask(server, out, a.json, release, |_| {
+        format!("{pane}: released; the screen decides again")
+    })
 }
 
 /// Arguments of `tend report-metadata`.
@@ -438,14 +453,11 @@ pub fn report_metadata(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let pane = own_pane(&a.pane)?;
-    ask(
-        server,
-        out,
-        a.json,
-        "report_metadata",
-        json!({"pane": pane, "label": a.label}),
-        |_| format!("{pane}: label set"),
-    )
+    let label = params::ReportMetadata {
+        pane: pane.clone(),
+        label: Some(a.label.clone()),
+    };
+    ask(server, out, a.json, label, |_| format!("{pane}: label set"))
 }
 
 /// Arguments of `tend stop-request`.
@@ -468,12 +480,12 @@ pub fn stop_request(
 ) -> Result<(), CliError> {
     let t = Target::resolve(server)?;
     let by = super::target::this_pane().unwrap_or_else(|| "user".into());
-    let v = client::call(
-        &t.control,
-        "stop_request",
-        json!({"pane": a.pane, "reason": a.reason, "by": by}),
-        TIMEOUT,
-    )?;
+    let request = params::StopRequest {
+        pane: a.pane.clone(),
+        reason: a.reason.clone(),
+        by: Some(by),
+    };
+    let v = client::call(&t.control, request, TIMEOUT)?;
     print(out, a.json, &v, |_| {
         format!("{}: stop pending, not read yet", a.pane)
     })
@@ -482,27 +494,21 @@ pub fn stop_request(
 /// `tend inbox`: the agent reads its flags (run in its own pane).
 pub fn inbox(server: &ServerArgs, a: &OwnPaneArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let pane = own_pane(&a.pane)?;
-    ask(
-        server,
-        out,
-        a.json,
-        "inbox",
-        json!({"pane": pane}),
-        |v| match v["stop"].as_object() {
-            Some(s) => format!(
-                "STOP requested by {}: {}\nacknowledge with `tend ack`",
-                s.get("set_by").and_then(Value::as_str).unwrap_or("?"),
-                s.get("reason").and_then(Value::as_str).unwrap_or_default()
-            ),
-            None => "no flags".into(),
-        },
-    )
+    let inbox = params::Inbox { pane: pane.clone() };
+    ask(server, out, a.json, inbox, |v| match &v.stop {
+        Some(s) => format!(
+            "STOP requested by {}: {}\nacknowledge with `tend ack`",
+            s.set_by, s.reason
+        ),
+        None => "no flags".into(),
+    })
 }
 
 /// `tend ack`: the agent acknowledges its stop flag.
 pub fn ack(server: &ServerArgs, a: &OwnPaneArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let pane = own_pane(&a.pane)?;
-    ask(server, out, a.json, "ack", json!({"pane": pane}), |_| {
+    let ack = params::Ack { pane: pane.clone() };
+    ask(server, out, a.json, ack, |_| {
         format!("{pane}: stop acknowledged")
     })
 }
@@ -525,26 +531,22 @@ pub struct ParkArgs {
 
 /// `tend park`.
 pub fn park(server: &ServerArgs, a: &ParkArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    ask(
-        server,
-        out,
-        a.json,
-        "park",
-        json!({"pane": a.pane, "note": a.note, "gate": a.gate}),
-        |_| format!("{}: parked", a.pane),
-    )
+    let park = params::Park {
+        pane: a.pane.clone(),
+        note: a.note.clone(),
+        gate: a.gate.clone(),
+    };
+    ask(server, out, a.json, park, |_| format!("{}: parked", a.pane))
 }
 
 /// `tend unpark`.
 pub fn unpark(server: &ServerArgs, a: &PaneArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    ask(
-        server,
-        out,
-        a.json,
-        "unpark",
-        json!({"pane": a.pane}),
-        |_| format!("{}: unparked", a.pane),
-    )
+    let unpark = params::Unpark {
+        pane: a.pane.clone(),
+    };
+    ask(server, out, a.json, unpark, |_| {
+        format!("{}: unparked", a.pane)
+    })
 }
 
 /// Arguments of `tend snooze`.
@@ -562,26 +564,23 @@ pub struct SnoozeArgs {
 
 /// `tend snooze`.
 pub fn snooze(server: &ServerArgs, a: &SnoozeArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    ask(
-        server,
-        out,
-        a.json,
-        "snooze",
-        json!({"pane": a.pane, "for": a.length}),
-        |_| format!("{}: snoozed ({})", a.pane, a.length),
-    )
+    let snooze = params::Snooze {
+        pane: a.pane.clone(),
+        length: Some(a.length.clone()),
+    };
+    ask(server, out, a.json, snooze, |_| {
+        format!("{}: snoozed ({})", a.pane, a.length)
+    })
 }
 
 /// `tend unsnooze`.
 pub fn unsnooze(server: &ServerArgs, a: &PaneArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    ask(
-        server,
-        out,
-        a.json,
-        "unsnooze",
-        json!({"pane": a.pane}),
-        |_| format!("{}: unsnoozed", a.pane),
-    )
+    let unsnooze = params::Unsnooze {
+        pane: a.pane.clone(),
+    };
+    ask(server, out, a.json, unsnooze, |_| {
+        format!("{}: unsnoozed", a.pane)
+    })
 }
 
 /// Arguments of `tend approve` and `tend deny`.
@@ -613,31 +612,21 @@ pub fn answer(
     action: &str,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    ask(
-        server,
-        out,
-        a.json,
-        "answer",
-        json!({"pane": a.pane, "action": action, "dry_run": a.dry_run}),
-        |v| {
-            let keys: Vec<&str> = v["keys"]
-                .as_array()
-                .map(|k| k.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            let dialog: Vec<&str> = v["dialog"]
-                .as_array()
-                .map(|k| k.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            let verb = if a.dry_run { "would send" } else { "sent" };
-            format!(
-                "{}\n{} {}: {verb} {}",
-                dialog.join("\n"),
-                v["pane"].as_str().unwrap_or("-"),
-                v["rule"].as_str().unwrap_or("-"),
-                keys.join(" ")
-            )
-        },
-    )
+    let answer = params::Answer {
+        pane: a.pane.clone(),
+        action: action.to_owned(),
+        dry_run: a.dry_run,
+    };
+    ask(server, out, a.json, answer, |v| {
+        let verb = if a.dry_run { "would send" } else { "sent" };
+        format!(
+            "{}\n{} {}: {verb} {}",
+            v.dialog.join("\n"),
+            v.pane,
+            v.rule,
+            v.keys.join(" ")
+        )
+    })
 }
 
 /// Changes arriving within this window after the first go out as one
@@ -650,7 +639,7 @@ const FEED_COALESCE: Duration = Duration::from_millis(30);
 /// the reader needs no model of which events change what.
 fn feed(server: &ServerArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let t = Target::resolve(server)?;
-    if client::call(&t.control, "ping", json!({}), TIMEOUT).is_err() {
+    if client::call(&t.control, params::Ping {}, TIMEOUT).is_err() {
         super::lifecycle::start(
             server,
             &super::lifecycle::StartArgs {
@@ -667,7 +656,7 @@ fn feed(server: &ServerArgs, out: &mut dyn Write) -> Result<(), CliError> {
         )
     })?;
     stream
-        .write_all(b"{\"id\": 1, \"method\": \"events\", \"params\": {}}\n")
+        .write_all(client::request_line(params::Events::default()).as_bytes())
         .map_err(|e| CliError::new("io", format!("cannot talk to the daemon: {e}")))?;
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     let reader = BufReader::new(stream);
@@ -688,19 +677,10 @@ fn feed(server: &ServerArgs, out: &mut dyn Write) -> Result<(), CliError> {
     })?;
     let host = crate::platform::os::host_name();
     loop {
-        let panes = client::call(&t.control, "list", json!({}), TIMEOUT)?;
-        let panes: Vec<Value> = panes
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    // Only this machine's own agents: a remote's remotes
-                    // are not passed on (two machines naming each other
-                    // would loop).
-                    .filter(|p| !p["agent"].is_null() && p["host"].is_null())
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default();
+        let mut panes = client::call(&t.control, params::List {}, TIMEOUT)?;
+        // Only this machine's own agents: a remote's remotes are not
+        // passed on (two machines naming each other would loop).
+        panes.retain(|p| p.agent.is_some() && p.host.is_none());
         let line = json!({
             "event": "feed.snapshot",
             "hostname": host,

@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use serde_json::json;
+use tend_protocol::params;
 
 use super::target::{ServerArgs, Target};
 use crate::client;
@@ -136,13 +137,11 @@ pub fn run_at(
             prepare(dir)?;
         }
     }
-    let v = client::call(
-        control,
-        "capture",
-        json!({"pane": args.pane}),
-        Duration::from_secs(10),
-    )?;
-    let agent = v["agent"].as_str().unwrap_or("agent");
+    let capture = params::Capture {
+        pane: args.pane.clone(),
+    };
+    let v = client::call(control, capture, Duration::from_secs(10))?;
+    let agent = v.agent.as_str();
     let dir = match &args.dir {
         Some(d) => d.clone(),
         None => {
@@ -165,7 +164,7 @@ pub fn run_at(
     };
     prepare(&dir)?;
     for name in FILES {
-        let text = v["files"][name].as_str().ok_or_else(|| {
+        let text = v.files.get(name).ok_or_else(|| {
             CliError::new(
                 "bad_answer",
                 format!(
@@ -178,26 +177,25 @@ pub fn run_at(
         std::fs::write(&path, text)
             .map_err(|e| CliError::new("io", format!("cannot write {}: {e}", path.display())))?;
     }
-    let state = match (v["state"].as_str(), v["reason"].as_str()) {
+    let state = match (&v.state, &v.reason) {
         (Some(s), Some(r)) => format!("{s}/{r}"),
-        (Some(s), None) => s.to_owned(),
+        (Some(s), None) => s.clone(),
         _ => "no state".to_owned(),
     };
     if args.json {
-        let mut summary = v.clone();
+        let mut summary = serde_json::to_value(&v).unwrap_or_default();
         if let Some(m) = summary.as_object_mut() {
             m.remove("files");
             m.insert("dir".into(), json!(dir.display().to_string()));
         }
         return writeln!(out, "{summary}").map_err(io);
     }
-    let seconds = v["seconds"].as_f64().unwrap_or(0.0);
-    let wraps = v["wraps"].as_u64().unwrap_or(0);
+    let (seconds, wraps) = (v.seconds, v.wraps);
     writeln!(
         out,
         "saved {} ({agent}, {state}, {}) to {}: the last {seconds:.1} s of its output{}",
-        v["pane"].as_str().unwrap_or(&args.pane),
-        v["size"].as_str().unwrap_or("?"),
+        v.pane,
+        v.size,
         dir.display(),
         if wraps > 0 {
             " (from tend's redraw of the screen: older output is not kept)"

@@ -10,7 +10,9 @@ use serde_json::json;
 use super::target::{ServerArgs, Target};
 use crate::client;
 use crate::error::CliError;
-use tend_protocol::PaneView;
+use tend_protocol::explain::Explained;
+use tend_protocol::reply::Link;
+use tend_protocol::{params, PaneView};
 
 /// Arguments of `tend doctor`.
 #[derive(Debug, Args)]
@@ -127,21 +129,22 @@ pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Resul
     });
     if let Ok(t) = &target {
         let mut running = false;
-        match client::call(&t.control, "ping", json!({}), Duration::from_secs(2)) {
+        match client::call(&t.control, params::Ping {}, Duration::from_secs(2)) {
             Ok(p) => {
                 running = true;
                 checks.push(Check {
                     name: "daemon",
-                    ok: p["protocol"] == tend_protocol::PROTOCOL_VERSION,
-                    detail: format!("running, pid {}, protocol {}", p["pid"], p["protocol"]),
+                    ok: p.protocol == tend_protocol::PROTOCOL_VERSION,
+                    detail: format!("running, pid {}, protocol {}", p.pid, p.protocol),
                 });
-                if let Ok(v) =
-                    client::call(&t.control, "remotes", json!({}), Duration::from_secs(3))
+                if let Ok(links) =
+                    client::call(&t.control, params::Remotes {}, Duration::from_secs(3))
                 {
-                    checks.extend(remote_checks(&v));
+                    checks.extend(remote_checks(&links));
                 }
-                if let Ok(v) = client::call(&t.control, "list", json!({}), Duration::from_secs(3)) {
-                    let mut panes: Vec<PaneView> = serde_json::from_value(v).unwrap_or_default();
+                if let Ok(mut panes) =
+                    client::call(&t.control, params::List {}, Duration::from_secs(3))
+                {
                     // Remote panes are the remote's own business (its doctor).
                     panes.retain(|p| p.host.is_none());
                     let polling: Vec<&str> = panes
@@ -185,13 +188,11 @@ pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Resul
                         .iter()
                         .filter(|p| p.agent.is_some())
                         .filter_map(|p| {
-                            let v = client::call(
-                                &t.control,
-                                "explain",
-                                json!({"pane": p.pane}),
-                                Duration::from_secs(2),
-                            )
-                            .ok()?;
+                            let explain = params::Explain {
+                                pane: p.pane.clone(),
+                            };
+                            let v =
+                                client::call(&t.control, explain, Duration::from_secs(2)).ok()?;
                             Some((p.pane.clone(), WordSeen::from_explain(&v)))
                         })
                         .collect();
@@ -353,8 +354,7 @@ fn watch_check(
     if !unwatched.is_empty() {
         // A pane opened a moment ago is listed on the daemon's next look.
         std::thread::sleep(Duration::from_millis(1_000));
-        if let Ok(v) = client::call(control, "list", json!({}), Duration::from_secs(3)) {
-            let again: Vec<PaneView> = serde_json::from_value(v).unwrap_or_default();
+        if let Ok(again) = client::call(control, params::List {}, Duration::from_secs(3)) {
             unwatched = missing(&again);
         }
     }
@@ -442,21 +442,17 @@ fn status_check(server: &tend_tmux::Server) -> Check {
 }
 
 /// One check per remote: up, or which remote fails and ssh's own words.
-fn remote_checks(links: &serde_json::Value) -> Vec<Check> {
-    let Some(links) = links.as_array() else {
-        return Vec::new();
-    };
+fn remote_checks(links: &[Link]) -> Vec<Check> {
     links
         .iter()
         .map(|l| {
-            let name = l["name"].as_str().unwrap_or("?");
-            let dest = l["dest"].as_str().unwrap_or("?");
-            let up = l["state"] == "up";
+            let (name, dest) = (&l.name, &l.dest);
+            let up = l.state == "up";
             let mut detail = format!("{name} ({dest}): {}", super::remote::link_words(l));
             if !up {
-                let stderr = l["stderr"].as_str().unwrap_or_default();
+                let stderr = &l.stderr;
                 // The error is ssh's last line already: the lines before it.
-                let error = l["error"].as_str().unwrap_or_default().trim();
+                let error = l.error.as_deref().unwrap_or_default().trim();
                 let tail: Vec<&str> = stderr
                     .lines()
                     .filter(|x| !x.trim().is_empty() && x.trim() != error)
@@ -572,12 +568,17 @@ struct WordSeen {
 }
 
 impl WordSeen {
-    fn from_explain(v: &serde_json::Value) -> WordSeen {
-        let c = &v["explain"]["psp"]["counters"];
+    fn from_explain(v: &Explained) -> WordSeen {
+        let c = v
+            .explain
+            .read()
+            .psp
+            .and_then(|w| w.counters)
+            .unwrap_or_default();
         WordSeen {
-            relay: v["authority"]["relay"] == true,
-            queries: c["queries"].as_u64().unwrap_or(0),
-            reports: c["reports"].as_u64().unwrap_or(0),
+            relay: v.authority.relay,
+            queries: c.queries.unwrap_or(0),
+            reports: c.reports.unwrap_or(0),
         }
     }
 }

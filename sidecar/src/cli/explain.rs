@@ -9,7 +9,8 @@ use tend_detector::rules::{self, ScreenView};
 
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use tend_protocol::explain::{Explained, Explanation, Identity};
+use tend_protocol::{params, PaneView, TaskView};
 
 use super::target::{ServerArgs, Target};
 use crate::client;
@@ -55,69 +56,65 @@ pub fn live_at(
     args: &ExplainArgs,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let v = client::call(
-        control,
-        "explain",
-        json!({"pane": pane}),
-        Duration::from_secs(5),
-    )?;
+    let explain = params::Explain {
+        pane: pane.to_owned(),
+    };
+    let v = client::call(control, explain, Duration::from_secs(5))?;
     let io = |e: std::io::Error| CliError::new("io", format!("cannot write output: {e}"));
     if args.json {
-        writeln!(out, "{v}").map_err(io)?;
+        writeln!(out, "{}", client::json_text(&v)).map_err(io)?;
         return Ok(());
     }
-    let p = &v["pane"];
-    let s = |x: &Value| x.as_str().unwrap_or("-").to_owned();
+    let p = &v.pane;
+    let s = |x: &Option<String>| x.clone().unwrap_or_else(|| "-".to_owned());
     writeln!(
         out,
         "pane      {} (session {}, window {})",
-        s(&p["pane"]),
-        s(&p["session"]),
-        s(&p["window"])
+        p.pane, p.session, p.window
     )
     .map_err(io)?;
-    let state = match (p["reason"].as_str(), p["exit_code"].as_i64()) {
-        (Some(r), _) => format!("{}/{r}", s(&p["state"])),
-        (None, Some(code)) => format!("{} (exit code {code})", s(&p["state"])),
-        (None, None) => s(&p["state"]),
+    let state = match (&p.reason, p.exit_code) {
+        (Some(r), _) => format!("{}/{r}", s(&p.state)),
+        (None, Some(code)) => format!("{} (exit code {code})", s(&p.state)),
+        (None, None) => s(&p.state),
     };
     writeln!(
         out,
         "state     {state}  band {}  rule {}",
-        s(&p["band"]),
-        s(&p["rule"])
+        s(&p.band),
+        s(&p.rule)
     )
     .map_err(io)?;
-    if p["agent"].is_string() {
-        let how = match p["verified"].as_bool() {
+    if let Some(agent) = &p.agent {
+        let how = match p.verified {
             Some(true) => format!(
                 "rules verified on recordings of {}",
-                v["verified_versions"]
-                    .as_array()
-                    .map(|a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", "))
+                v.verified_versions
+                    .as_ref()
+                    .map(|a| a.join(", "))
                     .filter(|s| !s.is_empty())
                     .unwrap_or_else(|| "the real CLI".to_owned())
             ),
             _ => "rules unverified: a dialog shows as waiting/prompt, never as a certain approval, question or error".to_owned(),
         };
-        let version = match (p["version"].as_str(), p["wrapper"].as_str()) {
-            (Some(v), _) => v.to_owned(),
+        let version = match (&p.version, &p.wrapper) {
+            (Some(v), _) => v.clone(),
             // Its package metadata is on the other side of the wrapper.
-            (None, Some(w)) if p["identified_by"] == "screen" => {
+            (None, Some(w)) if p.identified_by.as_deref() == Some("screen") => {
                 format!("(version unknown: it runs behind {w})")
             }
             (None, _) => "(version unknown)".to_owned(),
         };
-        writeln!(out, "agent     {} {version} ({how})", s(&p["agent"])).map_err(io)?;
-        if let Some(w) = v["version_warning"].as_str() {
+        writeln!(out, "agent     {agent} {version} ({how})").map_err(io)?;
+        if let Some(w) = &v.version_warning {
             writeln!(out, "warning   {w}").map_err(io)?;
         }
     }
-    for line in authority_lines(&v) {
+    let ex = v.explain.read();
+    for line in authority_lines(&v, &ex) {
         writeln!(out, "{line}").map_err(io)?;
     }
-    let tap = s(&v["tap"]);
-    let tap_words = match tap.as_str() {
+    let tap_words = match v.tap.as_str() {
         "pipe" => "pipe-pane tap".to_owned(),
         "polling" => {
             "capture-pane polling: another pipe-pane is on this pane, and tend leaves it alone"
@@ -128,30 +125,32 @@ pub fn live_at(
     writeln!(out, "output    {tap_words}").map_err(io)?;
     // The sampler's evidence: the committed agent, and the process and
     // key of its latest match.
-    let id = &v["identity"];
-    writeln!(out, "{}", identity_line(id, p)).map_err(io)?;
-    writeln!(out, "identity evidence: {}", id).map_err(io)?;
-    let ex = &v["explain"];
-    writeln!(out, "title     {}", s(&ex["title"])).map_err(io)?;
+    writeln!(out, "{}", identity_line(&v.identity.read(), p)).map_err(io)?;
+    writeln!(out, "identity evidence: {}", v.identity.json()).map_err(io)?;
+    writeln!(out, "title     {}", ex.title).map_err(io)?;
     writeln!(out, "rules (highest priority first):").map_err(io)?;
-    for r in ex["verdicts"].as_array().into_iter().flatten() {
-        let mark = if r["matched"].as_bool() == Some(true) {
+    for r in &ex.verdicts {
+        let mark = if r.matched {
             "MATCH"
-        } else if r["skipped"].is_string() {
+        } else if r.skipped.is_some() {
             "skip "
         } else {
             "  -  "
         };
+        // The priority as JSON writes it (no padding), as this line always
+        // showed it.
+        let priority = r
+            .priority
+            .map_or_else(|| "null".to_owned(), |n| n.to_string());
         writeln!(
             out,
-            "  {mark} {:>4}  {:<32} in {}",
-            r["priority"],
-            s(&r["rule"]),
-            s(&r["region"])
+            "  {mark} {priority}  {:<32} in {}",
+            s(&r.rule),
+            s(&r.region)
         )
         .map_err(io)?;
     }
-    if let Some(since) = p["unrecognised_since"].as_f64() {
+    if let Some(since) = p.unrecognised_since {
         let secs = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64())
@@ -161,24 +160,24 @@ pub fn live_at(
             "unknown   no rule has matched this screen for {:.0} s: the state comes from activity, \
              silence and the process tree; `tend capture {}` saves it as a test case",
             secs.max(0.0),
-            s(&p["pane"])
+            p.pane
         )
         .map_err(io)?;
     }
     writeln!(out, "recent transitions:").map_err(io)?;
-    for t in ex["recent"].as_array().into_iter().flatten() {
+    for t in &ex.recent {
         writeln!(
             out,
             "  {:>10.3}s {} → {}{} by {} ({})",
-            t["at"].as_f64().unwrap_or(0.0),
-            s(&t["from"]),
-            s(&t["to"]),
-            t["reason"]
-                .as_str()
+            t.at.unwrap_or(0.0),
+            s(&t.from),
+            s(&t.to),
+            t.reason
+                .as_deref()
                 .map(|r| format!("/{r}"))
                 .unwrap_or_default(),
-            s(&t["rule"]),
-            s(&t["trigger"])
+            s(&t.rule),
+            s(&t.trigger)
         )
         .map_err(io)?;
     }
@@ -187,27 +186,17 @@ pub fn live_at(
 
 /// `working: 1 background task (Run the long command)`: a state and the
 /// live subtasks of the program that reported it.
-pub fn state_with_tasks(pane: &Value) -> String {
-    let s = |x: &Value| x.as_str().unwrap_or("-").to_owned();
-    let mut state = match pane["reason"].as_str() {
-        Some(r) => format!("{}/{r}", s(&pane["state"])),
-        None => s(&pane["state"]),
+pub fn state_with_tasks(pane: &PaneView) -> String {
+    let s = pane.state.as_deref().unwrap_or("-");
+    let mut state = match &pane.reason {
+        Some(r) => format!("{s}/{r}"),
+        None => s.to_owned(),
     };
-    let live: Vec<&Value> = pane["tasks"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|t| t["live"].as_bool() == Some(true))
-        .collect();
+    let live: Vec<&TaskView> = pane.tasks.iter().filter(|t| t.live).collect();
     if !live.is_empty() {
-        let names: Vec<String> = live
+        let names: Vec<&str> = live
             .iter()
-            .map(|t| {
-                t["title"]
-                    .as_str()
-                    .or(t["message"].as_str())
-                    .map_or_else(|| s(&t["id"]), str::to_owned)
-            })
+            .map(|t| t.title.as_deref().or(t.message.as_deref()).unwrap_or(&t.id))
             .collect();
         state.push_str(&format!(
             ": {} background task{} ({})",
@@ -221,78 +210,69 @@ pub fn state_with_tasks(pane: &Value) -> String {
 
 /// Who decides the pane's state, what the agent said, and whether the
 /// screen agrees.
-fn authority_lines(v: &Value) -> Vec<String> {
-    let p = &v["pane"];
-    let a = &v["authority"];
-    let s = |x: &Value| x.as_str().unwrap_or("-").to_owned();
-    let word = &v["explain"]["psp"];
+fn authority_lines(v: &Explained, ex: &Explanation) -> Vec<String> {
+    let p = &v.pane;
+    let a = &v.authority;
+    let word = ex.psp.as_ref();
     let mut out = Vec::new();
-    let holder = a["holder"]
-        .as_str()
-        .or(p["authority"].as_str())
-        .unwrap_or("screen");
+    let holder = a.holder.as_str();
     match holder {
         "psp" => out.push(format!(
             "authority psp: the agent's own word (OSC 7501, answered by tend run){}",
-            p["app"]
-                .as_str()
+            p.app
+                .as_deref()
                 .map(|app| format!(", from {app}"))
                 .unwrap_or_default()
         )),
         "report" => out.push(format!(
             "authority report: the agent's own reports (tend report){}",
-            p["lifecycle"]
-                .as_str()
+            p.lifecycle
+                .as_deref()
                 .map(|l| format!(", {l}"))
                 .unwrap_or_default()
         )),
-        _ if a["relay"] == true && word["reading"].is_object() => out.push(
+        _ if a.relay && word.is_some_and(|w| w.reading.is_some()) => out.push(
             "authority screen: a dialog of the agent is on the screen, over its own word (OSC 7501)"
                 .to_owned(),
         ),
-        _ if p["lifecycle"].is_string() && p["lifecycle"] != "gone" => out.push(
+        _ if p.lifecycle.as_deref().is_some_and(|l| l != "gone") => out.push(
             "authority screen: a dialog of the agent is on the screen, over its reports".to_owned(),
         ),
         _ => out.push("authority screen (no self-report)".to_owned()),
     }
     if holder != "screen" {
         out.push(format!("word      {}", state_with_tasks(p)));
-        let sc = &a["screen"];
-        if sc.is_object() {
-            let seen = match (sc["state"].as_str(), sc["reason"].as_str()) {
-                (Some(st), Some(r)) => format!("{st}/{r}"),
-                (Some(st), None) => st.to_owned(),
-                (None, _) => "nothing".to_owned(),
-            };
-            let verdict = if a["screen_agrees"] == true {
-                "it agrees"
-            } else {
-                "it disagrees; the agent's word holds (only a visible dialog of the agent would override it)"
-            };
-            out.push(format!(
-                "screen    reads {seen} (rule {}): {verdict}",
-                s(&sc["rule"])
-            ));
-        }
+        let sc = &a.screen;
+        let seen = match (&sc.state, &sc.reason) {
+            (Some(st), Some(r)) => format!("{st}/{r}"),
+            (Some(st), None) => st.clone(),
+            (None, _) => "nothing".to_owned(),
+        };
+        let verdict = if a.screen_agrees {
+            "it agrees"
+        } else {
+            "it disagrees; the agent's word holds (only a visible dialog of the agent would override it)"
+        };
+        out.push(format!(
+            "screen    reads {seen} (rule {}): {verdict}",
+            sc.rule
+        ));
     }
-    if let Some(m) = p["message"].as_str() {
+    if let Some(m) = &p.message {
         out.push(format!("message   {m}"));
     }
-    if word.is_object() {
-        let c = &word["counters"];
-        let dropped: u64 = c["dropped"]
-            .as_object()
-            .map(|m| m.values().filter_map(Value::as_u64).sum())
-            .unwrap_or(0);
-        let trust = if a["relay"] == true {
+    if let Some(word) = word {
+        let c = word.counters.clone().unwrap_or_default();
+        let trust = if a.relay {
             "tend run answers its queries"
         } else {
             "no tend run answers for this terminal, so its reports are not taken"
         };
         out.push(format!(
-            "osc 7501  {} queries, {} reports taken, {dropped} dropped; {trust}",
-            c["queries"].as_u64().unwrap_or(0),
-            c["reports"].as_u64().unwrap_or(0),
+            "osc 7501  {} queries, {} reports taken, {} dropped; {trust}",
+            c.queries.unwrap_or(0),
+            c.reports.unwrap_or(0),
+            c.dropped_total(),
         ));
     }
     out
@@ -301,67 +281,65 @@ fn authority_lines(v: &Value) -> Vec<String> {
 /// The `identity` line: which agent, and how it was identified — by its
 /// process, declared by `TEND_AGENT`, or named from the screen behind a
 /// wrapper.
-fn identity_line(id: &Value, pane: &Value) -> String {
-    let s = |x: &Value| x.as_str().unwrap_or("-").to_owned();
-    let m = &id["matched"];
-    let pid = m["pid"]
-        .as_u64()
-        .map(|x| x.to_string())
-        .unwrap_or_else(|| "-".into());
-    let agreeing = id["agreeing"].as_u64().unwrap_or(0);
+fn identity_line(id: &Identity, pane: &PaneView) -> String {
+    let s = |x: Option<&String>| x.cloned().unwrap_or_else(|| "-".to_owned());
+    let m = id.matched.clone().unwrap_or_default();
+    let pid = m.pid.map(|x| x.to_string()).unwrap_or_else(|| "-".into());
+    let agreeing = id.agreeing.unwrap_or(0);
+    let by = id.identified_by.as_deref();
     // The wrapper the latest sample found in the foreground.
-    let wrapper = &id["last"]["wrapper"];
-    match id["agent"].as_str() {
-        Some(agent) if id["identified_by"] == "screen" => format!(
+    let wrapper = id.last.as_ref().and_then(|l| l.wrapper.as_ref());
+    let exited = pane.state.as_deref() == Some("exited");
+    match id.agent.as_deref() {
+        Some(agent) if by == Some("screen") => format!(
             "identity  {agent} named from the screen; the process tree shows {} (pid {pid}), not the agent: \
              its live UI matched `{}` ({agreeing} readings in a row), and the end of {} is the agent's exit",
-            s(&m["value"]),
-            s(&m["key"]),
-            s(&m["value"]),
+            s(m.value.as_ref()),
+            s(m.key.as_ref()),
+            s(m.value.as_ref()),
         ),
         Some(agent) => format!(
             "identity  {agent} (pid {pid}, {} `{}`, {agreeing} agreeing samples){}",
-            s(&m["via"]),
-            s(&m["key"]),
-            if id["identified_by"] == "declared" {
+            s(m.via.as_ref()),
+            s(m.key.as_ref()),
+            if by == Some("declared") {
                 "; declared by TEND_AGENT"
             } else {
                 ""
             }
         ),
-        None if pane["state"] == "exited" && pane["identified_by"] == "screen" => format!(
+        None if exited && pane.identified_by.as_deref() == Some("screen") => format!(
             "identity  none: {} {} named from the screen has {} (the pane reads exited until the next agent starts); screen rules are not applied",
-            s(&pane["agent"]),
-            match pane["wrapper"].as_str() {
+            s(pane.agent.as_ref()),
+            match &pane.wrapper {
                 Some(w) => format!("behind {w}"),
                 None => "behind a wrapper".into(),
             },
-            if id["last_change"]["reason"] == "wrapper_gone" {
+            if id.last_change.as_ref().and_then(|c| c.reason.as_deref()) == Some("wrapper_gone") {
                 "ended with it"
             } else {
                 "left the screen"
             }
         ),
-        None if pane["state"] == "exited" => "identity  none: the agent's process has ended (the pane reads exited until the next agent starts); screen rules are not applied".to_owned(),
-        None if wrapper.is_object() => {
-            let seen = match &id["screen_pending"] {
-                p if p.is_object() => format!(
+        None if exited => "identity  none: the agent's process has ended (the pane reads exited until the next agent starts); screen rules are not applied".to_owned(),
+        None if wrapper.is_some() => {
+            let seen = match (&id.screen_pending, &id.screen_reading) {
+                (Some(p), _) => format!(
                     "the screen shows {}'s live UI ({} readings in a row so far; it is named after several)",
-                    s(&p["agent"]),
-                    p["readings"].as_u64().unwrap_or(0),
+                    s(p.agent.as_ref()),
+                    p.readings.unwrap_or(0),
                 ),
-                _ => match id["screen_reading"]["ambiguous"].as_array() {
-                    Some(a) if !a.is_empty() => format!(
-                        "the screen matches several agents' markers at once ({})",
-                        a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", ")
-                    ),
-                    _ => "the screen shows no agent's live UI".to_owned(),
-                },
+                (None, Some(r)) if !r.ambiguous.is_empty() => format!(
+                    "the screen matches several agents' markers at once ({})",
+                    r.ambiguous.join(", ")
+                ),
+                _ => "the screen shows no agent's live UI".to_owned(),
             };
+            let w = wrapper.cloned().unwrap_or_default();
             format!(
                 "identity  none yet: the process tree shows {} (pid {}) and no agent process below it; {seen}",
-                s(&wrapper["name"]),
-                wrapper["pid"].as_u64().map(|x| x.to_string()).unwrap_or_else(|| "-".into()),
+                s(w.name.as_ref()),
+                w.pid.map(|x| x.to_string()).unwrap_or_else(|| "-".into()),
             )
         }
         None => "identity  none: no agent process found in the pane's foreground group (nor a wrapper such as ssh or docker exec whose screen shows one); screen rules are not applied".to_owned(),

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use serde_json::json;
+use tend_protocol::params;
+use tend_protocol::reply::Answered;
 use tend_tmux::command::{Command, Commands};
 use tend_tmux::escape::{run_shell_command, shell_words, Word};
 use tend_tmux::MenuItem;
@@ -64,9 +65,11 @@ pub fn guard(args: &GuardArgs) -> Result<(), CliError> {
             ),
         )
     })?;
-    let req = json!({"id": 1, "method": "guard", "params": {"token": args.token}});
+    let hello = params::Guard {
+        token: Some(args.token.clone()),
+    };
     stream
-        .write_all(format!("{req}\n").as_bytes())
+        .write_all(client::request_line(hello).as_bytes())
         .map_err(|e| CliError::new("io", format!("cannot reach the daemon: {e}")))?;
     // The answer, then nothing until `bye` or the end of the connection:
     // no timeout, no polling.
@@ -97,12 +100,10 @@ pub fn tap(args: &TapArgs) -> Result<(), CliError> {
 /// `tend poke`: a hook fired; ask for a reconcile. Never fails loudly (a
 /// hook must not disturb the user).
 pub fn poke(args: &PokeArgs) -> Result<(), CliError> {
-    let _ = client::call(
-        &args.socket,
-        "poke",
-        json!({"event": args.rest}),
-        Duration::from_secs(2),
-    );
+    let poke = params::Poke {
+        event: args.rest.clone(),
+    };
+    let _ = client::call(&args.socket, poke, Duration::from_secs(2));
     Ok(())
 }
 
@@ -120,12 +121,11 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
     match action {
         "goto" => {
             if let Some(pane) = pane {
-                let _ = client::call(
-                    &args.socket,
-                    "goto",
-                    json!({"pane": pane, "client": client_name}),
-                    Duration::from_secs(3),
-                );
+                let goto = params::Goto {
+                    pane,
+                    client: client_name,
+                };
+                let _ = client::call(&args.socket, goto, Duration::from_secs(3));
             }
             Ok(())
         }
@@ -138,9 +138,8 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
                     return Ok(());
                 }
             }
-            let v = client::call(&args.socket, "list", json!({}), Duration::from_secs(3))?;
-            let mut panes: Vec<PaneView> = serde_json::from_value(v)
-                .map_err(|e| CliError::new("bad_response", format!("unreadable pane list: {e}")))?;
+            let mut panes: Vec<PaneView> =
+                client::call(&args.socket, params::List {}, Duration::from_secs(3))?;
             panes.retain(|p| p.agent.is_some());
             panes.sort_by_key(|p| band_rank(p.band.as_deref()));
             let server = server.server();
@@ -185,14 +184,8 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
             let (Some(c), Some(pane)) = (client_name, pane) else {
                 return Ok(());
             };
-            let v = client::call(
-                &args.socket,
-                "get",
-                json!({"pane": pane}),
-                Duration::from_secs(3),
-            )?;
-            let view: PaneView = serde_json::from_value(v)
-                .map_err(|e| CliError::new("bad_response", format!("unreadable pane: {e}")))?;
+            let get = params::Get { pane: pane.clone() };
+            let view: PaneView = client::call(&args.socket, get, Duration::from_secs(3))?;
             let id: tend_tmux::PaneId = pane
                 .parse()
                 .map_err(|_| CliError::new("bad_request", format!("bad pane id {pane}")))?;
@@ -241,34 +234,22 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
             // Waiting for approval: the dialog's own text (read from the
             // screen now) and its answers, where the agent's keys are known.
             if view.reason.as_deref() == Some("approval") {
-                if let Ok(d) = client::call(
-                    &args.socket,
-                    "answer",
-                    json!({"pane": pane, "action": "approve", "dry_run": true}),
-                    Duration::from_secs(3),
-                ) {
+                let dry_run = |action: &str| {
+                    let answer = params::Answer {
+                        pane: pane.clone(),
+                        action: action.to_owned(),
+                        dry_run: true,
+                    };
+                    client::call(&args.socket, answer, Duration::from_secs(3))
+                };
+                if let Ok(d) = dry_run("approve") {
                     items.push(MenuItem::Separator);
-                    let lines: Vec<&str> = d["dialog"]
-                        .as_array()
-                        .map(|a| a.iter().filter_map(|l| l.as_str()).collect())
-                        .unwrap_or_default();
-                    let skip = lines.len().saturating_sub(DIALOG_LINES);
-                    for line in &lines[skip..] {
+                    let skip = d.dialog.len().saturating_sub(DIALOG_LINES);
+                    for line in &d.dialog[skip..] {
                         items.push(MenuItem::Disabled(format!("  {line}")));
                     }
-                    let keys = |v: &serde_json::Value| -> String {
-                        v["keys"]
-                            .as_array()
-                            .map(|a| a.iter().filter_map(|k| k.as_str()).collect::<Vec<_>>())
-                            .unwrap_or_default()
-                            .join(" ")
-                    };
-                    let deny = client::call(
-                        &args.socket,
-                        "answer",
-                        json!({"pane": pane, "action": "deny", "dry_run": true}),
-                        Duration::from_secs(3),
-                    );
+                    let keys = |v: &Answered| v.keys.join(" ");
+                    let deny = dry_run("deny");
                     items.push(MenuItem::Entry {
                         label: format!("Approve (sends {})", keys(&d)),
                         key: "y".into(),
@@ -336,12 +317,12 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
             let Some(pane) = pane else { return Ok(()) };
             // The daemon re-reads the screen before sending; a dialog that
             // closed meanwhile is refused, and the user is told why.
-            let said = match client::call(
-                &args.socket,
-                "answer",
-                json!({"pane": pane, "action": action}),
-                Duration::from_secs(3),
-            ) {
+            let answer = params::Answer {
+                pane: pane.clone(),
+                action: action.to_owned(),
+                dry_run: false,
+            };
+            let said = match client::call(&args.socket, answer, Duration::from_secs(3)) {
                 Ok(v) => format!(
                     "tend: {} {pane} ({})",
                     if action == "approve" {
@@ -349,7 +330,7 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
                     } else {
                         "denied"
                     },
-                    v["rule"].as_str().unwrap_or("-")
+                    v.rule
                 ),
                 Err(e) => format!("tend: {}", e.message),
             };
@@ -377,22 +358,41 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
                     .unprint(printed)
                     .unwrap_or_else(|| printed.to_owned())
             };
-            let (method, params) = match action {
-                "park-from-input" => (
-                    "park",
-                    json!({"pane": pane, "note": read_option("@tend-input-note")}),
-                ),
-                "stop-from-input" => (
-                    "stop_request",
-                    json!({"pane": pane, "reason": read_option("@tend-input-reason"), "by": "user"}),
-                ),
-                "snooze" => (
-                    "snooze",
-                    json!({"pane": pane, "for": args.rest.iter().find(|a| !a.contains('=') && *a != "snooze").cloned().unwrap_or_else(|| "30m".into())}),
-                ),
-                other => (other, json!({"pane": pane})),
-            };
-            client::call(&args.socket, method, params, Duration::from_secs(3)).map(|_| ())
+            let socket = &args.socket;
+            let wait = Duration::from_secs(3);
+            match action {
+                "park-from-input" => {
+                    let park = params::Park {
+                        note: read_option("@tend-input-note"),
+                        pane,
+                        gate: None,
+                    };
+                    client::call(socket, park, wait).map(drop)
+                }
+                "stop-from-input" => {
+                    let stop = params::StopRequest {
+                        reason: read_option("@tend-input-reason"),
+                        pane,
+                        by: Some("user".into()),
+                    };
+                    client::call(socket, stop, wait).map(drop)
+                }
+                "snooze" => {
+                    let length = args
+                        .rest
+                        .iter()
+                        .find(|a| !a.contains('=') && *a != "snooze")
+                        .cloned()
+                        .unwrap_or_else(|| "30m".into());
+                    let snooze = params::Snooze {
+                        pane,
+                        length: Some(length),
+                    };
+                    client::call(socket, snooze, wait).map(drop)
+                }
+                "unpark" => client::call(socket, params::Unpark { pane }, wait).map(drop),
+                _ => client::call(socket, params::Unsnooze { pane }, wait).map(drop),
+            }
         }
         "next-waiting" | "next-waiting-session" | "next-working" => {
             let kind = match action {
@@ -400,12 +400,14 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
                 "next-waiting-session" => "session",
                 _ => "waiting",
             };
-            let _ = client::call(
-                &args.socket,
-                "next",
-                json!({"kind": kind, "from": pane, "jump": true, "client": client_name}),
-                Duration::from_secs(3),
-            );
+            let next = params::Next {
+                kind: Some(kind.to_owned()),
+                from: pane,
+                client: client_name,
+                jump: true,
+                session: None,
+            };
+            let _ = client::call(&args.socket, next, Duration::from_secs(3));
             Ok(())
         }
         other => Err(CliError::new(

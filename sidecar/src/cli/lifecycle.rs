@@ -6,7 +6,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use serde_json::{json, Value};
+use serde_json::json;
+use tend_protocol::params;
+use tend_protocol::reply::Pong;
 
 use super::target::{ServerArgs, Target};
 use crate::client;
@@ -33,8 +35,8 @@ pub struct StopArgs {
     pub json: bool,
 }
 
-fn ping(control: &std::path::Path) -> Option<Value> {
-    client::call(control, "ping", json!({}), Duration::from_secs(2)).ok()
+fn ping(control: &std::path::Path) -> Option<Pong> {
+    client::call(control, params::Ping {}, Duration::from_secs(2)).ok()
 }
 
 /// `tend start`: one daemon per tmux server; a second start reports the
@@ -43,7 +45,7 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
     let t = Target::resolve(server)?;
     let io = |e: std::io::Error| CliError::new("io", format!("cannot write output: {e}"));
     if let Some(p) = ping(&t.control) {
-        let pid = p["pid"].as_u64().unwrap_or(0);
+        let pid = u64::from(p.pid);
         // tmux was killed and started again at once: the daemon that
         // answers served the old server and exits on its next listing.
         // Wait for it, then start one for this server.
@@ -55,7 +57,7 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
         }
     }
     if let Some(p) = ping(&t.control) {
-        let pid = p["pid"].as_u64().unwrap_or(0);
+        let pid = u64::from(p.pid);
         // Started again by a re-sourced ~/.tmux.conf (tend.tmux runs at
         // each source): its fresh status formats may hold placeholders.
         if t.zellij.is_none() {
@@ -140,7 +142,7 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         if let Some(p) = ping(&t.control) {
-            let pid = p["pid"].as_u64().unwrap_or(u64::from(child.id()));
+            let pid = u64::from(p.pid);
             if args.json {
                 writeln!(out, "{}", json!({"running": true, "started": true, "pid": pid, "tmux_socket": t.tmux_socket, "warnings": warnings})).map_err(io)?;
             } else {
@@ -263,7 +265,7 @@ pub fn stop(server: &ServerArgs, args: &StopArgs, out: &mut dyn Write) -> Result
         }
         return Ok(());
     }
-    client::call(&t.control, "stop", json!({}), Duration::from_secs(5))?;
+    client::call(&t.control, params::Stop {}, Duration::from_secs(5))?;
     let deadline = Instant::now() + Duration::from_secs(10);
     while t.control.exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use clap::Args;
-use serde_json::{json, Value};
+use tend_protocol::params;
 
 use super::target::{ServerArgs, Target};
 use crate::client;
@@ -49,13 +49,12 @@ fn io(e: std::io::Error) -> CliError {
 /// `tend status`: one line for scripts and status bars.
 pub fn status(server: &ServerArgs, args: &JsonArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let t = Target::resolve(server)?;
-    let v = client::call(&t.control, "status", json!({}), TIMEOUT)?;
+    let v = client::call(&t.control, params::Status {}, TIMEOUT)?;
     if args.json {
-        writeln!(out, "{v}").map_err(io)?;
+        writeln!(out, "{}", client::json_text(&v)).map_err(io)?;
         return Ok(());
     }
-    let summary = v["summary"].as_str().unwrap_or_default();
-    let agents = v["agents"].as_u64().unwrap_or(0);
+    let (summary, agents) = (v.summary, v.agents);
     if summary.is_empty() {
         let noun = if agents == 1 { "agent" } else { "agents" };
         writeln!(out, "no agent needs you ({agents} {noun} watched)").map_err(io)?;
@@ -68,13 +67,11 @@ pub fn status(server: &ServerArgs, args: &JsonArgs, out: &mut dyn Write) -> Resu
 /// `tend list`.
 pub fn list(server: &ServerArgs, args: &JsonArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let t = Target::resolve(server)?;
-    let v = client::call(&t.control, "list", json!({}), TIMEOUT)?;
+    let panes: Vec<PaneView> = client::call(&t.control, params::List {}, TIMEOUT)?;
     if args.json {
-        writeln!(out, "{v}").map_err(io)?;
+        writeln!(out, "{}", client::json_text(&panes)).map_err(io)?;
         return Ok(());
     }
-    let panes: Vec<PaneView> = serde_json::from_value(v)
-        .map_err(|e| CliError::new("bad_response", format!("unreadable pane list: {e}")))?;
     writeln!(
         out,
         "{:<6} {:<16} {:<8} {:<10} {:<18} {:<16} RULE",
@@ -114,7 +111,7 @@ fn truncate(s: &str, n: usize) -> String {
     }
 }
 
-fn next_params(args: &NextArgs, jump: bool) -> Value {
+fn next_params(args: &NextArgs, jump: bool) -> params::Next {
     let kind = if args.working {
         "working"
     } else if args.session {
@@ -122,18 +119,23 @@ fn next_params(args: &NextArgs, jump: bool) -> Value {
     } else {
         "waiting"
     };
-    let from = args.from.clone().or_else(super::target::this_pane);
-    json!({"kind": kind, "from": from, "jump": jump, "client": args.client})
+    params::Next {
+        kind: Some(kind.to_owned()),
+        from: args.from.clone().or_else(super::target::this_pane),
+        client: args.client.clone(),
+        jump,
+        session: None,
+    }
 }
 
 /// `tend next`: prints the pane to go to.
 pub fn next(server: &ServerArgs, args: &NextArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let t = Target::resolve(server)?;
-    let v = client::call(&t.control, "next", next_params(args, false), TIMEOUT)?;
+    let v = client::call(&t.control, next_params(args, false), TIMEOUT)?;
     if args.json {
-        writeln!(out, "{v}").map_err(io)?;
+        writeln!(out, "{}", client::json_text(&v)).map_err(io)?;
     } else {
-        writeln!(out, "{}", v["pane"].as_str().unwrap_or_default()).map_err(io)?;
+        writeln!(out, "{}", v.pane).map_err(io)?;
     }
     Ok(())
 }
@@ -141,11 +143,11 @@ pub fn next(server: &ServerArgs, args: &NextArgs, out: &mut dyn Write) -> Result
 /// `tend jump`: moves a client there (across sessions and windows).
 pub fn jump(server: &ServerArgs, args: &NextArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let t = Target::resolve(server)?;
-    let v = client::call(&t.control, "next", next_params(args, true), TIMEOUT)?;
+    let v = client::call(&t.control, next_params(args, true), TIMEOUT)?;
     if args.json {
-        writeln!(out, "{v}").map_err(io)?;
+        writeln!(out, "{}", client::json_text(&v)).map_err(io)?;
     } else {
-        writeln!(out, "{}", v["pane"].as_str().unwrap_or_default()).map_err(io)?;
+        writeln!(out, "{}", v.pane).map_err(io)?;
     }
     Ok(())
 }

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
+use tend_protocol::params;
+use tend_protocol::reply::Link;
 
 use super::target::{ServerArgs, Target};
 use crate::client;
@@ -97,13 +99,7 @@ fn reload(server: &ServerArgs) -> bool {
     let Ok(t) = Target::resolve(server) else {
         return false;
     };
-    client::call(
-        &t.control,
-        "remotes_reload",
-        json!({}),
-        Duration::from_secs(3),
-    )
-    .is_ok()
+    client::call(&t.control, params::RemotesReload {}, Duration::from_secs(3)).is_ok()
 }
 
 /// `tend remote …`.
@@ -156,48 +152,41 @@ pub fn run(server: &ServerArgs, args: &RemoteArgs, out: &mut dyn Write) -> Resul
         }
         RemoteCommand::List(a) => {
             let cfg = crate::config::load()?;
-            let live: Option<Value> = Target::resolve(server).ok().and_then(|t| {
-                client::call(&t.control, "remotes", json!({}), Duration::from_secs(3)).ok()
-            });
-            let mut rows = Vec::new();
-            for (name, r) in &cfg.remotes {
-                let link = live
-                    .as_ref()
-                    .and_then(|v| v.as_array())
-                    .and_then(|a| a.iter().find(|l| l["name"] == name.as_str()))
-                    .cloned();
-                rows.push(json!({
-                    "name": name,
-                    "dest": r.dest,
-                    "tend_command": r.tend_command,
-                    "ssh_options": r.ssh_options,
-                    "link": link,
-                }));
-            }
+            let live: Vec<Link> = Target::resolve(server)
+                .ok()
+                .and_then(|t| {
+                    client::call(&t.control, params::Remotes {}, Duration::from_secs(3)).ok()
+                })
+                .unwrap_or_default();
+            let link = |name: &str| live.iter().find(|l| l.name == name);
             if a.json {
+                let rows: Vec<Value> = cfg
+                    .remotes
+                    .iter()
+                    .map(|(name, r)| {
+                        json!({
+                            "name": name,
+                            "dest": r.dest,
+                            "tend_command": r.tend_command,
+                            "ssh_options": r.ssh_options,
+                            "link": link(name),
+                        })
+                    })
+                    .collect();
                 writeln!(out, "{}", Value::Array(rows)).map_err(io)?;
                 return Ok(());
             }
-            if rows.is_empty() {
+            if cfg.remotes.is_empty() {
                 writeln!(out, "no remotes; add one with `tend remote add NAME DEST`")
                     .map_err(io)?;
                 return Ok(());
             }
-            for r in rows {
-                let link = &r["link"];
-                let state = if link.is_null() {
-                    "daemon not running".to_owned()
-                } else {
-                    link_words(link)
+            for (name, r) in &cfg.remotes {
+                let state = match link(name) {
+                    Some(l) => link_words(l),
+                    None => "daemon not running".to_owned(),
                 };
-                writeln!(
-                    out,
-                    "{:<16} {:<28} {}",
-                    r["name"].as_str().unwrap_or_default(),
-                    r["dest"].as_str().unwrap_or_default(),
-                    state
-                )
-                .map_err(io)?;
+                writeln!(out, "{:<16} {:<28} {}", name, r.dest, state).map_err(io)?;
             }
             Ok(())
         }
@@ -205,15 +194,14 @@ pub fn run(server: &ServerArgs, args: &RemoteArgs, out: &mut dyn Write) -> Resul
 }
 
 /// One link's state in words: `up · 4 agents`, `unreachable: <ssh's error>`.
-pub fn link_words(link: &Value) -> String {
-    let state = link["state"].as_str().unwrap_or("?");
-    let agents = link["agents"].as_u64().unwrap_or(0);
-    match state {
+pub fn link_words(link: &Link) -> String {
+    let agents = link.agents;
+    match link.state.as_str() {
         "up" => format!("up · {agents} agent{}", if agents == 1 { "" } else { "s" }),
         "connecting" => "connecting".into(),
         _ => format!(
             "unreachable: {}",
-            link["error"].as_str().unwrap_or("no error recorded")
+            link.error.as_deref().unwrap_or("no error recorded")
         ),
     }
 }

@@ -635,13 +635,15 @@ async fn prompt(p: params::Prompt, events: &Sender<Event>, bus: &Bus) -> Result<
     let first = match reacted {
         Ok(Waited::Changed(c)) => c,
         Ok(other) => return Ok(other.into()),
-        Err(e) if e.code == ErrorCode::Timeout => return Err(Error::new(
-            ErrorCode::AgentPromptStalled,
-            format!(
+        Err(e) if e.code == ErrorCode::Timeout => {
+            return Err(Error::new(
+                ErrorCode::AgentPromptStalled,
+                format!(
                 "{pane} showed no change within 5 s of the prompt. That does not prove it was not \
                      delivered: read the pane (tend read {pane}) before sending it again"
             ),
-        )),
+            ))
+        }
         Err(e) => return Err(e),
     };
     let until = until_set(until);

@@ -26,7 +26,7 @@ use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{
     disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
 };
-use serde_json::{json, Value};
+use tend_protocol::{params, BusEvent, Call};
 
 use super::target::{ServerArgs, Target};
 use crate::client;
@@ -58,7 +58,7 @@ pub(crate) enum Msg {
     /// The event stream is up (the list must be fetched).
     Subscribed,
     /// An event line.
-    Event(Value),
+    Event(Option<BusEvent>),
     /// The stream ended.
     Lost(String),
 }
@@ -203,7 +203,8 @@ fn subscribe(control: PathBuf, tx: Sender<Msg>) {
             Ok(s) => s,
             Err(e) => return lost(format!("tend is not running ({e})")),
         };
-        if let Err(e) = stream.write_all(b"{\"id\": 1, \"method\": \"events\", \"params\": {}}\n") {
+        let subscribe = client::request_line(params::Events::default());
+        if let Err(e) = stream.write_all(subscribe.as_bytes()) {
             return lost(e.to_string());
         }
         for (i, line) in BufReader::new(stream).lines().enumerate() {
@@ -211,7 +212,7 @@ fn subscribe(control: PathBuf, tx: Sender<Msg>) {
             let msg = if i == 0 {
                 Msg::Subscribed
             } else {
-                Msg::Event(serde_json::from_str(&line).unwrap_or(Value::Null))
+                Msg::Event(serde_json::from_str(&line).ok())
             };
             if tx.send(msg).is_err() {
                 return;
@@ -222,9 +223,7 @@ fn subscribe(control: PathBuf, tx: Sender<Msg>) {
 }
 
 fn list(control: &Path) -> Result<Vec<PaneView>, CliError> {
-    let v = client::call(control, "list", json!({}), TIMEOUT)?;
-    serde_json::from_value(v)
-        .map_err(|e| CliError::new("bad_response", format!("unreadable pane list: {e}")))
+    client::call(control, params::List {}, TIMEOUT)
 }
 
 /// Restores the terminal however the view ends.
@@ -302,8 +301,8 @@ struct Pilot {
 }
 
 impl Pilot {
-    fn call(&self, method: &str, params: Value) -> Result<Value, CliError> {
-        client::call(&self.control, method, params, TIMEOUT)
+    fn call<C: Call>(&self, call: C) -> Result<C::Reply, CliError> {
+        client::call(&self.control, call, TIMEOUT)
     }
 
     /// Everything the threads sent since the last round; whether there
@@ -324,10 +323,9 @@ impl Pilot {
                     app.status = format!("{why}; reconnecting…");
                     self.reconnect_at = Some(Instant::now() + Duration::from_secs(1));
                 }
-                Msg::Event(v) => {
-                    if v["event"] == "events.lagged" {
-                        relist = true;
-                    } else if let Some(p) = v["pane"].as_str() {
+                Msg::Event(Some(BusEvent::Lagged { .. })) => relist = true,
+                Msg::Event(ev) => {
+                    if let Some(p) = ev.as_ref().and_then(BusEvent::pane) {
                         if !dirty.iter().any(|d| d == p) {
                             dirty.push(p.to_owned());
                         }
@@ -358,8 +356,11 @@ impl Pilot {
     }
 
     fn refresh(&self, app: &mut App, pane: &str) {
-        match self.call("get", json!({"pane": pane})) {
-            Ok(v) => app.upsert(pane, serde_json::from_value(v).ok()),
+        let get = params::Get {
+            pane: pane.to_owned(),
+        };
+        match self.call(get) {
+            Ok(v) => app.upsert(pane, Some(v)),
             Err(e) if e.code == "unknown_pane" => app.upsert(pane, None),
             Err(_) => {}
         }
@@ -376,41 +377,27 @@ impl Pilot {
         self.preview_for = Some(p.pane.clone());
         let mut screen = Vec::new();
         let mut dialog = Vec::new();
-        match self.call("explain", json!({"pane": p.pane})) {
-            Ok(v) => {
-                let rows: Vec<String> = v["screen"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .map(|r| r.as_str().unwrap_or_default().to_owned())
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                screen = model::tail(&rows, 12, 200);
-            }
+        let explain = params::Explain {
+            pane: p.pane.clone(),
+        };
+        match self.call(explain) {
+            Ok(v) => screen = model::tail(&v.screen, 12, 200),
             Err(e) => screen.push(model::sanitize(&e.message, 200)),
         }
         if p.reason.as_deref() == Some("approval") {
-            if let Ok(d) = self.call(
-                "answer",
-                json!({"pane": p.pane, "action": "approve", "dry_run": true}),
-            ) {
-                let lines: Vec<String> = d["dialog"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|l| l.as_str())
-                            .map(str::to_owned)
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                dialog = model::tail(&lines, 8, 200);
+            let dry_run = params::Answer {
+                pane: p.pane.clone(),
+                action: "approve".into(),
+                dry_run: true,
+            };
+            if let Ok(d) = self.call(dry_run) {
+                dialog = model::tail(&d.dialog, 8, 200);
             }
         }
         app.preview = (p.pane, screen, dialog);
     }
 
-    fn said(&self, app: &mut App, what: &str, r: Result<Value, CliError>) {
+    fn said<T>(&self, app: &mut App, what: &str, r: Result<T, CliError>) {
         app.status = match r {
             Ok(_) => what.to_owned(),
             Err(e) => model::sanitize(&e.message, 300),
@@ -429,10 +416,20 @@ impl Pilot {
                     KeyCode::Enter => {
                         app.mode = Mode::List;
                         let r = match what {
-                            Input::Prompt => {
-                                self.call("prompt", json!({"pane": pane, "text": text}))
-                            }
-                            Input::Note => self.call("park", json!({"pane": pane, "note": text})),
+                            Input::Prompt => self
+                                .call(params::Prompt {
+                                    pane: pane.clone(),
+                                    text,
+                                    ..Default::default()
+                                })
+                                .map(drop),
+                            Input::Note => self
+                                .call(params::Park {
+                                    pane: pane.clone(),
+                                    note: text,
+                                    gate: None,
+                                })
+                                .map(drop),
                         };
                         let done = match what {
                             Input::Prompt => format!("{pane}: prompt sent"),
@@ -462,7 +459,10 @@ impl Pilot {
                     KeyCode::Char('0') => "unlimited",
                     _ => return true,
                 };
-                let r = self.call("snooze", json!({"pane": pane, "for": len}));
+                let r = self.call(params::Snooze {
+                    pane: pane.clone(),
+                    length: Some(len.to_owned()),
+                });
                 self.said(app, &format!("{pane}: snoozed ({len})"), r);
                 self.refresh(app, &pane);
                 return true;
@@ -532,7 +532,11 @@ impl Pilot {
             KeyCode::Enter => {
                 // `goto` moves the client (across sessions and windows, or
                 // to a remote's window); then the popup closes.
-                match self.call("goto", json!({"pane": pane, "client": self.client})) {
+                let goto = params::Goto {
+                    pane: pane.clone(),
+                    client: self.client.clone(),
+                };
+                match self.call(goto) {
                     Ok(_) => return false,
                     Err(e) => app.status = model::sanitize(&e.message, 300),
                 }
@@ -542,7 +546,11 @@ impl Pilot {
                 let action = if approve { "approve" } else { "deny" };
                 // The daemon reads the screen again first: nothing is sent
                 // unless the dialog is still there.
-                let r = self.call("answer", json!({"pane": pane, "action": action}));
+                let r = self.call(params::Answer {
+                    pane: pane.clone(),
+                    action: action.to_owned(),
+                    dry_run: false,
+                });
                 let word = if approve { "approved" } else { "denied" };
                 self.said(app, &format!("{pane}: {word}"), r);
                 self.refresh(app, &pane);
@@ -550,19 +558,22 @@ impl Pilot {
             }
             KeyCode::Char('t') => app.mode = Mode::Typing(Input::Prompt, pane, String::new()),
             KeyCode::Char('p') if view.parked => {
-                let r = self.call("unpark", json!({"pane": pane}));
+                let r = self.call(params::Unpark { pane: pane.clone() });
                 self.said(app, &format!("{pane}: unparked"), r);
                 self.refresh(app, &pane);
             }
             KeyCode::Char('p') => app.mode = Mode::Typing(Input::Note, pane, String::new()),
             KeyCode::Char('s') => app.mode = Mode::Snooze(pane),
             KeyCode::Char('u') => {
-                let (method, word) = if view.parked {
-                    ("unpark", "unparked")
+                let p = pane.clone();
+                let (r, word) = if view.parked {
+                    (self.call(params::Unpark { pane: p }).map(drop), "unparked")
                 } else {
-                    ("unsnooze", "unsnoozed")
+                    (
+                        self.call(params::Unsnooze { pane: p }).map(drop),
+                        "unsnoozed",
+                    )
                 };
-                let r = self.call(method, json!({"pane": pane}));
                 self.said(app, &format!("{pane}: {word}"), r);
                 self.refresh(app, &pane);
             }
