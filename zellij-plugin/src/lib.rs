@@ -26,89 +26,15 @@
 //! with a payload-less "end of input" message, which the plugin ignores, and
 //! without a payload sends only that.
 //!
-//! # The status payload (version 1)
+//! # The status payload
 //!
-//! ```json
-//! {
-//!   "v": 1,
-//!   "summary": "2 agents need you · 1 agent has gone quiet",
-//!   "needs": 2,
-//!   "quiet": 1,
-//!   "band": "waiting",
-//!   "ttl": 90,
-//!   "jump": [
-//!     {"pane": 3, "band": "waiting", "state": "waiting", "reason": "approval", "agent": "claude"},
-//!     {"pane": 7, "band": "blocked", "state": "waiting", "reason": "error", "agent": "codex"}
-//!   ]
-//! }
-//! ```
-//!
-//! `jump` lists terminal pane ids (zellij's `terminal_N` without the prefix)
-//! in the order the next-waiting key visits them: the daemon's attention
-//! order. `band` is the worst band of all panes. `ttl`, when present, is how
-//! many seconds the status stays valid without a fresh push: a daemon that
-//! died leaves no stale "agents need you" behind. Unknown fields are ignored;
-//! a payload whose `v` is newer than [`PAYLOAD_VERSION`] is refused with a
-//! message that says to update the plugin.
+//! The payload ([`Status`], version [`PAYLOAD_VERSION`]) is defined once, in
+//! `tend-zellij-payload` (`zellij-payload/`), which the daemon's side writes
+//! with and this plugin reads with: its crate documentation describes it.
 
 #![warn(missing_docs)]
 
-use serde::{Deserialize, Serialize};
-
-/// The pipe name the daemon pushes status on (and that carries `next`).
-pub const PIPE_NAME: &str = "tend";
-
-/// A pipe name that means "focus the next waiting pane", for key bindings.
-pub const NEXT_PIPE_NAME: &str = "tend_next";
-
-/// The newest payload version this plugin reads.
-pub const PAYLOAD_VERSION: u32 = 1;
-
-/// The status the daemon pushes: what to show and where `next` goes.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Status {
-    /// Payload version ([`PAYLOAD_VERSION`]).
-    pub v: u32,
-    /// The sentence to show, e.g. `2 agents need you · 1 agent has gone quiet`.
-    /// Empty means "build one from the counts".
-    #[serde(default)]
-    pub summary: String,
-    /// How many agents need the user (blocked, waiting, ready for review).
-    #[serde(default)]
-    pub needs: usize,
-    /// How many agents have gone quiet.
-    #[serde(default)]
-    pub quiet: usize,
-    /// The worst band of all panes (`blocked`, `waiting`, `quiet`, …), which
-    /// picks the glyph and colour.
-    #[serde(default)]
-    pub band: Option<String>,
-    /// Panes the next-waiting key visits, in order.
-    #[serde(default)]
-    pub jump: Vec<JumpTarget>,
-    /// Seconds this status stays valid without a fresh push.
-    #[serde(default)]
-    pub ttl: Option<f64>,
-}
-
-/// One pane the next-waiting key can go to.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct JumpTarget {
-    /// The terminal pane id (the `N` of zellij's `terminal_N`).
-    pub pane: u32,
-    /// The pane's band.
-    #[serde(default)]
-    pub band: Option<String>,
-    /// The agent's state (`waiting`, `completed`, …).
-    #[serde(default)]
-    pub state: Option<String>,
-    /// Why it waits (`approval`, `error`, `question`, `prompt`).
-    #[serde(default)]
-    pub reason: Option<String>,
-    /// The agent (`claude`, `codex`, …).
-    #[serde(default)]
-    pub agent: Option<String>,
-}
+pub use tend_zellij_payload::{JumpTarget, Status, NEXT_PIPE_NAME, PAYLOAD_VERSION, PIPE_NAME};
 
 /// What a pipe message asks of the plugin.
 #[derive(Debug, Clone, PartialEq)]
@@ -151,23 +77,9 @@ pub fn classify(name: &str, payload: Option<&str>) -> Result<Message, String> {
     }
 }
 
-/// Parses a status payload.
+/// Parses a status payload (see [`Status::parse`]).
 pub fn parse_status(json: &str) -> Result<Status, String> {
-    let status: Status = serde_json::from_str(json).map_err(|e| {
-        format!(
-            "tend: could not read the status pushed by the daemon ({e}); \
-             the plugin and the daemon may come from different tend versions — \
-             rebuild the plugin from the same checkout"
-        )
-    })?;
-    if status.v > PAYLOAD_VERSION {
-        return Err(format!(
-            "tend: the daemon sent status version {} but this plugin reads up to {}; \
-             rebuild and reinstall the plugin (zellij-plugin/README.md)",
-            status.v, PAYLOAD_VERSION
-        ));
-    }
-    Ok(status)
+    Status::parse(json)
 }
 
 /// The plugin's state: the last status and where the last jump went.
@@ -325,9 +237,8 @@ pub fn shorten(s: &str, max: usize) -> String {
 mod tests {
     use super::*;
 
-    /// The payload the host crate's tests also read, so that both sides
-    /// agree on the shape.
-    const FIXTURE: &str = include_str!("../../zellij/tests/fixtures/status-payload.json");
+    /// The payload crate's example payload.
+    const FIXTURE: &str = include_str!("../../zellij-payload/tests/status-payload.json");
 
     fn status(jump: &[u32]) -> Status {
         Status {

@@ -20,7 +20,8 @@
 //!   [`redraw_bytes`] (a viewport as bytes for a screen model).
 //! * [`identity`] — pane → processes through `/proc/*/environ`
 //!   (`ZELLIJ_PANE_ID`, `ZELLIJ_SESSION_NAME`): [`pane_processes`].
-//! * [`plugin`] — the status payload for tend's plugin ([`PluginStatus`]),
+//! * [`plugin`] — the status payload for tend's plugin ([`PluginStatus`], defined in
+//!   `tend-zellij-payload` beside the plugin),
 //!   [`Session::pipe_to_plugin`], [`Session::push_status`], the zjstatus
 //!   line, and [`grant_permissions`] in zellij's permission cache.
 //! * [`ids`] — [`PaneId`]: `terminal_N` / `plugin_N`.

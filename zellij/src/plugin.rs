@@ -1,29 +1,21 @@
-//! Talking to tend's zellij plugin: the status payload, `zellij pipe`, the
-//! zjstatus line, and zellij's permission cache.
+//! Talking to tend's zellij plugin: `zellij pipe`, the zjstatus line, and
+//! zellij's permission cache.
 //!
 //! The plugin (`zellij-plugin/`, crate `tend-zellij`) keeps the last
 //! [`PluginStatus`] pushed on the pipe [`PIPE_NAME`] and renders it; the
-//! message `next` focuses the next pane of its jump list. The payload shape
-//! is shared with the plugin through `tests/fixtures/status-payload.json`,
-//! which both crates' tests read.
+//! message `next` focuses the next pane of its jump list. The payload is
+//! defined once, in `tend-zellij-payload` (`zellij-payload/`), which the
+//! plugin depends on too.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+pub use tend_zellij_payload::{
+    JumpTarget, Status as PluginStatus, NEXT_PIPE_NAME, PAYLOAD_VERSION, PIPE_NAME,
+};
 
 use crate::error::{Result, ZellijError};
 use crate::session::Session;
-
-/// The pipe the plugin listens on.
-pub const PIPE_NAME: &str = "tend";
-
-/// The pipe name that means "focus the next waiting pane" (for
-/// `MessagePlugin { name "tend_next"; }` key bindings).
-pub const NEXT_PIPE_NAME: &str = "tend_next";
-
-/// The payload version this crate writes.
-pub const PAYLOAD_VERSION: u32 = 1;
 
 /// The permissions the plugin asks for, as zellij names them in its
 /// permission cache. `ChangeApplicationState` lets it focus panes;
@@ -36,56 +28,6 @@ pub const ZJSTATUS_PIPE: &str = "pipe_tend";
 /// The pipe name the zjstatus line is sent on. zjstatus reads any pipe's
 /// payload; tend's plugin ignores this name.
 pub const ZJSTATUS_PIPE_NAME: &str = "tend_zjstatus";
-
-/// What the daemon pushes to the plugin (payload version 1).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct PluginStatus {
-    /// Payload version ([`PAYLOAD_VERSION`]).
-    pub v: u32,
-    /// The sentence to show: `2 agents need you · 1 agent has gone quiet`
-    /// (empty when nothing needs the user).
-    pub summary: String,
-    /// How many agents need the user.
-    pub needs: usize,
-    /// How many agents have gone quiet.
-    pub quiet: usize,
-    /// The worst band of all panes (`blocked`, `waiting`, …).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub band: Option<String>,
-    /// Seconds the status stays valid without a fresh push; the plugin
-    /// hides it afterwards (a dead daemon leaves nothing stale behind).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ttl: Option<f64>,
-    /// The panes the next-waiting key visits, in attention order.
-    pub jump: Vec<JumpTarget>,
-}
-
-/// One pane of [`PluginStatus::jump`].
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct JumpTarget {
-    /// The terminal pane number (`N` of `terminal_N`).
-    pub pane: u32,
-    /// Its band.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub band: Option<String>,
-    /// Its state.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub state: Option<String>,
-    /// Why it waits.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// The agent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub agent: Option<String>,
-}
-
-impl PluginStatus {
-    /// The JSON the plugin reads.
-    pub fn to_json(&self) -> String {
-        // Serialising plain data with string keys cannot fail.
-        serde_json::to_string(self).unwrap_or_else(|_| "{\"v\":1}".to_owned())
-    }
-}
 
 /// The zjstatus pipe protocol line that sets `{pipe_tend}` to `text`:
 /// `zjstatus::pipe::pipe_tend::TEXT`. zjstatus splits on `::` and lines, so
@@ -246,17 +188,6 @@ fn remove_node(text: &str, key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const FIXTURE: &str = include_str!("../tests/fixtures/status-payload.json");
-
-    #[test]
-    fn the_fixture_round_trips() {
-        let s: PluginStatus = serde_json::from_str(FIXTURE).expect("fixture parses");
-        assert_eq!(s.v, PAYLOAD_VERSION);
-        assert_eq!(s.jump.len(), 2);
-        let back: PluginStatus = serde_json::from_str(&s.to_json()).expect("round trip");
-        assert_eq!(back, s);
-    }
 
     #[test]
     fn zjstatus_lines_are_safe() {
