@@ -25,6 +25,12 @@ writes everything to --out.
   ACC_TMP=/tmp/acc-lat tools/agentlab/latency.py --agents claude,codex --runs 5
   tools/agentlab/latency.py --tend target/release/tend --agents aider --runs 5
   tools/agentlab/latency.py --agents opencode --agent-dir opencode=/opt/agent2
+  tools/agentlab/latency.py --agents continue --agent-dir continue=/opt/agent7 --via-tend-prompt
+
+With --via-tend-prompt each turn's prompt is sent by `tend prompt` instead
+of typed keys, and a turn whose request never reaches fakellm is an error:
+the check that `tend prompt` submits to each agent (some take an Enter right
+after a paste as part of it; their manifest's `[prompt] enter_after_ms`).
 
 Exit status 2 when an agent could not be driven to its dialog (say which);
 the summary then names what is missing rather than passing quietly.
@@ -147,8 +153,9 @@ def published_after(trace, pane, since, want):
 
 
 class Run:
-    def __init__(self, agent, tend, runs, poll_ms, hold, size, outdir):
+    def __init__(self, agent, tend, runs, poll_ms, hold, size, outdir, via_prompt=False):
         self.agent, self.tend, self.runs = agent, tend, runs
+        self.via_prompt = via_prompt
         self.poll = poll_ms / 1000.0
         self.hold = hold
         self.size = size
@@ -228,10 +235,23 @@ class Run:
         if i > 0:
             self.reset_fake()
         n_req0 = c.n_requests()
-        t_submit = c.submit(PROMPT, label=False)
+        if self.via_prompt:
+            # The prompt goes the way a script sends it, and must arrive
+            # without help: no second Enter.
+            t_submit = time.time()
+            r = subprocess.run(self.tend_cmd("prompt", c.pane, PROMPT, "--json"), capture_output=True,
+                               text=True, env=self.env)
+            end = time.time() + 10
+            while time.time() < end and c.n_requests() == n_req0:
+                time.sleep(0.1)
+            if r.returncode != 0 or c.n_requests() == n_req0:
+                return {"agent": self.agent, "run": i, "error": "tend prompt did not submit (exit %d: %s)"
+                        % (r.returncode, (r.stdout + r.stderr).strip()[:200])}
+        else:
+            t_submit = c.submit(PROMPT, label=False)
         # Under load an Enter right after typed text is sometimes taken as
         # part of a paste: press it again while no request came.
-        for _ in range(2):
+        for _ in range(0 if self.via_prompt else 2):
             end = time.time() + 10
             while time.time() < end and c.n_requests() == n_req0:
                 time.sleep(0.1)
@@ -345,6 +365,8 @@ def main():
     ap.add_argument("--tend", default=default_tend)
     ap.add_argument("--agent-dir", action="append", default=[], metavar="AGENT=DIR",
                     help="where that agent is installed when not in AGENTS_DIR (e.g. opencode=/opt/agent2)")
+    ap.add_argument("--via-tend-prompt", action="store_true",
+                    help="send each turn's prompt with `tend prompt` (no second Enter): checks that it submits")
     ap.add_argument("--out", default=os.path.join(harness.ACC_TMP, "latency"))
     a = ap.parse_args()
     if not os.access(a.tend, os.X_OK):
@@ -363,7 +385,7 @@ def main():
         if agent not in harness.PROFILES:
             sys.exit("latency: unknown agent %s (known: %s)" % (agent, ", ".join(harness.PROFILES)))
         try:
-            res = Run(agent, a.tend, a.runs, a.poll_ms, a.hold, size, a.out).go()
+            res = Run(agent, a.tend, a.runs, a.poll_ms, a.hold, size, a.out, a.via_tend_prompt).go()
         except Exception as e:  # an agent that cannot be set up is reported, the others still run
             res = [{"agent": agent, "error": "%s: %s" % (type(e).__name__, e)}]
             print(json.dumps(res[0]), flush=True)

@@ -329,6 +329,26 @@ pub struct Manifest {
     /// How to answer the agent's approval dialog from outside its pane
     /// (`tend approve`, `tend deny`, the picker), when known.
     pub actions: Option<Actions>,
+    /// How a prompt sent from outside the pane (`tend prompt`) is submitted.
+    pub prompt: Prompting,
+}
+
+/// How `tend prompt` submits text to the agent: the manifest's `[prompt]`
+/// table.
+///
+/// ```toml
+/// [prompt]
+/// enter_after_ms = 500   # the pause between the pasted text and its Enter
+/// cite = "live on Continue CLI 1.5.47: an Enter right after a paste joins the paste"
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Prompting {
+    /// How long after the paste the Enter goes (at most 2 s). Zero: at
+    /// once, in the same batch of tmux commands. Some agents take an Enter
+    /// that arrives right after a paste as part of the pasted text.
+    pub enter_after: std::time::Duration,
+    /// What shows the pause is needed (empty when there is none).
+    pub cite: String,
 }
 
 impl Manifest {

@@ -20,6 +20,14 @@ struct RawActions {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct RawPrompt {
+    #[serde(default)]
+    enter_after_ms: u64,
+    cite: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawActionKeys {
     keys: Option<Vec<String>>,
     option: Option<String>,
@@ -90,6 +98,7 @@ struct RawManifest {
     #[serde(default, rename = "rule")]
     rules: Vec<RawRule>,
     actions: Option<RawActions>,
+    prompt: Option<RawPrompt>,
 }
 
 /// `[identity]`: the process keys, and the screen markers
@@ -490,6 +499,23 @@ impl Manifest {
                 })
             }
         };
+        let prompt = match &raw.prompt {
+            None => Prompting::default(),
+            Some(p) => match &p.cite {
+                Some(c) if !c.trim().is_empty() => Prompting {
+                    enter_after: std::time::Duration::from_millis(p.enter_after_ms.min(2_000)),
+                    cite: c.clone(),
+                },
+                _ => {
+                    return Err(err(
+                        None,
+                        "prompt.cite is required: name the recording or the live check that \
+                         shows the agent needs it"
+                            .into(),
+                    ))
+                }
+            },
+        };
         if !raw.verified && !raw.verified_versions.is_empty() {
             return Err(err(
                 None,
@@ -522,6 +548,7 @@ impl Manifest {
             },
             rules,
             actions,
+            prompt,
         })
     }
 }
@@ -720,6 +747,34 @@ match.all = [ { line_regex = '^> ' }, { region = "title", contains = "Demo" } ]
             .unwrap()
             .actions
             .is_none());
+    }
+
+    #[test]
+    fn prompt_pause_loads_capped_and_cited() {
+        use std::time::Duration;
+        assert_eq!(
+            Manifest::parse("demo.toml", GOOD).unwrap().prompt,
+            Prompting::default(),
+            "no [prompt]: the Enter goes with the paste"
+        );
+        let with =
+            |table: &str| Manifest::parse("demo.toml", &format!("{GOOD}\n[prompt]\n{table}"));
+        let m = with("enter_after_ms = 500\ncite = \"live check\"\n").unwrap();
+        assert_eq!(
+            (m.prompt.enter_after, m.prompt.cite.as_str()),
+            (Duration::from_millis(500), "live check")
+        );
+        let capped = with("enter_after_ms = 90000\ncite = \"c\"\n").unwrap();
+        assert_eq!(capped.prompt.enter_after, Duration::from_secs(2));
+        assert_eq!(
+            parse_err(&format!("{GOOD}\n[prompt]\nenter_after_ms = 500\n")),
+            "demo.toml: prompt.cite is required: name the recording or the live check that \
+             shows the agent needs it"
+        );
+        assert!(
+            with("enter_after = 500\ncite = \"c\"\n").is_err(),
+            "unknown keys refused"
+        );
     }
 
     #[test]

@@ -610,10 +610,17 @@ impl Core {
                 format!("{e} (nothing was sent)"),
             ));
         }
+        // Some agents take an Enter right after a paste as part of it: their
+        // manifest's `[prompt]` says how long to wait.
+        let pause = e
+            .det
+            .manifest()
+            .map(|m| m.prompt.enter_after)
+            .unwrap_or_default();
         self.job(Job::Paste {
             pane,
             text: p.text,
-            enter: p.enter.unwrap_or(true),
+            enter: p.enter.unwrap_or(true).then_some(pause),
         });
         Ok(reply::Prompted {
             sent: true,
