@@ -162,6 +162,38 @@ fn cline_dialog_answered_with_its_keys() {
     check_case("cline", "approval@80x24", 5.5, 15.0, b"n", b"y");
 }
 
+/// `tend prompt` to an agent whose manifest pauses the Enter after the
+/// paste (Continue CLI, `[prompt] enter_after_ms`): the text arrives and its
+/// Enter still follows, from the daemon's own timer.
+#[test]
+fn prompt_with_a_pause_still_presses_enter() {
+    let env = Env::new("answer-prompt-pause");
+    let log = env.path().join("typed.log");
+    let cast = corpus("continue/approval@80x24/pane.cast");
+    let cmd = format!(
+        "env TEND_AGENT=continue '{}' play '{}' --wait-input-at 5.0 --input-log '{}' --hold 600",
+        tend_bin(),
+        cast.display(),
+        log.display()
+    );
+    env.tend_ok(&["start"]);
+    let pane = env.window("main", &cmd);
+    assert!(
+        wait_until(30, || state(&env, &pane) == "idle/"),
+        "continue never idle: {}",
+        state(&env, &pane)
+    );
+    env.tend_ok(&["prompt", &pane, "Clean the build directory."]);
+    // The replay does not turn bracketed paste on, so tmux pastes the bare
+    // text; the player's terminal keeps ICRNL: Enter arrives as a newline.
+    let want = b"Clean the build directory.\n".to_vec();
+    assert!(
+        wait_until(10, || typed(&log) == want),
+        "typed {:?}",
+        String::from_utf8_lossy(&typed(&log))
+    );
+}
+
 #[test]
 fn a_pane_without_a_known_agent_is_refused() {
     let env = Env::new("answer-none");

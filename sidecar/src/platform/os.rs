@@ -153,6 +153,21 @@ mod tests {
     use super::super::Backend;
     use super::*;
 
+    /// Waits until the new program's environment is in place: `spawn`
+    /// returns once the child's exec is past its point of no return, before
+    /// the kernel has laid out the new stack, and until then the
+    /// environment reads empty (seen on a loaded machine).
+    fn exec_done(pid: u32) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::fs::read(format!("/proc/{pid}/environ")).map_or(true, |e| e.is_empty()) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{pid}: no environment"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+
     #[test]
     fn both_backends_say_the_same_of_a_process() {
         let mut older = std::process::Command::new("sleep")
@@ -160,6 +175,7 @@ mod tests {
             .env("TEND_MARK", "1")
             .spawn()
             .expect("sleep");
+        exec_done(older.id());
         // Later by at least a clock tick, whatever the machine's speed.
         let first = facts_by(Backend::Linux, older.id()).expect("facts").start;
         let mut newer = loop {
@@ -168,6 +184,7 @@ mod tests {
                 .spawn()
                 .expect("sleep");
             if facts_by(Backend::Linux, c.id()).is_some_and(|f| f.start > first) {
+                exec_done(c.id());
                 break c;
             }
             let mut c = c;
