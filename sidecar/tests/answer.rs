@@ -28,26 +28,37 @@ fn check(agent: &str, idle_at: f64, dialog_at: f64, deny: &[u8], approve: &[u8])
     check_case(agent, "approval", idle_at, dialog_at, deny, approve);
 }
 
-/// The same with the recording `case` of `agent` (`approval@80x24`).
-fn check_case(agent: &str, case: &str, idle_at: f64, dialog_at: f64, deny: &[u8], approve: &[u8]) {
+/// tend started on a private server whose one pane replays `agent`'s
+/// recording `case`, holding for a key at each time of `waits`; returns
+/// once tend reads it idle, with the player's input log and the pane.
+fn replay_idle(agent: &str, case: &str, waits: &[f64]) -> (Env, std::path::PathBuf, String) {
     let env = Env::new(&format!("answer-{agent}"));
     let log = env.path().join("typed.log");
     let cast = corpus(&format!("{agent}/{case}/pane.cast"));
+    let waits: String = waits
+        .iter()
+        .map(|t| format!(" --wait-input-at {t}"))
+        .collect();
     let cmd = format!(
-        "env TEND_AGENT={agent} '{}' play '{}' --wait-input-at {idle_at} --wait-input-at {dialog_at} --input-log '{}' --hold 600",
+        "env TEND_AGENT={agent} '{}' play '{}'{waits} --input-log '{}' --hold 600",
         tend_bin(),
         cast.display(),
         log.display()
     );
     env.tend_ok(&["start"]);
     let pane = env.window("main", &cmd);
-
-    // At its prompt: refused, and nothing typed.
     assert!(
         wait_until(30, || state(&env, &pane) == "idle/"),
         "{agent} never idle: {}",
         state(&env, &pane)
     );
+    (env, log, pane)
+}
+
+/// The same with the recording `case` of `agent` (`approval@80x24`).
+fn check_case(agent: &str, case: &str, idle_at: f64, dialog_at: f64, deny: &[u8], approve: &[u8]) {
+    // At its prompt: refused, and nothing typed.
+    let (env, log, pane) = replay_idle(agent, case, &[idle_at, dialog_at]);
     let before = typed(&log);
     let out = env.tend(&["approve", &pane, "--json"]);
     assert!(!out.status.success(), "approve with no dialog succeeded");
@@ -167,22 +178,7 @@ fn cline_dialog_answered_with_its_keys() {
 /// Enter still follows, from the daemon's own timer.
 #[test]
 fn prompt_with_a_pause_still_presses_enter() {
-    let env = Env::new("answer-prompt-pause");
-    let log = env.path().join("typed.log");
-    let cast = corpus("continue/approval@80x24/pane.cast");
-    let cmd = format!(
-        "env TEND_AGENT=continue '{}' play '{}' --wait-input-at 5.0 --input-log '{}' --hold 600",
-        tend_bin(),
-        cast.display(),
-        log.display()
-    );
-    env.tend_ok(&["start"]);
-    let pane = env.window("main", &cmd);
-    assert!(
-        wait_until(30, || state(&env, &pane) == "idle/"),
-        "continue never idle: {}",
-        state(&env, &pane)
-    );
+    let (env, log, pane) = replay_idle("continue", "approval@80x24", &[5.0]);
     env.tend_ok(&["prompt", &pane, "Clean the build directory."]);
     // The replay does not turn bracketed paste on, so tmux pastes the bare
     // text; the player's terminal keeps ICRNL: Enter arrives as a newline.
