@@ -611,17 +611,29 @@ impl Core {
             ));
         }
         // Some agents take an Enter right after a paste as part of it: their
-        // manifest's `[prompt]` says how long to wait.
+        // manifest's `[prompt]` says how long to wait, and the table sends
+        // the Enter when that time comes.
         let pause = e
             .det
             .manifest()
             .map(|m| m.prompt.enter_after)
             .unwrap_or_default();
+        let enter = p.enter.unwrap_or(true);
         self.job(Job::Paste {
             pane,
             text: p.text,
-            enter: p.enter.unwrap_or(true).then_some(pause),
+            enter: enter && pause.is_zero(),
         });
+        if enter && !pause.is_zero() {
+            let at = self.now() + pause;
+            self.job_at(
+                at,
+                Job::SendKeys {
+                    pane,
+                    keys: vec!["Enter".into()],
+                },
+            );
+        }
         Ok(reply::Prompted {
             sent: true,
             state_change_seq: view.state_change_seq,

@@ -78,9 +78,9 @@ pub enum Job {
         pane: PaneId,
         /// The text.
         text: String,
-        /// Press Enter this long after the paste (`None`: do not). A pause
-        /// is waited on a thread of its own, never by the worker.
-        enter: Option<std::time::Duration>,
+        /// Press Enter after it, in the same batch. (An Enter that must
+        /// wait is the table's: a later [`Job::SendKeys`].)
+        enter: bool,
     },
     /// Send keys (tmux key names).
     SendKeys {
@@ -740,31 +740,16 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                             target.clone(),
                         ],
                     ];
-                    let enter_cmd =
-                        vec!["send-keys".to_string(), "-t".into(), target, "Enter".into()];
-                    let later = match enter {
-                        Some(pause) if pause.is_zero() => {
-                            cmds.push(enter_cmd);
-                            None
-                        }
-                        Some(pause) => Some((pause, enter_cmd)),
-                        None => None,
-                    };
-                    match server.run_many(&cmds) {
-                        Err(e) => eprintln!("tend: prompt to {pane} failed: {e}"),
-                        Ok(_) => {
-                            if let Some((pause, cmd)) = later {
-                                let server = server.clone();
-                                std::thread::spawn(move || {
-                                    std::thread::sleep(pause);
-                                    if let Err(e) = server.run(cmd) {
-                                        eprintln!(
-                                            "tend: Enter after the prompt to {pane} failed: {e}"
-                                        );
-                                    }
-                                });
-                            }
-                        }
+                    if enter {
+                        cmds.push(vec![
+                            "send-keys".into(),
+                            "-t".into(),
+                            target,
+                            "Enter".into(),
+                        ]);
+                    }
+                    if let Err(e) = server.run_many(&cmds) {
+                        eprintln!("tend: prompt to {pane} failed: {e}");
                     }
                 }
                 Job::SendKeys { pane, keys } => {

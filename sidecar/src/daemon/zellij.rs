@@ -467,20 +467,12 @@ impl Backend {
                     .act(&["paste", "--pane-id", name.as_str(), text.as_str()])
                     .map(|_| ())
                     .map_err(|e| e.to_string());
-                let r = pasted.and_then(|()| match enter {
-                    Some(pause) if pause.is_zero() => self.write(pane, b"\r"),
-                    Some(pause) => {
-                        let session = self.session.clone();
-                        let name = name.clone();
-                        std::thread::spawn(move || {
-                            std::thread::sleep(pause);
-                            if let Err(e) = write_keys(&session, pane, b"\r") {
-                                eprintln!("tend: Enter after the prompt to {name} failed: {e}");
-                            }
-                        });
+                let r = pasted.and_then(|()| {
+                    if enter {
+                        self.write(pane, b"\r")
+                    } else {
                         Ok(())
                     }
-                    None => Ok(()),
                 });
                 if let Err(e) = r {
                     eprintln!("tend: prompt to {name} failed: {e}");

@@ -227,6 +227,10 @@ pub struct Core {
     fed: HashSet<PaneId>,
     /// When the next sweep runs.
     next_sweep: Duration,
+    /// Jobs that wait for their time (the daemon's clock), sent by the
+    /// first tick at or after it: the Enter after a prompt's paste, for
+    /// agents whose manifest asks for a pause.
+    later: Vec<(Duration, Job)>,
     /// Something published may have changed.
     pub(crate) changed: bool,
     /// Links to remotes, by name.
@@ -320,6 +324,7 @@ impl Core {
             touched: HashSet::new(),
             fed: HashSet::new(),
             next_sweep: Duration::ZERO,
+            later: Vec::new(),
             changed: true,
             links: BTreeMap::new(),
             link_tx: None,
@@ -464,6 +469,24 @@ impl Core {
 
     pub(crate) fn job(&self, j: Job) {
         let _ = self.jobs.send(j);
+    }
+
+    /// Sends `j` to the backend at `at` (the daemon's clock), from the
+    /// first tick at or after it.
+    pub(crate) fn job_at(&mut self, at: Duration, j: Job) {
+        self.later.push((at, j));
+    }
+
+    /// Sends the jobs whose time has come; returns when the next is due.
+    fn send_due_jobs(&mut self, now: Duration) -> Option<Duration> {
+        let (due, waiting) = std::mem::take(&mut self.later)
+            .into_iter()
+            .partition::<Vec<_>, _>(|(at, _)| *at <= now);
+        self.later = waiting;
+        for (_, j) in due {
+            self.job(j);
+        }
+        self.later.iter().map(|(at, _)| *at).min()
     }
 
     /// Makes the next tick look at `pane`.

@@ -771,3 +771,72 @@ fn a_resize_in_a_listing_rebuilds_the_screen_from_the_multiplexer() {
     assert_eq!(r.core.panes[&PaneId(1)].det.screen().size(), (60, 250));
     assert_eq!(resync(&r.drain_jobs()), 1);
 }
+
+/// `tend prompt` to an agent whose manifest pauses the Enter (Continue
+/// CLI, `[prompt] enter_after_ms = 500`): the paste goes at once without
+/// it, the Enter at the first tick 500 ms later, and the tick asks to run
+/// by then. An agent with no pause (Codex) gets both in one job.
+#[test]
+fn a_prompt_s_enter_waits_for_the_pause_its_agent_needs() {
+    let mut r = Rig::new(Mux::Tmux);
+    let mut panes = Vec::new();
+    for (pid, n, agent) in [(4545, 1, "continue"), (4546, 2, "codex")] {
+        r.declared_agent(pid, agent);
+        let mut p = pane(n);
+        p.pane_pid = pid;
+        panes.push(p);
+    }
+    r.core.handle(Event::Listed {
+        panes,
+        clients: vec![],
+    });
+    for n in [1, 2] {
+        r.core.handle(Event::Captured {
+            pane: PaneId(n),
+            capture: capture_of(n, &tend_detector::screen::Screen::new(24, 80)),
+            purpose: CapturePurpose::Seed,
+        });
+    }
+    r.at_ms(1000);
+    assert_eq!(r.get("%1")["agent"], "continue");
+    assert_eq!(r.get("%2")["agent"], "codex");
+    r.drain_jobs();
+    let prompted = |jobs: &[Job], n: u32| -> (Option<bool>, usize) {
+        let paste = jobs.iter().find_map(|j| match j {
+            Job::Paste { pane, enter, .. } if *pane == PaneId(n) => Some(*enter),
+            _ => None,
+        });
+        let enters = jobs
+            .iter()
+            .filter(|j| matches!(j, Job::SendKeys { pane, keys } if *pane == PaneId(n) && keys == &["Enter"]))
+            .count();
+        (paste, enters)
+    };
+
+    r.ok("prompt", json!({"pane": "%2", "text": "go"}));
+    assert_eq!(prompted(&r.drain_jobs(), 2), (Some(true), 0));
+
+    r.ok("prompt", json!({"pane": "%1", "text": "go"}));
+    assert_eq!(prompted(&r.drain_jobs(), 1), (Some(false), 0));
+    r.core.set_clock(r.t0 + Duration::from_millis(1100));
+    let wait = r.core.tick();
+    assert!(
+        wait <= Duration::from_millis(400),
+        "the tick waits {wait:?}"
+    );
+    assert_eq!(
+        prompted(&r.drain_jobs(), 1),
+        (None, 0),
+        "not before its time"
+    );
+    r.at_ms(1499);
+    assert_eq!(
+        prompted(&r.drain_jobs(), 1),
+        (None, 0),
+        "not before its time"
+    );
+    r.at_ms(1500);
+    assert_eq!(prompted(&r.drain_jobs(), 1), (None, 1));
+    r.at_ms(2500);
+    assert_eq!(prompted(&r.drain_jobs(), 1), (None, 0), "sent once");
+}

@@ -16,8 +16,8 @@ use super::{CapturePurpose, Core, Job, TapState, POLL_EVERY, PROCS_KEPT};
 use crate::daemon::status::{self, EffView};
 
 impl Core {
-    /// Runs timers, samples processes, polls foreign-pipe panes, and
-    /// publishes changes. Only panes that received something since the last
+    /// Runs timers, samples processes, polls foreign-pipe panes, sends the
+    /// jobs whose time has come, and publishes changes. Only panes that received something since the last
     /// call are visited, plus, at the sweep (at least once a second), every
     /// pane that received output, has a deadline due, or whose status the
     /// report book or the parks read against the clock; so the cost per
@@ -199,9 +199,11 @@ impl Core {
             None if list => self.job(Job::List),
             None => {}
         }
-        self.next_sweep
-            .saturating_sub(now)
-            .max(Duration::from_millis(2))
+        let next = match self.send_due_jobs(now) {
+            Some(at) => self.next_sweep.min(at),
+            None => self.next_sweep,
+        };
+        next.saturating_sub(now).max(Duration::from_millis(2))
     }
 
     /// The panes the sweep visits. A pane with no output since the last
