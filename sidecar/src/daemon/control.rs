@@ -38,10 +38,6 @@ fn stop_flag(f: &tend_attention::stopflag::StopFlag) -> reply::StopFlag {
     }
 }
 
-fn refuse(code: ErrorCode, message: impl Into<String>) -> Error {
-    Error::new(code, message)
-}
-
 impl Core {
     pub(crate) fn view(&self, p: &PaneEntry) -> PaneView {
         let e = p.eff.as_ref();
@@ -117,7 +113,7 @@ impl Core {
                 .links
                 .get(host)
                 .map_or(host.to_owned(), |l| l.cfg.dest.clone());
-            return Err(refuse(
+            return Err(Error::new(
                 ErrorCode::RemotePane,
                 format!(
                     "{raw} is on remote {host}: only list, get, next and jump reach it from here; \
@@ -126,7 +122,7 @@ impl Core {
             ));
         }
         let id = self.mux.parse(raw).ok_or_else(|| {
-            refuse(
+            Error::new(
                 ErrorCode::BadRequest,
                 format!(
                     "`{raw}` is not a {} pane id like {}",
@@ -136,7 +132,7 @@ impl Core {
             )
         })?;
         if !self.panes.contains_key(&id) {
-            return Err(refuse(
+            return Err(Error::new(
                 ErrorCode::UnknownPane,
                 format!(
                     "no pane {} on {} (see `tend list`)",
@@ -223,7 +219,7 @@ impl Core {
                     .into_iter()
                     .find(|v| v.pane == id)
                     .ok_or_else(|| {
-                        refuse(
+                        Error::new(
                             ErrorCode::UnknownPane,
                             format!(
                                 "no pane {id} (see `tend list`; `tend remote list` for the link)"
@@ -240,7 +236,7 @@ impl Core {
             Request::RemotesReload(_) => {
                 let remotes = self
                     .reload_remotes()
-                    .map_err(|e| refuse(ErrorCode::BadConfig, e))?;
+                    .map_err(|e| Error::new(ErrorCode::BadConfig, e))?;
                 Ok(reply::Reloaded { remotes }.into())
             }
             Request::Goto(p) => {
@@ -286,7 +282,7 @@ impl Core {
                 let old = self
                     .flags
                     .request(&self.mux.name(pane), &p.reason, by, now)
-                    .map_err(|e| refuse(ErrorCode::BadRequest, e.to_string()))?;
+                    .map_err(|e| Error::new(ErrorCode::BadRequest, e.to_string()))?;
                 self.dirty(pane);
                 let _ = self.bus.send(BusEvent::StopRequested {
                     pane: self.mux.name(pane),
@@ -313,7 +309,7 @@ impl Core {
                 let ev = self
                     .flags
                     .ack(&self.mux.name(pane), now)
-                    .map_err(|e| refuse(ErrorCode::NoFlag, e.to_string()))?;
+                    .map_err(|e| Error::new(ErrorCode::NoFlag, e.to_string()))?;
                 self.dirty(pane);
                 Ok(reply::Acknowledged(format!("{ev:?}")).into())
             }
@@ -327,7 +323,7 @@ impl Core {
             Request::Snooze(p) => {
                 let pane = self.pane_param(&p.pane)?;
                 let length = SnoozeFor::parse(p.length.as_deref().unwrap_or("30m"))
-                    .map_err(|e| refuse(ErrorCode::BadRequest, e.to_string()))?;
+                    .map_err(|e| Error::new(ErrorCode::BadRequest, e.to_string()))?;
                 let now = self.unix();
                 self.parks.snooze(&self.mux.name(pane), length, now);
                 self.dirty(pane);
@@ -348,7 +344,7 @@ impl Core {
             Request::SendKeys(p) => {
                 let pane = self.pane_param(&p.pane)?;
                 if p.keys.is_empty() {
-                    return Err(refuse(
+                    return Err(Error::new(
                         ErrorCode::BadRequest,
                         "send_keys needs {\"keys\": [\"C-c\", ...]}",
                     ));
@@ -358,10 +354,10 @@ impl Core {
             }
             // Handed to the backend thread by `control`.
             Request::Read(_) | Request::Answer(_) => {
-                Err(refuse(ErrorCode::BadRequest, "malformed request"))
+                Err(Error::new(ErrorCode::BadRequest, "malformed request"))
             }
             // The connection answers these itself (see `ipc`).
-            Request::Events(_) | Request::Guard(_) | Request::Wait(_) => Err(refuse(
+            Request::Events(_) | Request::Guard(_) | Request::Wait(_) => Err(Error::new(
                 ErrorCode::UnknownMethod,
                 format!("unknown method `{}`", req.method()),
             )),
@@ -444,7 +440,7 @@ impl Core {
             Some(State::Idle | State::Completed) | None
         );
         if lines > u64::from(rows) && e.info.alternate_on && !idle {
-            return Err(refuse(
+            return Err(Error::new(
                 ErrorCode::AgentNotIdle,
                 format!(
                     "{} draws on the alternate screen and is not idle: reading more than its {rows} visible \
@@ -464,19 +460,19 @@ impl Core {
         let pane = self.pane_param(&p.pane)?;
         let name = self.mux.name(pane);
         let action = tend_detector::answer::Action::parse(&p.action).ok_or_else(|| {
-            refuse(
+            Error::new(
                 ErrorCode::BadRequest,
                 format!("action `{}` is not approve or deny", p.action),
             )
         })?;
         let Some(manifest) = self.panes[&pane].det.manifest().cloned() else {
-            return Err(refuse(
+            return Err(Error::new(
                 ErrorCode::NoAgent,
                 format!("{name} runs no agent tend knows; nothing was sent"),
             ));
         };
         if manifest.actions.is_none() {
-            return Err(refuse(
+            return Err(Error::new(
                 ErrorCode::NoActions,
                 format!(
                     "{name}: tend does not know the keys of {}'s approval dialog (its manifest has no \
@@ -507,13 +503,13 @@ impl Core {
             .map(|g| self.mux.parse(&g).map_or(g.clone(), |id| self.mux.name(id)));
         if let Some(g) = &gate {
             let gid = self.mux.parse(g).ok_or_else(|| {
-                refuse(
+                Error::new(
                     ErrorCode::BadRequest,
                     format!("gate `{g}` is not a pane id like {}", self.mux.example()),
                 )
             })?;
             if !self.panes.contains_key(&gid) {
-                return Err(refuse(
+                return Err(Error::new(
                     ErrorCode::UnknownPane,
                     format!("gate pane {g} does not exist"),
                 ));
@@ -522,7 +518,7 @@ impl Core {
         let now = self.unix();
         self.parks
             .park(&self.mux.name(pane), &p.note, gate.as_deref(), now)
-            .map_err(|e| refuse(ErrorCode::BadRequest, e.to_string()))?;
+            .map_err(|e| Error::new(ErrorCode::BadRequest, e.to_string()))?;
         self.dirty(pane);
         Ok(reply::Parked {
             parked: self.mux.name(pane),
@@ -544,7 +540,7 @@ impl Core {
         }
         if let Some(every) = &p.every {
             let d = tend_detector::config::parse_duration(every)
-                .map_err(|e| refuse(ErrorCode::BadRequest, format!("--every: {e}")))?;
+                .map_err(|e| Error::new(ErrorCode::BadRequest, format!("--every: {e}")))?;
             r = r.every(d);
         }
         if let Some(list) = &p.dispatches {
@@ -561,7 +557,7 @@ impl Core {
         let applied = self
             .book
             .apply(now, &name, r)
-            .map_err(|e| refuse(ErrorCode::BadReport, e.to_string()))?;
+            .map_err(|e| Error::new(ErrorCode::BadReport, e.to_string()))?;
         // A report is the agent reading its board: it marks a stop flag
         // read, and may acknowledge it.
         let flag_events = self.flags.on_report(&name, now.as_secs(), p.ack);
@@ -582,12 +578,12 @@ impl Core {
         let pane = self.pane_param(&p.pane)?;
         let name = self.mux.name(pane);
         if p.text.is_empty() {
-            return Err(refuse(ErrorCode::BadRequest, "prompt needs some text"));
+            return Err(Error::new(ErrorCode::BadRequest, "prompt needs some text"));
         }
         let e = &self.panes[&pane];
         let view = self.view(e);
         if view.agent.is_none() {
-            return Err(refuse(
+            return Err(Error::new(
                 ErrorCode::NoAgent,
                 format!("no agent identified in {name}; tend only prompts agents (use send-keys for anything else)"),
             ));
@@ -596,7 +592,7 @@ impl Core {
         if let (Some(State::Waiting), Some(Reason::Approval | Reason::Question)) =
             (eff.and_then(|v| v.state), eff.and_then(|v| v.reason))
         {
-            return Err(refuse(
+            return Err(Error::new(
                 ErrorCode::AgentBlocked,
                 format!(
                     "{name} is waiting for {}: answer it first (nothing was sent)",
@@ -605,7 +601,7 @@ impl Core {
             ));
         }
         if let Err(e) = self.flags.check_prompt(&self.mux.name(pane)) {
-            return Err(refuse(
+            return Err(Error::new(
                 ErrorCode::StopPending,
                 format!("{e} (nothing was sent)"),
             ));
@@ -719,7 +715,7 @@ impl Core {
                 }
                 Ok(reply::Target { pane: t, order })
             }
-            None => Err(refuse(
+            None => Err(Error::new(
                 ErrorCode::NoTarget,
                 match kind {
                     "working" => "no agent is working",
@@ -745,7 +741,7 @@ impl Core {
     fn goto(&mut self, pane: &str, client: Option<String>) -> Result<(), Error> {
         if crate::remote::split_id(pane).is_some() {
             if self.mux == super::mux::Mux::Zellij {
-                return Err(refuse(
+                return Err(Error::new(
                     ErrorCode::NotInZellij,
                     format!(
                         "{pane} is on a remote: tend shows remote panes in a local tmux window, \
@@ -755,10 +751,10 @@ impl Core {
             }
             return self
                 .remote_attach(pane, client)
-                .map_err(|e| refuse(ErrorCode::UnknownPane, e));
+                .map_err(|e| Error::new(ErrorCode::UnknownPane, e));
         }
         let id = self.mux.parse(pane).ok_or_else(|| {
-            refuse(
+            Error::new(
                 ErrorCode::BadRequest,
                 format!(
                     "`{pane}` is not a pane id like {} or build-box:%3",
@@ -767,7 +763,7 @@ impl Core {
             )
         })?;
         if !self.panes.contains_key(&id) {
-            return Err(refuse(
+            return Err(Error::new(
                 ErrorCode::UnknownPane,
                 format!(
                     "no pane {} on {} (see `tend list`)",
