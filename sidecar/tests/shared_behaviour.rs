@@ -347,6 +347,16 @@ fn scenario(m: &dyn Multiplexer) {
         m.label(),
         daemon_log(m)
     );
+    // With `--lines N`, the last N lines of the screen and its history:
+    // the pasted line is the last one written (the pane's rows below it
+    // are empty and not lines).
+    let last = json_of(m, &["read", &pane, "--lines", "1", "--json"]);
+    let text = last["text"].as_str().unwrap_or_default();
+    assert!(
+        !text.contains('\n') && text.contains("hello from tend"),
+        "{}: read --lines 1 gave {text:?}",
+        m.label()
+    );
 
     // Unknown panes are refused the same way, in the multiplexer's words.
     let missing = format!("{}9999", m.pane_prefix());

@@ -327,11 +327,18 @@ impl Session {
     /// for those. Asks again while the session seems busy, as the queries
     /// do.
     pub fn dump_screen(&self, pane: PaneId, ansi: bool) -> Result<String> {
+        self.dump(pane, if ansi { &["--ansi"] } else { &[] })
+    }
+
+    /// The same, with the pane's scrollback above its viewport (`--full`).
+    pub fn dump_history(&self, pane: PaneId) -> Result<String> {
+        self.dump(pane, &["--full"])
+    }
+
+    fn dump(&self, pane: PaneId, flags: &[&str]) -> Result<String> {
         let id = pane.to_string();
         let mut args = vec!["dump-screen", "--pane-id", id.as_str()];
-        if ansi {
-            args.push("--ansi");
-        }
+        args.extend_from_slice(flags);
         // A read: asking again while the session seems busy cannot do
         // anything twice. Empty is an answer (a pane that does not exist).
         self.patiently(&args.join(" "), || {

@@ -373,6 +373,19 @@ fn answer(
     Ok(answered(pane.to_string(), manifest, action, a, send).into())
 }
 
+/// The answer to a `read` request: the screen, or with `lines` the last
+/// that many lines of the screen and its history.
+pub(crate) fn read_reply(pane: String, text: String, lines: Option<u32>) -> Reply {
+    let text = match lines {
+        Some(n) if n > 0 => {
+            let all: Vec<&str> = text.trim_end_matches('\n').lines().collect();
+            all[all.len().saturating_sub(n as usize)..].join("\n")
+        }
+        _ => text,
+    };
+    Text { pane, text }.into()
+}
+
 /// The answer to an `answer` request whose dialog was found.
 pub(crate) fn answered(
     pane: String,
@@ -699,25 +712,10 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                     }
                 }
                 Job::Read { pane, lines, reply } => {
-                    let r = match server.capture_text(pane, lines.unwrap_or(0)) {
-                        Ok(text) => {
-                            let text = match lines {
-                                // The last N lines of the screen and its history.
-                                Some(n) if n > 0 => {
-                                    let all: Vec<&str> =
-                                        text.trim_end_matches('\n').lines().collect();
-                                    all[all.len().saturating_sub(n as usize)..].join("\n")
-                                }
-                                _ => text,
-                            };
-                            Ok(Text {
-                                pane: pane.to_string(),
-                                text,
-                            }
-                            .into())
-                        }
-                        Err(e) => Err(Error::new(ErrorCode::Tmux, e.to_string())),
-                    };
+                    let r = server
+                        .capture_text(pane, lines.unwrap_or(0))
+                        .map(|text| read_reply(pane.to_string(), text, lines))
+                        .map_err(|e| Error::new(ErrorCode::Tmux, e.to_string()));
                     let _ = reply.send(r);
                 }
                 Job::Paste { pane, text, enter } => {

@@ -36,7 +36,7 @@ use tokio::sync::mpsc::Sender;
 use super::core::{CapturePurpose, Event};
 use super::publish::{PaneRow, RemoteFacts};
 use super::worker::Job;
-use tend_protocol::reply::{Reply, Text};
+use tend_protocol::reply::Reply;
 use tend_protocol::{Error, ErrorCode};
 
 /// Background-tab panes are read with `dump-screen` (one zellij process
@@ -439,25 +439,15 @@ impl Backend {
             Job::Setup | Job::Guard { .. } => {}
             Job::Read { pane, lines, reply } => {
                 let name = ZPaneId::Terminal(pane.0).to_string();
-                let full = lines.is_some_and(|n| n > 0);
-                let mut args = vec!["dump-screen", "--pane-id", name.as_str()];
-                if full {
-                    args.push("--full");
-                }
-                let r = match self.session.action(&args) {
-                    Ok(out) => {
-                        let text = out.stdout;
-                        let text = match lines {
-                            Some(n) if n > 0 => {
-                                let all: Vec<&str> = text.trim_end_matches('\n').lines().collect();
-                                all[all.len().saturating_sub(n as usize)..].join("\n")
-                            }
-                            _ => text,
-                        };
-                        Ok(Text { pane: name, text }.into())
-                    }
-                    Err(e) => Err(Error::new(ErrorCode::Zellij, e.to_string())),
+                let id = ZPaneId::Terminal(pane.0);
+                let text = if lines.is_some_and(|n| n > 0) {
+                    self.session.dump_history(id)
+                } else {
+                    self.session.dump_screen(id, false)
                 };
+                let r = text
+                    .map(|t| super::worker::read_reply(name, t, lines))
+                    .map_err(|e| Error::new(ErrorCode::Zellij, e.to_string()));
                 let _ = reply.send(r);
             }
             Job::Paste { pane, text, enter } => {
