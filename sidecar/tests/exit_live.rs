@@ -222,21 +222,6 @@ impl Pane<'_> {
     }
 }
 
-/// The folders the CLIs are installed in.
-fn agent_dirs() -> Vec<PathBuf> {
-    std::env::var("TEND_AGENT_DIRS")
-        .or_else(|_| std::env::var("AGENTS_DIR"))
-        .unwrap_or_else(|_| {
-            "/opt/agents:/opt/agent2:/opt/agent3:/opt/agent4:/opt/agent7:/opt/agent9:/opt/agent0:\
-             /opt/agent8"
-                .into()
-        })
-        .split(':')
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .collect()
-}
-
 /// Starts `cli` in the pane and waits until tend names it and it sits at
 /// its prompt; returns how long naming it took.
 ///
@@ -494,7 +479,7 @@ fn real_agents_stay_exited_until_the_next_starts() {
         println!("exit_live: real agents skipped (set TEND_TEST_REAL_AGENTS=1)");
         return;
     }
-    let dirs = agent_dirs();
+    let dirs = offline::agent_dirs();
     let mut clis: Vec<&Cli> = Vec::new();
     // `TEND_EXIT_LIVE_AGENTS=qwen,pi` runs only those (to reproduce one).
     let only: Option<Vec<String>> = std::env::var("TEND_EXIT_LIVE_AGENTS")

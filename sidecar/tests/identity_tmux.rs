@@ -654,20 +654,7 @@ fn real_agents_are_identified() {
         println!("identity_tmux: real agents skipped (set TEND_TEST_REAL_AGENTS=1)");
         return;
     }
-    // Where the CLIs are installed: `TEND_AGENT_DIRS` (colon-separated),
-    // else `AGENTS_DIR`, else the folders tools/agentlab/setup.sh fills (the first four
-    // agents, then Pi, Qwen Code and OpenCode, then Kilo Code, then Grok CLI,
-    // then Continue CLI, Kimi CLI and Mistral Vibe, then Cline CLI).
-    let dirs: Vec<PathBuf> = std::env::var("TEND_AGENT_DIRS")
-        .or_else(|_| std::env::var("AGENTS_DIR"))
-        .unwrap_or_else(|_| {
-            "/opt/agents:/opt/agent2:/opt/agent3:/opt/agent4:/opt/agent7:/opt/agent9:/opt/agent0:/opt/agent8"
-                .into()
-        })
-        .split(':')
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .collect();
+    let dirs = support::offline::agent_dirs();
     // (agent, program under an agents dir, npm package whose version the
     // daemon must read, when it is one)
     let agents = [

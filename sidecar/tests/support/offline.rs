@@ -7,6 +7,24 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
+/// Where the CLIs are installed: `TEND_AGENT_DIRS` (colon-separated), else
+/// `AGENTS_DIR`, else the folders `tools/agentlab/setup.sh` fills (the first
+/// four agents, then Pi, Qwen Code and OpenCode, then Kilo Code, Grok CLI,
+/// Continue CLI, Kimi CLI, Mistral Vibe and Cline CLI).
+pub fn agent_dirs() -> Vec<PathBuf> {
+    std::env::var("TEND_AGENT_DIRS")
+        .or_else(|_| std::env::var("AGENTS_DIR"))
+        .unwrap_or_else(|_| {
+            "/opt/agents:/opt/agent2:/opt/agent3:/opt/agent4:/opt/agent7:/opt/agent9:/opt/agent0:\
+             /opt/agent8"
+                .into()
+        })
+        .split(':')
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .collect()
+}
+
 /// A closed local port: every model endpoint points here.
 pub const DEAD: &str = "http://127.0.0.1:9";
 
