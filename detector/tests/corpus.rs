@@ -13,9 +13,9 @@
 //! on screens it was not written against. The bars:
 //!
 //! * in-sample: ≥ 97 % exact pooled, ≥ 90 % on every recording (coarse
-//!   ≥ 99 % on the few whose screen shows no difference, [`NO_SCREEN_EVIDENCE`]);
+//!   ≥ 99 % on the few whose screen shows no difference, [`no_screen_evidence`]);
 //! * held-out: ≥ 97 % exact and ≥ 99 % coarse pooled, and ≥ 99 % exact on
-//!   each agent's part (without [`NO_SCREEN_EVIDENCE`]'s recordings, held to
+//!   each agent's part (without [`no_screen_evidence`]'s recordings, held to
 //!   coarse ≥ 99 % instead; both figures are printed);
 //! * everywhere: every labelled approval / question / error segment
 //!   detected, and never waiting or completed while the label says working.
@@ -42,23 +42,6 @@ use tend_detector::{DetectorConfig, Reason, Registry, State, Transition};
 
 const GRACE: f64 = 2.0;
 
-/// In-sample recordings whose screen holds nothing that tells the labelled
-/// state from the one tend reads, each with what was looked for. They are
-/// held to coarse ≥ 99 % instead of exact ≥ 90 % and stay in the pooled
-/// figures (docs/ACCURACY.md, "What it still gets wrong").
-const NO_SCREEN_EVIDENCE: &[(&str, &str)] = &[(
-    "cline/esc_stream@",
-    "Cline CLI 3.0.65 marks an Esc'd answer exactly as a finished one ('*' \
-     for the spinner, no notice, title or sound), so the interrupted turn \
-     reads as completed",
-)];
-
-fn no_screen_evidence(name: &str) -> Option<&'static str> {
-    NO_SCREEN_EVIDENCE
-        .iter()
-        .find(|(prefix, _)| name.starts_with(prefix))
-        .map(|(_, why)| *why)
-}
 const STEP: f64 = 0.25;
 
 /// `tests/corpus/`, or the folder `TEND_CORPUS` names (a copy being
@@ -317,6 +300,26 @@ fn holdout() -> Vec<String> {
         .collect()
 }
 
+/// Recordings (by name prefix) whose screen holds nothing that tells the
+/// labelled state from the one tend reads, each with what was looked for
+/// (`SPLIT.toml`'s `[no_screen_evidence]`, written by
+/// `tools/agentlab/split.py`). They are held to coarse ≥ 99 % instead of
+/// the exact bars and stay in the pooled figures.
+fn no_screen_evidence() -> Vec<(String, String)> {
+    let path = corpus_dir().join("SPLIT.toml");
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let v: toml::Value = toml::from_str(&text).expect("SPLIT.toml is TOML");
+    v.get("no_screen_evidence")
+        .and_then(toml::Value::as_table)
+        .into_iter()
+        .flatten()
+        .map(|(prefix, why)| {
+            let why = why.as_str().expect("no_screen_evidence: a reason");
+            (prefix.clone(), why.to_owned())
+        })
+        .collect()
+}
+
 /// Figures of one part of the corpus.
 #[derive(Default)]
 struct Part {
@@ -360,6 +363,7 @@ impl Part {
 fn corpus_agreement_with_labels() {
     let dirs = recordings();
     let holdout = holdout();
+    let unreadable = no_screen_evidence();
     let names: Vec<String> = dirs.iter().map(|d| load_name(d)).collect();
     for h in &holdout {
         assert!(
@@ -397,7 +401,7 @@ fn corpus_agreement_with_labels() {
     // Each agent's held-out part on its own: one agent's misses must not
     // hide in the others' figures.
     let mut held_by_agent: std::collections::BTreeMap<String, Part> = Default::default();
-    // The same without the recordings of NO_SCREEN_EVIDENCE: what the
+    // The same without the recordings of no_screen_evidence: what the
     // per-agent bar holds.
     let mut held_readable: std::collections::BTreeMap<String, Part> = Default::default();
     let mut failures = Vec::new();
@@ -439,7 +443,10 @@ fn corpus_agreement_with_labels() {
             s.misses.join("; ")
         ));
         let coarse = s.coarse as f64 / s.n.max(1) as f64;
-        let unreadable = no_screen_evidence(name);
+        let unreadable = unreadable
+            .iter()
+            .find(|(prefix, _)| name.starts_with(prefix.as_str()))
+            .map(|(_, why)| why);
         // Held to the reading a user acts on instead of the exact one.
         if let Some(why) = unreadable.filter(|_| coarse < 0.99) {
             failures.push(format!(

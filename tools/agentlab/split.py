@@ -85,6 +85,17 @@ BURNED = {
 }
 
 
+# Recordings (by name prefix) whose screen holds nothing that tells the
+# labelled state from the one tend reads, with what was looked for: the
+# corpus test holds them to coarse >= 99 % instead of the exact bars, and
+# keeps them in the pooled figures.
+NO_SCREEN_EVIDENCE = {
+    "cline/esc_stream@": "Cline CLI 3.0.65 draws an Esc'd answer exactly as a finished one ('*' for "
+                         "the spinner, the same colour, no notice, title or bell), so the interrupted "
+                         "turn reads as completed",
+}
+
+
 # A second held-out batch, recorded after the rules were frozen (commit
 # e73f86c), at sizes no earlier recording has: every recording at these
 # sizes is held out.
@@ -168,7 +179,12 @@ def main():
         f.write("burned = [\n")
         for n, why in sorted(BURNED.items()):
             f.write(f'  "{n}",  # {why}\n')
-        f.write("]\n")
+        f.write("]\n\n")
+        f.write("# Recordings (by name prefix) whose screen cannot tell the labelled state\n"
+                "# from tend's reading: held to coarse >= 99 % instead of the exact bars.\n")
+        f.write("[no_screen_evidence]\n")
+        for prefix, why in sorted(NO_SCREEN_EVIDENCE.items()):
+            f.write(f'"{prefix}" = "{why}"\n')
     print(f"{len(names)} recordings, {len(held)} held out, {len(BURNED)} burned")
 
 
