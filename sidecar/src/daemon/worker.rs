@@ -408,10 +408,13 @@ pub(crate) fn answered(
 /// The detector's refusal to answer a dialog, as the protocol's: its code,
 /// and its sentence after the pane's name.
 pub(crate) fn refusal_of(r: &tend_detector::answer::Refusal, pane: &str) -> Error {
-    Error::new(
-        ErrorCode::parse(r.code()).unwrap_or(ErrorCode::DaemonError),
-        format!("{pane}: {r}"),
-    )
+    use tend_detector::answer::Refusal;
+    let code = match r {
+        Refusal::NoActions { .. } => ErrorCode::NoActions,
+        Refusal::NoDialog { .. } => ErrorCode::NoDialog,
+        Refusal::NoOption { .. } => ErrorCode::NoOption,
+    };
+    Error::new(code, format!("{pane}: {r}"))
 }
 
 /// Sends `answer()`'s response now, or after `wait` from a thread of its
