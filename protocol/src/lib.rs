@@ -33,6 +33,7 @@
 mod error;
 mod event;
 pub mod explain;
+pub mod ids;
 mod lenient;
 mod pane;
 pub mod params;
@@ -43,6 +44,7 @@ pub mod wire;
 
 pub use error::{Error, ErrorCode};
 pub use event::{BusEvent, ReleaseReason, StatusChanged};
+pub use ids::{PaneId, SessionId, WindowId};
 pub use pane::{PaneView, TaskView};
 pub use reply::Reply;
 pub use request::{Call, Method, Request};

@@ -195,7 +195,13 @@ impl Harness {
         let tmux = Tmux::start(name, dir.path(), &[bin, venv], env);
         tmux.wait_prompt();
         let start = Instant::now();
-        let watch = PaneWatch::new(tmux.pane_pid(), 0, Duration::ZERO, SamplePolicy::default());
+        let watch = PaneWatch::new(
+            tmux.pane_pid(),
+            0,
+            Duration::ZERO,
+            SamplePolicy::default(),
+            Sampler::ticks_per_sec(),
+        );
         Some(Harness {
             tmux,
             dir,

@@ -222,7 +222,13 @@ fn a_sampler_of_each_backend_names_the_same_agent() {
     let start = Instant::now();
     for mut sampler in [Sampler::with_root("/proc"), Sampler::portable()] {
         let backend = sampler.backend();
-        let mut watch = PaneWatch::new(shell, 0, start.elapsed(), SamplePolicy::default());
+        let mut watch = PaneWatch::new(
+            shell,
+            0,
+            start.elapsed(),
+            SamplePolicy::default(),
+            Sampler::ticks_per_sec(),
+        );
         let deadline = Instant::now() + Duration::from_secs(30);
         while watch.agent().is_none() {
             assert!(Instant::now() < deadline, "{backend}: no agent named");

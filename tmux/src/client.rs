@@ -7,8 +7,8 @@
 
 use crate::error::{Result, TmuxError};
 use crate::escape::{format_escape, format_escape_hash, shell_join, tmux_quote};
-use crate::ids::PaneId;
 use crate::server::Server;
+use tend_protocol::ids::PaneId;
 
 /// One entry of a [`Server::display_menu`].
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -66,7 +66,7 @@ pub mod command;
 pub mod error;
 pub mod escape;
 pub mod hooks;
-pub mod ids;
+
 pub mod keys;
 pub mod options;
 pub mod query;
@@ -79,13 +79,13 @@ mod wire;
 pub use client::MenuItem;
 pub use error::{Result, TmuxError};
 pub use hooks::{HookEntry, HookReport};
-pub use ids::{PaneId, SessionId, WindowId};
 pub use keys::{BindReport, Binding, KeyAction, ListedBinding};
 pub use options::{OptionUpdate, Scope};
 pub use query::{Capture, Client, Pane, PaneScreen, Snapshot};
 pub use server::{Capabilities, Printing, Server, SocketSpec, Version};
 pub use status::StatusReport;
 pub use tap::TapOutcome;
+pub use tend_protocol::ids::{self, IdError, PaneId, SessionId, WindowId};
 
 /// The text that marks a hook entry or key binding as tend's.
 ///

@@ -20,9 +20,9 @@
 use std::fmt;
 
 use crate::error::{Result, TmuxError};
-use crate::ids::{PaneId, SessionId, WindowId};
 use crate::records::nonce;
 use crate::server::Server;
+use tend_protocol::ids::{PaneId, SessionId, WindowId};
 
 /// Prefix of every option tend sets (and removes on stop).
 pub const TEND_OPTION_PREFIX: &str = "@tend_";

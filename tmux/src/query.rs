@@ -8,12 +8,12 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, TmuxError};
-use crate::ids::{PaneId, SessionId, WindowId};
 use crate::options::OptionUpdate;
 use crate::records::{Record, Records};
 use crate::server::Printing;
 use crate::server::Server;
 use crate::tap::TAP_OPTION;
+use tend_protocol::ids::{PaneId, SessionId, WindowId};
 
 /// One pane, as `list-panes -a` sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -182,14 +182,14 @@ impl<'a> Record<'a> {
     }
 
     /// A required typed value (ids).
-    pub(crate) fn id<T: std::str::FromStr<Err = TmuxError>>(
+    pub(crate) fn id<T: std::str::FromStr<Err = tend_protocol::ids::IdError>>(
         &self,
         name: &str,
         what: &str,
     ) -> Result<T, TmuxError> {
         self.get(name)
             .parse()
-            .map_err(|e: TmuxError| TmuxError::Parse {
+            .map_err(|e: tend_protocol::ids::IdError| TmuxError::Parse {
                 what: what.to_string(),
                 detail: format!("field {name}: {e}"),
             })

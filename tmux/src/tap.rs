@@ -21,8 +21,8 @@
 use crate::command::{Command, Commands};
 use crate::error::{Result, TmuxError};
 use crate::escape::format_escape_hash;
-use crate::ids::PaneId;
 use crate::server::{Printing, Server};
+use tend_protocol::ids::PaneId;
 
 /// The pane option that marks tend's tap; its value is the tap's command.
 pub const TAP_OPTION: &str = "@tend_tap";

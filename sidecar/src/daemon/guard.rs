@@ -149,7 +149,8 @@ mod tests {
     use super::*;
     use crate::daemon::publish::{compute, PaneRow};
     use tend_attention::Band;
-    use tend_tmux::{PaneId, Scope, SessionId, WindowId};
+    use tend_core::Scope;
+    use tend_protocol::{PaneId, SessionId, WindowId};
 
     /// Every option the daemon publishes is one the cleanup removes: a new
     /// published option cannot be left behind after a crash unnoticed.

@@ -12,8 +12,9 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc::Sender;
 
-use super::core::Event;
+use super::event::Event;
 use crate::error::CliError;
+use tend_core::Input;
 
 /// Longest control request line.
 const MAX_LINE: usize = 1 << 20;
@@ -384,9 +385,9 @@ async fn guard<R: tokio::io::AsyncRead + Unpin>(
     let ok = Response::ok(id, &reply::Empty {});
     let _ = write.write_all(ok.to_line().as_bytes()).await;
     let _ = events
-        .send(Event::GuardHello {
+        .send(Event::Core(Input::GuardHello {
             token: token.clone(),
-        })
+        }))
         .await;
     let mut buf = [0u8; 64];
     let dismissed = loop {
@@ -410,7 +411,7 @@ async fn guard<R: tokio::io::AsyncRead + Unpin>(
         })
         .await;
     } else {
-        let _ = events.send(Event::GuardClosed { token }).await;
+        let _ = events.send(Event::Core(Input::GuardClosed { token })).await;
     }
     guards.open.fetch_sub(1, Ordering::SeqCst);
 }
@@ -438,7 +439,7 @@ async fn ask(events: &Sender<Event>, req: Request) -> Option<Result<Reply, Error
             return Some(r);
         }
         tries += 1;
-        let _ = events.send(Event::Poke).await;
+        let _ = events.send(Event::Core(Input::Poke)).await;
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
@@ -629,7 +630,7 @@ async fn prompt(p: params::Prompt, events: &Sender<Event>, bus: &Bus) -> Result<
         run,
         &["working".into(), "waiting".into()],
         Some(sent.state_change_seq),
-        Some(tokio::time::Instant::now() + super::control::PROMPT_REACTION),
+        Some(tokio::time::Instant::now() + tend_core::PROMPT_REACTION),
     )
     .await;
     let first = match reacted {

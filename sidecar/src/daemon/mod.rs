@@ -16,39 +16,36 @@
 //! to the table [`FEED_ROUND`] at a time, so a flooding pane delays a
 //! request by one round, not by all it printed.
 
-pub mod capture;
-pub mod control;
-pub mod core;
 mod deadline;
 mod doorbell;
+pub mod event;
 pub mod guard;
 pub mod ipc;
-pub mod mux;
 pub mod pipes;
 pub mod project;
-pub mod publish;
 pub mod remote;
-pub mod status;
 pub mod store;
-pub mod tape;
 pub mod trace;
 pub mod worker;
 pub mod zellij;
 
-use std::collections::VecDeque;
+pub use tend_core::{mux, publish, status, tape};
+
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use tend_core::{Core, Effect, Input, MuxJob, RemotesConfig, RequestId};
 use tend_detector::DetectorConfig;
 use tend_tmux::Server;
 
-use self::core::{Core, Event};
+use self::event::{Event, ReplyTx};
+use self::worker::Job;
 use crate::error::CliError;
+use crate::sampler::Sampler;
 
-/// How often panes are listed even without a hook firing (new panes also
-/// arrive through break-pane, join-pane, respawn, which have no hook).
-pub const RECONCILE_EVERY: Duration = Duration::from_secs(1);
+pub use tend_core::RECONCILE_EVERY;
 
 /// Longest the event loop spends on pane output before it serves the
 /// control requests and ticks the pane table again. Output comes in pieces
@@ -174,16 +171,156 @@ fn one_malloc_arena() {
     }
 }
 
-async fn serve(opts: Options) -> Result<(), CliError> {
-    // The backend is decided once, before any part of it is made.
-    eprintln!(
-        "tend: platform backend {} (docs/decisions/0009-platform-backends.md)",
-        crate::platform::backend()
-    );
-    // The manifests take a while to load (their patterns are compiled);
-    // meanwhile the worker sets tmux up and lists the panes, so that a
-    // restarted daemon taps them as soon as its pane table exists.
-    let manifests = std::thread::Builder::new()
+/// The daemon's side of the core: performs what it asks and keeps what
+/// only the daemon can hold (answers' senders, link tasks, the bus).
+struct Driver {
+    core: Core,
+    /// The backend thread's inbox.
+    jobs: std::sync::mpsc::Sender<Job>,
+    /// Events for `tend events`, `wait`, `prompt --wait` and notifications.
+    bus: tokio::sync::broadcast::Sender<tend_protocol::BusEvent>,
+    /// Where the answers of requests in the core's hands go.
+    replies: HashMap<RequestId, ReplyTx>,
+    next_request: u64,
+    /// The running links to remotes.
+    links: HashMap<String, tokio::task::JoinHandle<()>>,
+    /// Where links report (the control queue: a snapshot is small and
+    /// must not wait behind a flood of pane output).
+    link_tx: tokio::sync::mpsc::Sender<Event>,
+    /// The persistent state file.
+    state: PathBuf,
+}
+
+impl Driver {
+    /// Hands one event to the core, at `now`.
+    fn take(&mut self, now: Instant, ev: Event) {
+        match ev {
+            Event::Core(input) => self.core.handle(now, input),
+            // The ticket is returned when the core has taken the bytes.
+            Event::Output(input, _ticket) => self.core.handle(now, input),
+            Event::Control { req, reply } => {
+                self.next_request += 1;
+                let id = RequestId(self.next_request);
+                self.replies.insert(id, reply);
+                self.core.handle(now, Input::Control { id, req });
+            }
+        }
+        self.perform();
+    }
+
+    /// Runs the core's timers at `now`, then performs what they asked.
+    fn timeout(&mut self, now: Instant) {
+        self.core.handle_timeout(now);
+        self.perform();
+    }
+
+    /// Performs the core's effects in order, then passes its events on.
+    fn perform(&mut self) {
+        while let Some(effect) = self.core.poll_effect() {
+            self.perform_one(effect);
+        }
+        while let Some(ev) = self.core.poll_event() {
+            // No subscriber is no error: nobody listens right now.
+            let _ = self.bus.send(ev);
+        }
+    }
+
+    fn perform_one(&mut self, effect: Effect) {
+        match effect {
+            Effect::Mux(job) => {
+                let reply = job.reply().and_then(|id| self.replies.remove(&id));
+                let _ = self.jobs.send(Job::Mux(job, reply));
+            }
+            Effect::Reply { id, result } => {
+                if let Some(tx) = self.replies.remove(&id) {
+                    let _ = tx.send(result);
+                }
+            }
+            Effect::Persist(text) => {
+                let _ = self.jobs.send(Job::Persist {
+                    path: self.state.clone(),
+                    text,
+                });
+            }
+            Effect::StartLink {
+                name,
+                generation,
+                remote: r,
+                link,
+                stderr,
+            } => {
+                let task =
+                    remote::start(&name, &r, &link, generation, stderr, self.link_tx.clone());
+                if let Some(old) = self.links.insert(name, task) {
+                    old.abort();
+                }
+            }
+            Effect::StopLink { name } => {
+                // The task owns the ssh child (kill_on_drop): aborting it
+                // ends ssh.
+                if let Some(task) = self.links.remove(&name) {
+                    task.abort();
+                }
+            }
+            Effect::LoadRemotes { reply } => match remotes_config() {
+                Ok(config) => self.core.handle(
+                    Instant::now(),
+                    Input::Remotes {
+                        config,
+                        reply: Some(reply),
+                    },
+                ),
+                Err(e) => {
+                    if let Some(tx) = self.replies.remove(&reply) {
+                        let _ = tx.send(Err(tend_protocol::Error::new(
+                            tend_protocol::ErrorCode::BadConfig,
+                            e,
+                        )));
+                    }
+                }
+            },
+            Effect::Log(text) => eprintln!("tend: {text}"),
+            Effect::Trace { at_us, line } => trace::line_at(at_us, &line),
+        }
+    }
+
+    /// Ends the links (their ssh with them).
+    fn stop_links(&mut self) {
+        for (_, task) in self.links.drain() {
+            task.abort();
+        }
+    }
+}
+
+/// The remotes as `config.toml` says now.
+fn remotes_config() -> Result<RemotesConfig, String> {
+    let cfg = crate::config::load().map_err(|e| e.message)?;
+    Ok(RemotesConfig {
+        remotes: cfg.remotes,
+        link: cfg.remote_link,
+    })
+}
+
+/// Unix time now, in seconds.
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// The manifests take a while to load (their patterns are compiled):
+/// loaded on a thread of their own while the backend sets the multiplexer
+/// up and lists the panes, so that a restarted daemon taps them as soon as
+/// its pane table exists.
+fn start_loading_manifests() -> Result<
+    std::thread::JoinHandle<(
+        tend_detector::Registry,
+        Vec<tend_detector::manifest::ManifestError>,
+    )>,
+    CliError,
+> {
+    std::thread::Builder::new()
         .name("tend-manifests".into())
         .spawn(crate::manifests::load)
         .map_err(|e| {
@@ -191,7 +328,55 @@ async fn serve(opts: Options) -> Result<(), CliError> {
                 "manifests",
                 format!("cannot start loading the manifests: {e}"),
             )
-        })?;
+        })
+}
+
+/// SIGTERM or SIGINT, waited on by a task of its own, so that the loop
+/// polls one receiver per round rather than two signal streams (each poll
+/// of which built a future anew: ~2 % of the loop's time with ten busy
+/// panes).
+fn stop_signal() -> Result<tokio::sync::oneshot::Receiver<()>, CliError> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut sigterm = signal(SignalKind::terminate())
+        .map_err(|e| CliError::new("signal", format!("cannot watch SIGTERM: {e}")))?;
+    let mut sigint = signal(SignalKind::interrupt())
+        .map_err(|e| CliError::new("signal", format!("cannot watch SIGINT: {e}")))?;
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = sigterm.recv() => {}
+            _ = sigint.recv() => {}
+        }
+        let _ = tx.send(());
+    });
+    Ok(rx)
+}
+
+/// The process source, and the doorbell that rings when it sees a pane's
+/// foreground job end (none where the platform cannot, or where the
+/// doorbell cannot be armed: the source then has no exit watch, and panes
+/// are probed instead). The portable backend is asked at each round
+/// (`polled`).
+fn process_source() -> (Sampler, doorbell::Doorbell, bool) {
+    let mut sampler = Sampler::new();
+    let mut exits = doorbell::Doorbell::new(
+        sampler.exits.doorbell(),
+        "agents ending (panes are probed instead)",
+    );
+    let polled = sampler.exits.polled();
+    if !polled && !exits.arm() {
+        sampler.exits = crate::sampler::ExitWatch::disabled();
+    }
+    (sampler, exits, polled)
+}
+
+async fn serve(opts: Options) -> Result<(), CliError> {
+    // The backend is decided once, before any part of it is made.
+    eprintln!(
+        "tend: platform backend {} (docs/decisions/0009-platform-backends.md)",
+        crate::platform::backend()
+    );
+    let manifests = start_loading_manifests()?;
     let control = ipc::bind(&opts.control)?;
     let taps = ipc::bind_std(&opts.tap)?;
     let mut reader = pipes::Reader::new(taps).map_err(|e| {
@@ -205,34 +390,21 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     let (ctl_tx, mut ctl_rx) = tokio::sync::mpsc::channel::<Event>(1024);
     let (job_tx, job_rx) = std::sync::mpsc::channel();
     let (bus, _) = tokio::sync::broadcast::channel(1024);
-    // Notifications (crate::notify): reads the bus, delivers on its own.
-    let notify_cfg = crate::config::load_notifications_config().unwrap_or_else(|e| {
-        eprintln!("tend: notifications use the defaults: {e}");
-        Default::default()
-    });
-    // tmux shows a notification as a message in its clients; zellij's
-    // command line cannot, and has the desktop and the plugin's status.
-    let terminal = match opts.mux() {
-        mux::Mux::Tmux => Some(opts.server.clone()),
-        mux::Mux::Zellij => None,
-    };
-    tokio::spawn(crate::notify::run(bus.subscribe(), notify_cfg, terminal));
-    // End notifications.
+    start_notifications(&opts, &bus);
     // The backend: the one thread that talks to the multiplexer.
-    let worker = match &opts.zellij {
+    let backend = match &opts.zellij {
         Some(session) => zellij::spawn(session.clone(), job_rx, ev_tx.clone()),
         None => worker::spawn(opts.clone(), job_rx, ev_tx.clone()),
     };
     let guards = ipc::Guards::new();
-    let ctl_tx_links = ctl_tx.clone();
     tokio::spawn(ipc::accept_control(
         control,
-        ctl_tx,
+        ctl_tx.clone(),
         bus.clone(),
         guards.clone(),
     ));
-    let _ = job_tx.send(worker::Job::Setup);
-    let _ = job_tx.send(worker::Job::List);
+    let _ = job_tx.send(Job::Mux(MuxJob::Setup, None));
+    let _ = job_tx.send(Job::Mux(MuxJob::List, None));
     let (registry, errors) = tokio::task::spawn_blocking(move || manifests.join())
         .await
         .map_err(|e| CliError::new("manifests", format!("loading the manifests failed: {e}")))?
@@ -240,85 +412,58 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     for e in &errors {
         eprintln!("tend: manifest not used: {e}");
     }
-    let mut core = Core::new(
-        Arc::new(opts.detector.clone()),
+    let (sampler, exits, exits_polled) = process_source();
+    let config = tend_core::Config {
+        detector: Arc::new(opts.detector.clone()),
         registry,
-        job_tx.clone(),
-        bus,
+        mux: opts.mux(),
+        trace: trace::on(),
+        daemon_id: std::process::id(),
+    };
+    let core = Core::new(
+        config,
+        Box::new(sampler),
+        Box::new(project::ProjectCache::default()),
+        Instant::now(),
+        unix_now(),
     );
-    core.mux = opts.mux();
-    let now_unix = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let loaded = store::load(&opts.state, now_unix);
+    let mut d = Driver {
+        core,
+        jobs: job_tx.clone(),
+        bus,
+        replies: HashMap::new(),
+        next_request: 0,
+        links: HashMap::new(),
+        link_tx: ctl_tx,
+        state: opts.state.clone(),
+    };
+    let loaded = store::load(&opts.state, unix_now() as u64);
     for w in &loaded.warnings {
         eprintln!("tend: {w}");
     }
-    // Links to remotes report on the control queue: a snapshot is small,
-    // and must not wait behind a flood of local pane output.
-    core.link_tx = Some(ctl_tx_links);
-    if let Err(e) = core.reload_remotes() {
-        eprintln!("tend: no remotes: {e}");
+    d.core.restore(loaded);
+    match remotes_config() {
+        Ok(config) => d.take(
+            Instant::now(),
+            Event::Core(Input::Remotes {
+                config,
+                reply: None,
+            }),
+        ),
+        Err(e) => eprintln!("tend: no remotes: {e}"),
     }
-    core.parks = loaded.parks;
-    core.flags = loaded.flags;
-    core.book = loaded.reports;
-    let mut last_save = std::time::Instant::now();
     // After Setup (sent above), so that its sweep of a dead daemon's
     // options cannot remove this daemon's token.
-    core.install_guard();
-    let mut reconcile = tokio::time::interval(RECONCILE_EVERY);
-    reconcile.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    // SIGTERM or SIGINT ends the daemon. Waited on by a task of its own,
-    // so that the loop polls one flag per round rather than two signal
-    // streams (each poll of which built a future anew: ~2 % of the loop's
-    // time with ten busy panes).
-    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| CliError::new("signal", format!("cannot watch SIGTERM: {e}")))?;
-    let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-        .map_err(|e| CliError::new("signal", format!("cannot watch SIGINT: {e}")))?;
-    let (signalled_tx, mut signalled) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        tokio::select! {
-            _ = sigterm.recv() => {}
-            _ = sigint.recv() => {}
-        }
-        let _ = signalled_tx.send(());
-    });
-    let mut wait = Duration::from_millis(10);
+    d.core.install_guard();
+    d.perform();
+    let mut signalled = stop_signal()?;
     let mut deadline = deadline::Deadline::new();
-    // Events from the pipes and the worker not handled yet, in the order
+    // Events from the pipes and the backend not handled yet, in the order
     // they came (a re-seed's capture must not be overtaken by output read
     // before it). Bounded: the reader drops the output of a pane whose
     // output is not consumed (pipes::MAX_PENDING).
     let mut backlog: VecDeque<Event> = VecDeque::new();
-    // The kernel reporting foreground jobs that ended: rare, so always
-    // registered. The portable backend has nothing to wait on: the loop
-    // asks at each round instead.
-    let mut exits = doorbell::Doorbell::new(
-        core.exit_doorbell(),
-        "agents ending (panes are probed instead)",
-    );
-    let exits_polled = core.exits_polled();
-    if !exits_polled && !exits.arm() {
-        core.without_exit_watch();
-    }
-    let pipes_bell = "the panes' pipes (read on ticks instead)";
-    let mut bell = if reader.doorbell_follows() {
-        doorbell::Doorbell::following(pipes_bell)
-    } else {
-        doorbell::Doorbell::new(
-            reader
-                .doorbell()
-                .map_err(|e| {
-                    eprintln!("tend: no doorbell for the pipes ({e}); they are read on ticks")
-                })
-                .ok()
-                .and_then(|fds| fds.into_iter().next()),
-            pipes_bell,
-        )
-    };
+    let mut bell = pipes_doorbell(&reader);
     loop {
         // While no pane prints, the pipes themselves wake the loop.
         let armed = if reader.quiet() {
@@ -331,31 +476,31 @@ async fn serve(opts: Options) -> Result<(), CliError> {
             bell.disarm();
             false
         };
+        let wait = d
+            .core
+            .poll_timeout()
+            .saturating_duration_since(Instant::now());
         let mut rang = false;
         tokio::select! {
             // Control requests first: they never wait behind pane output.
             biased;
             ev = ctl_rx.recv() => {
                 let Some(ev) = ev else { break };
-                core.set_clock(std::time::Instant::now());
-                core.handle(ev);
+                d.take(Instant::now(), ev);
             }
-            _ = &mut signalled => core.stopping = true,
-            _ = reconcile.tick() => core.reconcile(),
+            _ = &mut signalled => d.core.stop(),
             ev = ev_rx.recv(), if backlog.is_empty() => {
                 let Some(ev) = ev else { break };
                 backlog.push_back(ev);
             }
             _ = bell.ring(), if backlog.is_empty() => rang = true,
-            _ = exits.ring() => core.jobs_ended(),
+            _ = exits.ring() => d.take(Instant::now(), Event::Core(Input::JobsEnded)),
             _ = deadline.until(wake_at(wait, &reader, armed)), if backlog.is_empty() => {}
             // Behind (a flood on a slow machine): the control connections'
             // tasks and the sockets are served before the next round.
             _ = tokio::task::yield_now(), if !backlog.is_empty() => {}
         }
-        // The table reads no clock: it is told the time.
-        let now = std::time::Instant::now();
-        core.set_clock(now);
+        let now = Instant::now();
         // The pipes, when a read is due (or hot pipes to drain): every
         // round, so that a flood being fed never keeps them unread longer
         // than a round.
@@ -363,12 +508,12 @@ async fn serve(opts: Options) -> Result<(), CliError> {
         if exits_polled {
             // Agents that ended since the last round (the portable
             // backend's watch, see platform/portable/exits.rs).
-            core.jobs_ended();
+            d.take(now, Event::Core(Input::JobsEnded));
         }
-        // Whatever else is already queued, but no more: the worker keeps
-        // queueing while the table works.
+        // Whatever else is already queued, but no more: the backend keeps
+        // queueing while the core works.
         while let Ok(ev) = ctl_rx.try_recv() {
-            core.handle(ev);
+            d.take(now, ev);
         }
         for _ in 0..ev_rx.len() {
             match ev_rx.try_recv() {
@@ -376,44 +521,71 @@ async fn serve(opts: Options) -> Result<(), CliError> {
                 Err(_) => break,
             }
         }
-        // Pane output for one round at most, then a tick: a flooding pane
-        // delays a control request by one round, not by all it printed.
-        let round = std::time::Instant::now();
+        // Pane output for one round at most, then the timers: a flooding
+        // pane delays a control request by one round, not by all it
+        // printed.
+        let round = Instant::now();
         while let Some(ev) = backlog.pop_front() {
-            core.handle(ev);
+            d.take(round, ev);
             if round.elapsed() >= FEED_ROUND {
                 break;
             }
         }
-        core.set_clock(std::time::Instant::now());
-        wait = core.tick();
-        if core.persist && last_save.elapsed() >= Duration::from_secs(1) {
-            core.persist = false;
-            last_save = std::time::Instant::now();
-            let text = store::to_text(&core.parks, &core.flags, &core.book);
-            let _ = job_tx.send(worker::Job::Persist {
-                path: opts.state.clone(),
-                text,
-            });
-        }
-        if core.stopping {
+        d.timeout(Instant::now());
+        if d.core.is_stopping() {
             break;
         }
     }
-    let text = store::to_text(&core.parks, &core.flags, &core.book);
-    if let Err(e) = store::write_atomic(&opts.state, &text) {
+    d.stop_links();
+    if let Err(e) = store::write_atomic(&opts.state, &d.core.state_text()) {
         eprintln!("tend: {e}");
     }
-    // Leave tmux as we found it: taps, hooks, options, bindings.
-    let _ = job_tx.send(worker::Job::Cleanup);
+    // Leave the multiplexer as we found it: taps, hooks, options, bindings.
+    let _ = job_tx.send(Job::Cleanup);
     drop(job_tx);
-    let _ = tokio::task::spawn_blocking(move || worker.join()).await;
+    drop(d);
+    let _ = tokio::task::spawn_blocking(move || backend.join()).await;
     // `@tend_daemon` is gone with the other options: the guard can go
     // without tmux cleaning anything.
     guards.dismiss(Duration::from_secs(3)).await;
     let _ = std::fs::remove_file(&opts.control);
     let _ = std::fs::remove_file(&opts.tap);
     Ok(())
+}
+
+/// Notifications (crate::notify): read the bus, delivered on their own.
+/// tmux shows a notification as a message in its clients; zellij's command
+/// line cannot, and has the desktop and the plugin's status.
+fn start_notifications(
+    opts: &Options,
+    bus: &tokio::sync::broadcast::Sender<tend_protocol::BusEvent>,
+) {
+    let notify_cfg = crate::config::load_notifications_config().unwrap_or_else(|e| {
+        eprintln!("tend: notifications use the defaults: {e}");
+        Default::default()
+    });
+    let terminal = match opts.mux() {
+        mux::Mux::Tmux => Some(opts.server.clone()),
+        mux::Mux::Zellij => None,
+    };
+    tokio::spawn(crate::notify::run(bus.subscribe(), notify_cfg, terminal));
+}
+
+/// The doorbell of the panes' pipes: rings when one is readable while no
+/// pane prints (none: they are read on ticks).
+fn pipes_doorbell(reader: &pipes::Reader) -> doorbell::Doorbell {
+    let what = "the panes' pipes (read on ticks instead)";
+    if reader.doorbell_follows() {
+        return doorbell::Doorbell::following(what);
+    }
+    doorbell::Doorbell::new(
+        reader
+            .doorbell()
+            .map_err(|e| eprintln!("tend: no doorbell for the pipes ({e}); they are read on ticks"))
+            .ok()
+            .and_then(|fds| fds.into_iter().next()),
+        what,
+    )
 }
 
 #[cfg(test)]

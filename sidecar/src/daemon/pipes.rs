@@ -35,9 +35,10 @@ use std::time::{Duration, Instant};
 use nix::sys::socket::{recvmsg, ControlMessageOwned, UnixAddr};
 use tend_tmux::PaneId;
 
-use super::core::Event;
+use super::event::Event;
 use crate::platform::{os, ReadySet};
 use crate::tap::MAX_PANE_ID;
+use tend_core::Input;
 
 /// Most bytes of one pane handed to the pane table and not yet consumed;
 /// beyond it the pane's output is dropped and re-seeded.
@@ -72,7 +73,7 @@ const HOT_EVERY: Duration = Duration::from_millis(2);
 /// What a read asks for at a time.
 const READ_CHUNK: usize = 64 * 1024;
 
-/// Most bytes of one pane in one [`Event::TapData`]. The pane table feeds
+/// Most bytes of one pane in one [`Input::TapData`]. The pane table feeds
 /// output to the detector event by event and lets control requests in
 /// between (see [`super::FEED_ROUND`]): a smaller piece bounds how long a
 /// request can wait behind a flooding pane's output.
@@ -83,25 +84,25 @@ pub const FEED_CHUNK: usize = 16 * 1024;
 const HANDOVER_WAIT: Duration = Duration::from_millis(200);
 
 /// Pane output bytes handed on and not yet consumed, per pane; released
-/// when the [`Event::TapData`] carrying them is dropped.
+/// when the [`Input::TapData`] carrying them is dropped.
 #[derive(Debug)]
-pub struct Held {
+pub struct Ticket {
     count: Arc<AtomicUsize>,
     bytes: usize,
 }
 
 #[cfg(test)]
-impl Held {
+impl Ticket {
     /// Bytes counted against no pane (tests that hand the table output).
-    pub fn untracked(bytes: usize) -> Held {
-        Held {
+    pub fn untracked(bytes: usize) -> Ticket {
+        Ticket {
             count: Arc::new(AtomicUsize::new(bytes)),
             bytes,
         }
     }
 }
 
-impl Drop for Held {
+impl Drop for Ticket {
     fn drop(&mut self) {
         self.count.fetch_sub(self.bytes, Ordering::Relaxed);
     }
@@ -266,9 +267,9 @@ impl Pipe {
             && self.last_gap.is_none_or(|t| t.elapsed() >= GAP_EVERY)
     }
 
-    fn hold(&self, bytes: usize) -> Held {
+    fn hold(&self, bytes: usize) -> Ticket {
         self.held.fetch_add(bytes, Ordering::Relaxed);
-        Held {
+        Ticket {
             count: self.held.clone(),
             bytes,
         }
@@ -494,25 +495,27 @@ impl Reader {
             }
             p.end_tick();
             if p.report_due() {
-                out.push_back(Event::TapGap { conn: p.conn });
+                out.push_back(Event::Core(Input::TapGap { conn: p.conn }));
                 p.gap = false;
                 p.last_gap = Some(Instant::now());
                 found = true;
             }
             for piece in p.carry.chunks(FEED_CHUNK) {
-                out.push_back(Event::TapData {
-                    conn: p.conn,
-                    bytes: piece.to_vec(),
-                    at: now,
-                    held: p.hold(piece.len()),
-                });
+                out.push_back(Event::Output(
+                    Input::TapData {
+                        conn: p.conn,
+                        bytes: piece.to_vec(),
+                        at: now,
+                    },
+                    p.hold(piece.len()),
+                ));
             }
             p.carry.clear();
             if p.carry.capacity() > MAX_PENDING {
                 p.carry.shrink_to(MAX_PENDING);
             }
             if p.closed {
-                out.push_back(Event::TapClosed { conn: p.conn });
+                out.push_back(Event::Core(Input::TapClosed { conn: p.conn }));
                 found = true;
             }
             // A gap not reported yet keeps the reader on its ticks.
@@ -553,7 +556,7 @@ impl Reader {
                 continue;
             }
             match self.watch(file) {
-                Ok(conn) => out.push_back(Event::TapHello { conn, pane }),
+                Ok(conn) => out.push_back(Event::Core(Input::TapHello { conn, pane })),
                 Err(e) => {
                     eprintln!("tend: cannot watch the pipe of pane {pane} ({e}); closed")
                 }
@@ -801,7 +804,9 @@ mod tests {
     fn data_of(out: &VecDeque<Event>) -> Vec<(u64, Vec<u8>)> {
         out.iter()
             .filter_map(|e| match e {
-                Event::TapData { conn, bytes, .. } => Some((*conn, bytes.clone())),
+                Event::Output(Input::TapData { conn, bytes, .. }, _) => {
+                    Some((*conn, bytes.clone()))
+                }
                 _ => None,
             })
             .collect()
@@ -845,7 +850,7 @@ mod tests {
         let closed: Vec<u64> = out
             .iter()
             .filter_map(|e| match e {
-                Event::TapClosed { conn } => Some(*conn),
+                Event::Core(Input::TapClosed { conn }) => Some(*conn),
                 _ => None,
             })
             .collect();

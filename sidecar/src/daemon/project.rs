@@ -116,6 +116,12 @@ fn find(dir: &Path) -> Option<Found> {
     None
 }
 
+impl tend_core::ProjectSource for ProjectCache {
+    fn project(&mut self, dir: &str) -> Option<String> {
+        ProjectCache::project(self, dir)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,33 +1,13 @@
-//! The daemon's persistent state: parks, snoozes, stop flags and
+//! The daemon's persistent state file: parks, snoozes, stop flags and
 //! self-reports survive a restart. One JSON file per tmux
-//! server in `$XDG_STATE_HOME/tend/`, written atomically (write, fsync,
-//! rename). A file that cannot be read is set aside with a message, never
-//! a crash and never silently dropped.
+//! server in `$XDG_STATE_HOME/tend/` (its format: `tend_core::store`),
+//! written atomically (write, fsync, rename). A file that cannot be read is
+//! set aside with a message, never a crash and never silently dropped.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
-use tend_attention::park::ParkStore;
-use tend_attention::report::ReportBook;
-use tend_attention::stopflag::StopFlags;
-
-/// Version of the file format.
-pub const VERSION: u64 = 1;
-
-/// What was loaded.
-#[derive(Debug, Default)]
-pub struct Loaded {
-    /// Parks and snoozes.
-    pub parks: ParkStore,
-    /// Stop flags.
-    pub flags: StopFlags,
-    /// Self-reports.
-    pub reports: ReportBook,
-    /// Things the user should hear about (stale parks dropped, a corrupt
-    /// file set aside).
-    pub warnings: Vec<String>,
-}
+pub use tend_core::store::{parse, to_text, Loaded, VERSION};
 
 /// The state file for a tmux server (its folder created, and refused when
 /// it is not private: [`crate::paths::state_dir`]).
@@ -38,46 +18,6 @@ pub fn path(tmux_socket: &Path) -> Result<PathBuf, crate::error::CliError> {
 /// The state file for a tmux server in folder `dir`.
 pub fn file_in(dir: &Path, tmux_socket: &Path) -> PathBuf {
     dir.join(format!("{}.json", crate::paths::server_name(tmux_socket)))
-}
-
-/// The file's text for the current state.
-pub fn to_text(parks: &ParkStore, flags: &StopFlags, reports: &ReportBook) -> String {
-    let parks: Value = serde_json::from_str(&parks.to_text()).unwrap_or(Value::Null);
-    let v = json!({
-        "version": VERSION,
-        "parks": parks,
-        "flags": flags,
-        "reports": reports,
-    });
-    serde_json::to_string_pretty(&v).unwrap_or_default()
-}
-
-/// Parses a state file's text. `now` is Unix seconds (stale parks go).
-pub fn parse(text: &str, now: u64) -> Result<Loaded, String> {
-    let v: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e})"))?;
-    match v.get("version").and_then(Value::as_u64) {
-        Some(VERSION) => {}
-        Some(other) => {
-            return Err(format!(
-                "written by a different tend (format version {other})"
-            ))
-        }
-        None => return Err("no format version".into()),
-    }
-    let mut out = Loaded::default();
-    if let Some(p) = v.get("parks").filter(|p| !p.is_null()) {
-        let (parks, warnings) =
-            ParkStore::load(&p.to_string(), now).map_err(|e| format!("parks: {}", e.0))?;
-        out.parks = parks;
-        out.warnings.extend(warnings);
-    }
-    if let Some(f) = v.get("flags").filter(|f| !f.is_null()) {
-        out.flags = serde_json::from_value(f.clone()).map_err(|e| format!("stop flags: {e}"))?;
-    }
-    if let Some(r) = v.get("reports").filter(|r| !r.is_null()) {
-        out.reports = serde_json::from_value(r.clone()).map_err(|e| format!("reports: {e}"))?;
-    }
-    Ok(out)
 }
 
 /// Loads the state file. A missing file is an empty state; a damaged one is
@@ -130,7 +70,7 @@ pub struct Persister {
 
 impl Persister {
     /// Writes `text` to `path` ([`write_atomic`]). False when it failed:
-    /// the table then hears of it ([`crate::daemon::core::Event::PersistFailed`])
+    /// the table then hears of it ([`tend_core::Input::PersistFailed`])
     /// and writes again a second later.
     pub fn write(&mut self, path: &Path, text: &str) -> bool {
         match write_atomic(path, text) {
@@ -190,6 +130,9 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tend_attention::park::ParkStore;
+    use tend_attention::report::ReportBook;
+    use tend_attention::stopflag::StopFlags;
 
     #[test]
     fn round_trip_and_corrupt_file_set_aside() {

@@ -54,6 +54,15 @@ pub fn line(what: std::fmt::Arguments<'_>) {
     }
 }
 
+/// Appends a line the core traced: `at_us` is its own time.
+pub fn line_at(at_us: u128, what: &str) {
+    let Some(m) = sink() else { return };
+    let text = format!("{at_us} {what}\n");
+    if let Ok(mut f) = m.lock() {
+        let _ = f.write_all(text.as_bytes());
+    }
+}
+
 /// `trace!("feed {pane} {n}")`: a trace line, built only when tracing is on.
 #[macro_export]
 macro_rules! trace {

@@ -5,108 +5,24 @@
 use std::sync::mpsc::Receiver;
 use std::thread::JoinHandle;
 
-use tend_protocol::reply::{Answered, Reply, Text};
+use tend_protocol::reply::Reply;
 use tend_protocol::{Error, ErrorCode};
 use tend_tmux::escape::shell_join;
 use tend_tmux::{Binding, OptionUpdate, PaneId, Server};
 use tokio::sync::mpsc::Sender;
 
-use super::core::{CapturePurpose, Event};
+use super::event::{Event, ReplyTx};
 use super::guard;
 use super::Options;
+use tend_core::{ClientInfo, Input, MuxJob, PaneInfo, Screen, TapOutcome};
 
-/// Work for the tmux worker thread.
+/// Work for a backend thread (the tmux worker, or zellij's): the core's
+/// jobs, and the daemon's own.
 #[derive(Debug)]
 pub enum Job {
-    /// `list-panes -a` and `list-clients`.
-    List,
-    /// Capture a pane.
-    Capture(PaneId, CapturePurpose),
-    /// Install the tap on a pane.
-    InstallTap(PaneId),
-    /// The pane's tap pipe closed while the pane lives: clear the mark,
-    /// then install a tap unless a pipe (the user's) is open.
-    Retap(PaneId),
-    /// Apply option updates, then refresh clients; then list the panes
-    /// when `list` (all in one tmux process).
-    Publish {
-        /// The changed options.
-        updates: Vec<OptionUpdate>,
-        /// Clients whose status line to redraw (the last listing's).
-        clients: Vec<String>,
-        /// List panes and clients too, as [`Job::List`].
-        list: bool,
-    },
-    /// Switch a client to a pane.
-    Switch {
-        /// The client (`None`: the most recent).
-        client: Option<String>,
-        /// Where to.
-        pane: PaneId,
-    },
-    /// Show a remote pane: respawn the local window named `window` with
-    /// `argv` (an `ssh -t … tmux attach`), or open it, then switch a client
-    /// there.
-    RemoteAttach {
-        /// The client (`None`: the most recent).
-        client: Option<String>,
-        /// The local window's name (one per remote session).
-        window: String,
-        /// The command it runs.
-        argv: Vec<String>,
-    },
-    /// Remove what a daemon that died left published, install hooks and
-    /// key bindings.
-    Setup,
-    /// Set `@tend_daemon` to `token` and start a guard with it.
-    Guard {
-        /// The token.
-        token: String,
-    },
-    /// Read a pane's text (`tend read`) and answer the request.
-    Read {
-        /// The pane.
-        pane: PaneId,
-        /// Lines of history beyond the screen (`None`: the screen).
-        lines: Option<u32>,
-        /// Where the answer goes.
-        reply: super::core::ReplyTx,
-    },
-    /// Paste text as a bracketed paste, then press Enter.
-    Paste {
-        /// The pane.
-        pane: PaneId,
-        /// The text.
-        text: String,
-        /// Press Enter after it, in the same batch. (An Enter that must
-        /// wait is the table's: a later [`Job::SendKeys`].)
-        enter: bool,
-    },
-    /// Send keys (tmux key names).
-    SendKeys {
-        /// The pane.
-        pane: PaneId,
-        /// Keys as `send-keys` takes them.
-        keys: Vec<String>,
-    },
-    /// Answer an approval dialog: capture the pane's screen now, check that
-    /// the manifest's dialog rule still wins on it, then send the keys (in
-    /// the same thread, right after the capture).
-    Answer {
-        /// The pane.
-        pane: PaneId,
-        /// The pane's agent.
-        manifest: std::sync::Arc<tend_detector::Manifest>,
-        /// Approve or deny.
-        action: tend_detector::answer::Action,
-        /// False: only report the dialog and the keys (the picker).
-        send: bool,
-        /// How long to wait before the check and the keys: the dialog is
-        /// younger than the agent's `settle_ms`.
-        wait: std::time::Duration,
-        /// Where the answer goes.
-        reply: super::core::ReplyTx,
-    },
+    /// A job of the core's, and where the answer goes when it answers a
+    /// request ([`MuxJob::Read`], [`MuxJob::Answer`]).
+    Mux(MuxJob, Option<ReplyTx>),
     /// Write the persistent state file (atomically).
     Persist {
         /// Where.
@@ -114,9 +30,6 @@ pub enum Job {
         /// What.
         text: String,
     },
-    /// The status for zellij's plugin (the zellij backend's publish; the
-    /// tmux worker publishes options instead).
-    Plugin(tend_zellij_host::PluginStatus),
     /// Remove everything tend installed, then exit the thread.
     Cleanup,
 }
@@ -329,7 +242,7 @@ pub fn remove_everything(server: &Server) -> usize {
     taps + hooks + keys + options
 }
 
-/// [`Job::Answer`]: the check and the keys, as close together as tmux
+/// [`MuxJob::Answer`]: the check and the keys, as close together as tmux
 /// allows. Two tmux invocations remain between them (the capture, then
 /// `send-keys`): an agent that redraws in those few milliseconds can
 /// still receive keys meant for the dialog it just closed.
@@ -343,26 +256,14 @@ fn answer(
     let screen = server
         .screen(pane)
         .map_err(|e| Error::new(ErrorCode::Tmux, format!("cannot read {pane}: {e}")))?;
-    if screen.in_mode && send {
-        return Err(Error::new(
-            ErrorCode::PaneInMode,
-            format!(
-                "{pane} is in copy mode, which would take the keys; leave it (q) and try again. Nothing was sent"
-            ),
-        ));
-    }
-    let view = tend_detector::rules::ScreenView {
+    let captured = tend_core::answer::Captured {
         rows: screen.rows,
         title: screen.title,
-        progress: String::new(),
         alternate: screen.alternate_on,
-        cursor: (
-            u16::try_from(screen.cursor_y).unwrap_or(u16::MAX),
-            u16::try_from(screen.cursor_x).unwrap_or(u16::MAX),
-        ),
+        cursor: (screen.cursor_y, screen.cursor_x),
+        in_mode: screen.in_mode,
     };
-    let a = tend_detector::answer::answer(&view, manifest, action)
-        .map_err(|r| refusal_of(&r, &pane.to_string()))?;
+    let a = tend_core::answer::check(&pane.to_string(), captured, manifest, action, send)?;
     if send {
         let mut cmd = vec!["send-keys".to_string(), "-t".into(), pane.to_string()];
         cmd.extend(a.keys.iter().cloned());
@@ -370,51 +271,109 @@ fn answer(
             .run(cmd)
             .map_err(|e| Error::new(ErrorCode::Tmux, format!("send-keys to {pane} failed: {e}")))?;
     }
-    Ok(answered(pane.to_string(), manifest, action, a, send).into())
+    Ok(tend_core::answer::answered(
+        pane.to_string(),
+        manifest,
+        action,
+        a,
+        send,
+    ))
 }
 
-/// The answer to a `read` request: the screen, or with `lines` the last
-/// that many lines of the screen and its history.
-pub(crate) fn read_reply(pane: String, text: String, lines: Option<u32>) -> Reply {
-    let text = match lines {
-        Some(n) if n > 0 => {
-            let all: Vec<&str> = text.trim_end_matches('\n').lines().collect();
-            all[all.len().saturating_sub(n as usize)..].join("\n")
-        }
-        _ => text,
-    };
-    Text { pane, text }.into()
-}
-
-/// The answer to an `answer` request whose dialog was found.
-pub(crate) fn answered(
-    pane: String,
-    manifest: &tend_detector::Manifest,
-    action: tend_detector::answer::Action,
-    a: tend_detector::answer::Answer,
-    sent: bool,
-) -> Answered {
-    Answered {
-        pane,
-        agent: manifest.id.clone(),
-        action: action.as_str().to_owned(),
-        rule: a.rule,
-        dialog: a.dialog,
-        keys: a.keys,
-        sent,
+/// A pane as the core knows it, from `list-panes`.
+fn pane_info(p: tend_tmux::Pane) -> PaneInfo {
+    PaneInfo {
+        pane_id: p.pane_id,
+        pane_pid: p.pane_pid,
+        session_id: p.session_id,
+        session_name: p.session_name,
+        window_id: p.window_id,
+        window_index: p.window_index,
+        window_name: p.window_name,
+        pane_index: p.pane_index,
+        window_active: p.window_active,
+        pane_active: p.pane_active,
+        session_attached: p.session_attached,
+        width: p.width,
+        height: p.height,
+        current_command: p.current_command,
+        pipe: p.pipe,
+        tap_mark: p.tap.is_some(),
+        dead: p.dead,
+        dead_status: p.dead_status,
+        title: p.title,
+        tty: p.tty,
+        alternate_on: p.alternate_on,
+        in_mode: p.in_mode,
+        current_path: p.current_path,
     }
 }
 
-/// The detector's refusal to answer a dialog, as the protocol's: its code,
-/// and its sentence after the pane's name.
-pub(crate) fn refusal_of(r: &tend_detector::answer::Refusal, pane: &str) -> Error {
-    use tend_detector::answer::Refusal;
-    let code = match r {
-        Refusal::NoActions { .. } => ErrorCode::NoActions,
-        Refusal::NoDialog { .. } => ErrorCode::NoDialog,
-        Refusal::NoOption { .. } => ErrorCode::NoOption,
+/// A client as the core knows it, from `list-clients`.
+fn client_info(c: tend_tmux::Client) -> ClientInfo {
+    ClientInfo {
+        name: c.name,
+        tty: c.tty,
+        pid: c.pid,
+        session_id: c.session_id,
+        session_name: c.session_name,
+        window_id: c.window_id,
+        pane_id: c.pane_id,
+        flags: c.flags,
+        control_mode: c.control_mode,
+        width: c.width,
+        height: c.height,
+        activity: c.activity,
+    }
+}
+
+/// A capture as the core takes it.
+fn screen_of(c: tend_tmux::Capture) -> Screen {
+    Screen {
+        pane_id: c.pane_id,
+        text: c.text,
+        cursor_x: c.cursor_x,
+        cursor_y: c.cursor_y,
+        cursor_visible: c.cursor_visible,
+        alternate_on: c.alternate_on,
+        in_mode: c.in_mode,
+        width: c.width,
+        height: c.height,
+    }
+}
+
+/// The core's option update in tmux's terms: foreign text escaped for the
+/// format that expands it.
+fn option_update(u: tend_core::OptionUpdate) -> OptionUpdate {
+    use tend_core::Scope as S;
+    let scope = match u.scope {
+        S::Global => tend_tmux::Scope::Global,
+        S::GlobalWindow => tend_tmux::Scope::GlobalWindow,
+        S::Server => tend_tmux::Scope::Server,
+        S::Session(s) => tend_tmux::Scope::Session(s),
+        S::Window(w) => tend_tmux::Scope::Window(w),
+        S::Pane(p) => tend_tmux::Scope::Pane(p),
     };
-    Error::new(code, format!("{pane}: {r}"))
+    let value = match (u.value, u.foreign) {
+        (Some(v), true) => Some(tend_tmux::escape::format_escape(&v)),
+        (v, _) => v,
+    };
+    OptionUpdate {
+        scope,
+        name: u.name,
+        value,
+    }
+}
+
+/// How a tap install went, as the core takes it.
+fn tap_outcome(r: tend_tmux::Result<tend_tmux::TapOutcome>) -> TapOutcome {
+    match r {
+        Ok(tend_tmux::TapOutcome::Installed | tend_tmux::TapOutcome::AlreadyTapped { .. }) => {
+            TapOutcome::Tapped
+        }
+        Ok(tend_tmux::TapOutcome::Foreign) => TapOutcome::Foreign,
+        Err(e) => TapOutcome::Failed(e.to_string()),
+    }
 }
 
 /// Sends `answer()`'s response now, or after `wait` from a thread of its
@@ -422,7 +381,7 @@ pub(crate) fn refusal_of(r: &tend_detector::answer::Refusal, pane: &str) -> Erro
 /// backend's other jobs while it ages.
 pub(crate) fn answer_after(
     wait: std::time::Duration,
-    reply: super::core::ReplyTx,
+    reply: ReplyTx,
     answer: impl FnOnce() -> Result<Reply, Error> + Send + 'static,
 ) {
     if wait.is_zero() {
@@ -452,8 +411,8 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                     &pane.to_string(),
                 ])
         };
-        let send = |ev: Event| {
-            let _ = events.blocking_send(ev);
+        let send = |input: Input| {
+            let _ = events.blocking_send(Event::Core(input));
         };
         let mut server_pid: Option<u32> = None;
         let mut persister = crate::daemon::store::Persister::default();
@@ -474,24 +433,24 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
             // is ignored, the capture holds it.)
             let (taps, rest): (Vec<Job>, Vec<Job>) = pending
                 .drain(..)
-                .partition(|j| matches!(j, Job::InstallTap(_) | Job::Retap(_)));
+                .partition(|j| matches!(j, Job::Mux(MuxJob::InstallTap(_) | MuxJob::Retap(_), _)));
             pending = rest.into();
             if !taps.is_empty() {
                 let mut list = Vec::with_capacity(taps.len());
                 for job in taps {
                     match job {
-                        Job::Retap(pane) => {
+                        Job::Mux(MuxJob::Retap(pane), _) => {
                             let _ = server.clear_tap_mark(pane);
                             list.push((pane, tap_cmd(pane)));
                         }
-                        Job::InstallTap(pane) => list.push((pane, tap_cmd(pane))),
+                        Job::Mux(MuxJob::InstallTap(pane), _) => list.push((pane, tap_cmd(pane))),
                         _ => {}
                     }
                 }
                 for (pane, outcome) in server.install_taps(&list) {
-                    send(Event::TapInstalled {
+                    send(Input::TapInstalled {
                         pane,
-                        outcome: outcome.map_err(|e| e.to_string()),
+                        outcome: tap_outcome(outcome),
                     });
                 }
             }
@@ -501,44 +460,65 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
             // last (it reads the panes after the updates, as it would have).
             // Only a run of them is merged, never across another job, so
             // the guard's token, a cleanup and a capture keep their place.
-            if matches!(pending.front(), Some(Job::Publish { .. } | Job::List))
-                && matches!(pending.get(1), Some(Job::Publish { .. } | Job::List))
-            {
-                let mut merged: Vec<OptionUpdate> = Vec::new();
+            let listing_or_publish = |j: Option<&Job>| {
+                matches!(j, Some(Job::Mux(MuxJob::Publish { .. } | MuxJob::List, _)))
+            };
+            if listing_or_publish(pending.front()) && listing_or_publish(pending.get(1)) {
+                let mut merged: Vec<tend_core::OptionUpdate> = Vec::new();
                 let mut to_refresh: Vec<String> = Vec::new();
                 let mut any_list = false;
-                while let Some(Job::Publish { .. } | Job::List) = pending.front() {
+                while listing_or_publish(pending.front()) {
                     match pending.pop_front() {
-                        Some(Job::Publish {
-                            updates,
-                            clients,
-                            list,
-                        }) => {
+                        Some(Job::Mux(
+                            MuxJob::Publish {
+                                updates,
+                                clients,
+                                list,
+                            },
+                            _,
+                        )) => {
                             merged.extend(updates);
                             to_refresh = clients;
                             any_list |= list;
                         }
-                        Some(Job::List) => any_list = true,
+                        Some(Job::Mux(MuxJob::List, _)) => any_list = true,
                         _ => {}
                     }
                 }
-                pending.push_front(Job::Publish {
-                    updates: merged,
-                    clients: to_refresh,
-                    list: any_list,
-                });
+                pending.push_front(Job::Mux(
+                    MuxJob::Publish {
+                        updates: merged,
+                        clients: to_refresh,
+                        list: any_list,
+                    },
+                    None,
+                ));
             }
-            let Some(job) = pending.pop_front() else {
-                continue;
+            let (job, reply) = match pending.pop_front() {
+                None => continue,
+                Some(Job::Mux(job, reply)) => (job, reply),
+                Some(Job::Persist { path, text }) => {
+                    // Retried every second by the core while it fails.
+                    if !persister.write(&path, &text) {
+                        send(Input::PersistFailed);
+                    }
+                    continue;
+                }
+                Some(Job::Cleanup) => {
+                    remove_everything(&server);
+                    return;
+                }
             };
             // A listing alone, or riding on a publish.
             let (listing, job) = match job {
-                Job::List => (Some(server.snapshot()), None),
-                Job::Publish {
+                MuxJob::List => (Some(server.snapshot()), None),
+                MuxJob::Publish {
                     updates,
                     clients,
                     list: true,
                 } => {
+                    let updates: Vec<OptionUpdate> =
+                        updates.into_iter().map(option_update).collect();
                     let result = if updates.is_empty() && clients.is_empty() {
                         server.snapshot()
                     } else {
@@ -560,17 +540,17 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                             server_pid = Some(snap.server_pid);
                         }
                         if server_pid != Some(snap.server_pid) {
-                            send(Event::ServerGone);
+                            send(Input::ServerGone);
                             continue;
                         }
-                        send(Event::Listed {
-                            panes: snap.panes,
-                            clients: snap.clients,
+                        send(Input::Listed {
+                            panes: snap.panes.into_iter().map(pane_info).collect(),
+                            clients: snap.clients.into_iter().map(client_info).collect(),
                         })
                     }
                     Err(e) => {
                         if e.is_no_server() {
-                            send(Event::ServerGone);
+                            send(Input::ServerGone);
                         } else {
                             eprintln!("tend: listing panes (or publishing) failed: {e}");
                         }
@@ -582,47 +562,58 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
             };
             match job {
                 // Taken above.
-                Job::List => {}
-                Job::Capture(pane, purpose) => match server.capture(pane) {
-                    Ok(capture) => send(Event::Captured {
+                MuxJob::List => {}
+                MuxJob::Capture(pane, purpose) => match server.capture(pane) {
+                    Ok(capture) => send(Input::Captured {
                         pane,
-                        capture,
+                        screen: screen_of(capture),
                         purpose,
                     }),
-                    Err(e) if e.is_no_server() => send(Event::ServerGone),
+                    Err(e) if e.is_no_server() => send(Input::ServerGone),
                     Err(_) => {}
                 },
                 // Taken above, all at once.
-                Job::Retap(_) | Job::InstallTap(_) => {}
+                MuxJob::Retap(_) | MuxJob::InstallTap(_) => {}
                 // zellij's; tmux has the options.
-                Job::Plugin(_) => {}
-                Job::Publish {
+                MuxJob::Plugin(_) => {}
+                MuxJob::Publish {
                     updates, clients, ..
                 } => {
+                    let updates: Vec<OptionUpdate> =
+                        updates.into_iter().map(option_update).collect();
                     // Vanished panes, windows and clients are skipped inside.
                     let result = server.publish(&updates, &clients);
                     crate::trace!("published updates={}", updates.len());
                     if let Err(e) = result {
                         if e.is_no_server() {
-                            send(Event::ServerGone);
+                            send(Input::ServerGone);
                             continue;
                         }
                         eprintln!("tend: publishing to tmux failed: {e}");
                     }
                 }
-                Job::Switch { client, pane } => {
+                MuxJob::Switch { client, pane } => {
                     let _ = server.switch_to(client.as_deref(), pane);
                 }
-                Job::RemoteAttach {
+                MuxJob::RemoteAttach {
                     client,
                     window,
-                    argv,
+                    remote,
+                    tmux_socket,
+                    remote_window,
+                    pane,
                 } => {
+                    let argv = crate::remote::attach_argv(
+                        &remote,
+                        tmux_socket.as_deref(),
+                        &remote_window,
+                        &pane,
+                    );
                     if let Err(e) = remote_attach(&server, client.as_deref(), &window, &argv) {
                         eprintln!("tend: cannot open the window for {window}: {e}");
                     }
                 }
-                Job::Guard { token } => {
+                MuxJob::Guard { token } => {
                     let program = opts.tend_bin.to_string_lossy().into_owned();
                     let socket = opts.control.to_string_lossy().into_owned();
                     // The cleanup goes through the very tmux that runs the
@@ -637,7 +628,7 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                         ),
                         (Err(e), _) | (_, Err(e)) => {
                             if e.is_no_server() {
-                                send(Event::ServerGone);
+                                send(Input::ServerGone);
                             } else {
                                 eprintln!("tend: starting the guard failed: {e}");
                             }
@@ -655,13 +646,13 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                     ];
                     if let Err(e) = server.run_many(&cmds) {
                         if e.is_no_server() {
-                            send(Event::ServerGone);
+                            send(Input::ServerGone);
                             continue;
                         }
                         eprintln!("tend: starting the guard failed: {e}");
                     }
                 }
-                Job::Setup => {
+                MuxJob::Setup => {
                     // A daemon killed before this one left its options
                     // (its guard's cleanup may not have run yet: this
                     // daemon's token is set afterwards, and that cleanup then
@@ -714,14 +705,15 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                         eprintln!("tend: filling in the status line failed: {e}");
                     }
                 }
-                Job::Read { pane, lines, reply } => {
+                MuxJob::Read { pane, lines, .. } => {
+                    let Some(reply) = reply else { continue };
                     let r = server
                         .capture_text(pane, lines.unwrap_or(0))
-                        .map(|text| read_reply(pane.to_string(), text, lines))
+                        .map(|text| tend_core::answer::read_reply(pane.to_string(), text, lines))
                         .map_err(|e| Error::new(ErrorCode::Tmux, e.to_string()));
                     let _ = reply.send(r);
                 }
-                Job::Paste { pane, text, enter } => {
+                MuxJob::Paste { pane, text, enter } => {
                     let target = pane.to_string();
                     let mut cmds = vec![
                         vec![
@@ -753,35 +745,26 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                         eprintln!("tend: prompt to {pane} failed: {e}");
                     }
                 }
-                Job::SendKeys { pane, keys } => {
+                MuxJob::SendKeys { pane, keys } => {
                     let mut cmd = vec!["send-keys".to_string(), "-t".into(), pane.to_string()];
                     cmd.extend(keys);
                     if let Err(e) = server.run(cmd) {
                         eprintln!("tend: send-keys to {pane} failed: {e}");
                     }
                 }
-                Job::Answer {
+                MuxJob::Answer {
                     pane,
                     manifest,
                     action,
                     send,
                     wait,
-                    reply,
+                    ..
                 } => {
+                    let Some(reply) = reply else { continue };
                     let server = server.clone();
                     answer_after(wait, reply, move || {
                         answer(&server, pane, &manifest, action, send)
                     });
-                }
-                Job::Persist { path, text } => {
-                    // Retried every second by the table while it fails.
-                    if !persister.write(&path, &text) {
-                        send(Event::PersistFailed);
-                    }
-                }
-                Job::Cleanup => {
-                    remove_everything(&server);
-                    return;
                 }
             }
         }

@@ -10,7 +10,7 @@
 //!   at (whole viewports, pushed to the table as polled screens), and
 //!   `dump-screen` for panes in background tabs at most every
 //!   [`POLL_BACKGROUND`]; seeds with `dump-screen`;
-//! * published status: [`plugin_status`] pushed to tend's plugin with
+//! * published status: the core's `plugin_status` pushed to tend's plugin with
 //!   `zellij pipe` from its own thread (newest only, never blocking), again
 //!   every [`HEARTBEAT`] so that the plugin's time to live never runs out
 //!   while the daemon lives;
@@ -25,26 +25,23 @@ use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use tend_attention as attention;
-use tend_tmux::{Capture, Client, Pane, PaneId, SessionId, TapOutcome, WindowId};
+use tend_core::{ClientInfo, Input, MuxJob, PaneInfo, Screen, TapOutcome};
+use tend_protocol::{PaneId, SessionId, WindowId};
 use tend_zellij_host::{
-    JumpTarget, PaneId as ZPaneId, PluginStatus, Session, SubscribeEvent, SubscribeOptions,
-    Subscription,
+    PaneId as ZPaneId, PluginStatus, Session, SubscribeEvent, SubscribeOptions, Subscription,
 };
 use tokio::sync::mpsc::Sender;
 
-use super::core::{CapturePurpose, Event};
-use super::publish::{PaneRow, RemoteFacts};
+use super::event::Event;
 use super::worker::Job;
+use tend_core::CapturePurpose;
 use tend_protocol::reply::Reply;
 use tend_protocol::{Error, ErrorCode};
 
 /// Background-tab panes are read with `dump-screen` (one zellij process
 /// each) at most this often.
 pub const POLL_BACKGROUND: Duration = Duration::from_millis(1500);
-/// The status is pushed again this often while nothing changes; the plugin
-/// drops it after three times this without a push.
-pub const HEARTBEAT: Duration = Duration::from_secs(30);
+pub use tend_core::plugin::HEARTBEAT;
 /// How often the subscription's screens are passed on.
 const PUMP: Duration = Duration::from_millis(50);
 /// How often the thread wakes with no subscription and no job.
@@ -73,52 +70,8 @@ struct Backend {
     events: Sender<Event>,
 }
 
-fn send(events: &Sender<Event>, ev: Event) {
-    let _ = events.blocking_send(ev);
-}
-
-/// The status the plugin shows, from the rows the tmux backend publishes
-/// as options: the sentence, the counts, the worst band, and the jump list
-/// in attention order.
-pub fn plugin_status(rows: &[PaneRow], remote: &RemoteFacts) -> PluginStatus {
-    let bands = super::publish::bands(rows, remote);
-    let (needs, quiet) = super::publish::demands_and_quiet(&bands);
-    let ids: Vec<String> = rows.iter().map(|r| r.pane.0.to_string()).collect();
-    let cands: Vec<attention::Candidate<'_>> = rows
-        .iter()
-        .zip(&ids)
-        .filter_map(|(r, id)| {
-            Some(attention::Candidate {
-                pane: id,
-                session: "",
-                band: r.band?,
-                reason: r.reason,
-                since: r.since.unwrap_or(0.0),
-            })
-        })
-        .collect();
-    let jump = attention::attention_order(&cands)
-        .into_iter()
-        .filter_map(|id| {
-            let r = rows.iter().zip(&ids).find(|(_, i)| i.as_str() == id)?.0;
-            Some(JumpTarget {
-                pane: r.pane.0,
-                band: r.band.map(|b| b.as_str().to_owned()),
-                state: r.state.clone(),
-                reason: r.reason.map(|x| x.as_str().to_owned()),
-                agent: r.agent.clone(),
-            })
-        })
-        .collect();
-    PluginStatus {
-        v: tend_zellij_host::plugin::PAYLOAD_VERSION,
-        summary: super::publish::summary_with_remotes(needs, quiet, remote),
-        needs,
-        quiet,
-        band: attention::rollup(&bands).map(|b| b.as_str().to_owned()),
-        ttl: Some(HEARTBEAT.as_secs_f64() * 3.0),
-        jump,
-    }
+fn send(events: &Sender<Event>, input: Input) {
+    let _ = events.blocking_send(Event::Core(input));
 }
 
 /// Bytes for tmux key names (`send-keys` style, as manifests' `[actions]`
@@ -164,7 +117,7 @@ pub fn key_bytes(keys: &[String]) -> Vec<u8> {
 
 /// `rows` as a [`Capture`] of pane `n`: what the pane table rebuilds a
 /// screen from.
-fn capture_of(n: u32, p: &ZPane, rows: &[String]) -> Capture {
+fn capture_of(n: u32, p: &ZPane, rows: &[String]) -> Screen {
     let mut text = String::new();
     for r in rows {
         text.push_str(r);
@@ -172,7 +125,7 @@ fn capture_of(n: u32, p: &ZPane, rows: &[String]) -> Capture {
         text.push_str("\x1b[0m\n");
     }
     let (x, y) = p.cursor.unwrap_or((0, rows.len().saturating_sub(1)));
-    Capture {
+    Screen {
         pane_id: PaneId(n),
         text,
         cursor_x: u32::try_from(x).unwrap_or(0),
@@ -190,8 +143,8 @@ fn nz(n: usize) -> u32 {
 }
 
 impl Backend {
-    fn send(&self, ev: Event) {
-        send(&self.events, ev);
+    fn send(&self, input: Input) {
+        send(&self.events, input);
     }
 
     fn list(&mut self) {
@@ -199,7 +152,7 @@ impl Backend {
             Ok(p) => p,
             Err(e) => {
                 if self.session.is_running().ok() == Some(false) {
-                    self.send(Event::ServerGone);
+                    self.send(Input::ServerGone);
                 } else {
                     eprintln!("tend: listing zellij panes failed: {e}");
                 }
@@ -234,7 +187,7 @@ impl Backend {
             e.rows = nz(p.geometry.content_rows);
             e.cols = nz(p.geometry.content_cols);
             e.cursor = p.cursor;
-            rows.push(Pane {
+            rows.push(PaneInfo {
                 pane_id: PaneId(n),
                 pane_pid: procs.iter().find(|pp| pp.pane == n).map_or(0, |pp| pp.pid),
                 session_id: SessionId(0),
@@ -250,7 +203,7 @@ impl Backend {
                 height: e.rows,
                 current_command: p.command.clone().unwrap_or_default(),
                 pipe: false,
-                tap: None,
+                tap_mark: false,
                 dead: p.exited,
                 dead_status: p.exit_status,
                 title: p.title.clone(),
@@ -262,7 +215,7 @@ impl Backend {
         }
         let clients = zclients
             .iter()
-            .map(|c| Client {
+            .map(|c| ClientInfo {
                 name: format!("zellij-client-{}", c.client_id),
                 tty: String::new(),
                 pid: 0,
@@ -282,7 +235,7 @@ impl Backend {
                 activity: 0,
             })
             .collect();
-        self.send(Event::Listed {
+        self.send(Input::Listed {
             panes: rows,
             clients,
         });
@@ -346,9 +299,9 @@ impl Backend {
                 continue;
             };
             let capture = capture_of(n, p, &u.viewport);
-            self.send(Event::Captured {
+            self.send(Input::Captured {
                 pane: PaneId(n),
-                capture,
+                screen: capture,
                 purpose: CapturePurpose::Poll,
             });
         }
@@ -380,9 +333,9 @@ impl Backend {
         p.last_poll = Some(Instant::now());
         let rows: Vec<String> = text.lines().map(str::to_owned).collect();
         let capture = capture_of(n, p, &rows);
-        self.send(Event::Captured {
+        self.send(Input::Captured {
             pane,
-            capture,
+            screen: capture,
             purpose,
         });
     }
@@ -416,28 +369,39 @@ impl Backend {
 
     /// Runs one job; false when the backend is done.
     fn run(&mut self, job: Job) -> bool {
+        let (job, reply) = match job {
+            Job::Mux(job, reply) => (job, reply),
+            Job::Persist { path, text } => {
+                if !self.persister.write(&path, &text) {
+                    self.send(Input::PersistFailed);
+                }
+                return true;
+            }
+            Job::Cleanup => return false,
+        };
         match job {
-            Job::List => self.list(),
-            Job::Capture(pane, purpose) => self.capture(pane, purpose),
+            MuxJob::List => self.list(),
+            MuxJob::Capture(pane, purpose) => self.capture(pane, purpose),
             // zellij has no pipes to hand over: output comes from the
             // subscription and dump-screen, as for a foreign pipe in tmux.
-            Job::InstallTap(pane) | Job::Retap(pane) => self.send(Event::TapInstalled {
+            MuxJob::InstallTap(pane) | MuxJob::Retap(pane) => self.send(Input::TapInstalled {
                 pane,
-                outcome: Ok(TapOutcome::Foreign),
+                outcome: TapOutcome::Foreign,
             }),
-            Job::Publish { .. } => {}
-            Job::Plugin(status) => self.status(Some(status)),
-            Job::Switch { pane, .. } => {
+            MuxJob::Publish { .. } => {}
+            MuxJob::Plugin(status) => self.status(Some(status)),
+            MuxJob::Switch { pane, .. } => {
                 if let Err(e) = self.session.focus_pane(ZPaneId::Terminal(pane.0)) {
                     eprintln!("tend: cannot focus terminal_{}: {e}", pane.0);
                 }
             }
-            Job::RemoteAttach { window, .. } => eprintln!(
+            MuxJob::RemoteAttach { window, .. } => eprintln!(
                 "tend: remote panes open in a local tmux window; not in zellij ({window})"
             ),
             // Hooks, key bindings and the guard are tmux's.
-            Job::Setup | Job::Guard { .. } => {}
-            Job::Read { pane, lines, reply } => {
+            MuxJob::Setup | MuxJob::Guard { .. } => {}
+            MuxJob::Read { pane, lines, .. } => {
+                let Some(reply) = reply else { return true };
                 let name = ZPaneId::Terminal(pane.0).to_string();
                 let id = ZPaneId::Terminal(pane.0);
                 let text = if lines.is_some_and(|n| n > 0) {
@@ -446,11 +410,11 @@ impl Backend {
                     self.session.dump_screen(id, false)
                 };
                 let r = text
-                    .map(|t| super::worker::read_reply(name, t, lines))
+                    .map(|t| tend_core::answer::read_reply(name, t, lines))
                     .map_err(|e| Error::new(ErrorCode::Zellij, e.to_string()));
                 let _ = reply.send(r);
             }
-            Job::Paste { pane, text, enter } => {
+            MuxJob::Paste { pane, text, enter } => {
                 let name = ZPaneId::Terminal(pane.0).to_string();
                 let pasted = self
                     .session
@@ -468,31 +432,26 @@ impl Backend {
                     eprintln!("tend: prompt to {name} failed: {e}");
                 }
             }
-            Job::SendKeys { pane, keys } => {
+            MuxJob::SendKeys { pane, keys } => {
                 if let Err(e) = self.write(pane, &key_bytes(&keys)) {
                     eprintln!("tend: keys to terminal_{} failed: {e}", pane.0);
                 }
             }
-            Job::Answer {
+            MuxJob::Answer {
                 pane,
                 manifest,
                 action,
                 send,
                 wait,
-                reply,
+                ..
             } => {
+                let Some(reply) = reply else { return true };
                 let session = self.session.clone();
                 let seen = self.seen(pane);
                 super::worker::answer_after(wait, reply, move || {
                     answer(&session, &seen, pane, &manifest, action, send)
                 });
             }
-            Job::Persist { path, text } => {
-                if !self.persister.write(&path, &text) {
-                    self.send(Event::PersistFailed);
-                }
-            }
-            Job::Cleanup => return false,
         }
         true
     }
@@ -586,7 +545,7 @@ fn write_keys(session: &Session, pane: PaneId, bytes: &[u8]) -> Result<(), Strin
     session.act(&args).map(|_| ()).map_err(|e| e.to_string())
 }
 
-/// [`Job::Answer`] in zellij: the screen read again, checked, then the keys.
+/// [`MuxJob::Answer`] in zellij: the screen read again, checked, then the keys.
 /// A free function so that a wait for a young dialog can run it on its own
 /// thread.
 fn answer(
@@ -602,18 +561,17 @@ fn answer(
         .dump_screen(ZPaneId::Terminal(pane.0), false)
         .map_err(|e| Error::new(ErrorCode::Zellij, format!("cannot read {name}: {e}")))?;
     let (x, y) = seen.cursor;
-    let view = tend_detector::rules::ScreenView {
+    let captured = tend_core::answer::Captured {
         rows: text.lines().map(|l| l.trim_end().to_owned()).collect(),
         title: seen.title.clone(),
-        progress: String::new(),
         alternate: false,
         cursor: (
-            u16::try_from(y).unwrap_or(u16::MAX),
-            u16::try_from(x).unwrap_or(u16::MAX),
+            u32::try_from(y).unwrap_or(u32::MAX),
+            u32::try_from(x).unwrap_or(u32::MAX),
         ),
+        in_mode: false,
     };
-    let a = tend_detector::answer::answer(&view, manifest, action)
-        .map_err(|r| super::worker::refusal_of(&r, &name))?;
+    let a = tend_core::answer::check(&name, captured, manifest, action, send)?;
     if send {
         write_keys(session, pane, &key_bytes(&a.keys)).map_err(|e| {
             Error::new(
@@ -622,13 +580,12 @@ fn answer(
             )
         })?;
     }
-    Ok(super::worker::answered(name, manifest, action, a, send).into())
+    Ok(tend_core::answer::answered(name, manifest, action, a, send))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tend_attention::Band;
 
     #[test]
     fn tmux_key_names_become_bytes() {
@@ -639,39 +596,5 @@ mod tests {
         assert_eq!(k(&["C-c"]), b"\x03");
         assert_eq!(k(&["1"]), b"1");
         assert_eq!(k(&["hello world"]), b"hello world");
-    }
-
-    #[test]
-    fn the_plugin_status_lists_waiting_panes_in_attention_order() {
-        let row = |n: u32, band: Band, reason: Option<tend_detector::Reason>, since: f64| PaneRow {
-            pane: PaneId(n),
-            window: WindowId(0),
-            session: SessionId(0),
-            session_name: "s".into(),
-            agent: Some("claude".into()),
-            state: Some("waiting".into()),
-            reason,
-            band: Some(band),
-            since: Some(since),
-            marks: None,
-            exit_code: None,
-            project: None,
-        };
-        let rows = [
-            row(1, Band::Working, None, 1.0),
-            row(2, Band::Waiting, Some(tend_detector::Reason::Question), 2.0),
-            row(3, Band::Waiting, Some(tend_detector::Reason::Approval), 3.0),
-        ];
-        let s = plugin_status(&rows, &RemoteFacts::default());
-        assert_eq!(s.needs, 2);
-        assert_eq!(s.summary, "2 agents need you");
-        assert_eq!(s.band.as_deref(), Some("waiting"));
-        let order: Vec<u32> = s.jump.iter().map(|j| j.pane).collect();
-        assert_eq!(
-            order,
-            [3, 2],
-            "approval before a question; working panes are no target"
-        );
-        assert_eq!(s.ttl, Some(90.0));
     }
 }

@@ -20,14 +20,12 @@
 //! `watch.rs` [`PaneWatch`].
 
 use std::collections::HashMap;
-use std::fmt;
 use std::io::{self, Read};
 use std::path::Path;
 
-use tend_detector::identity::{ProcessInfo, WalkLimits};
+use tend_detector::identity::WalkLimits;
 
 mod agent_version;
-mod watch;
 
 #[cfg(test)]
 mod tests;
@@ -38,66 +36,9 @@ use crate::platform::portable::SysProcs;
 use crate::platform::{backend, Backend, ProcSource};
 
 pub use crate::platform::ExitWatch;
-pub use watch::{Identified, PaneWatch, ScreenSource, WatchUpdate};
+pub use tend_core::watch::{Identified, PaneWatch, ScreenSource, WatchUpdate};
 
-/// Why a pane could not be sampled.
-#[derive(Debug)]
-pub enum SampleError {
-    /// The shell process is gone (the pane closed, or a stale pid).
-    Gone(u32),
-    /// The processes could not be read.
-    Io(io::Error),
-}
-
-impl fmt::Display for SampleError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SampleError::Gone(pid) => write!(f, "process {pid} is gone"),
-            SampleError::Io(e) => write!(f, "cannot read the processes: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for SampleError {}
-
-/// Counts of one sample, for the benchmark and `tend doctor`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SampleStats {
-    /// Filesystem reads: file opens, directory listings, link reads and
-    /// path resolutions.
-    pub files_read: u64,
-    /// Processes visited.
-    pub processes: usize,
-    /// Identity reads skipped thanks to the cache.
-    pub cache_hits: usize,
-}
-
-/// A pane's foreground group, from one `stat` read of its shell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Probe {
-    /// The shell's own process group.
-    pub shell_pgid: u32,
-    /// The terminal's foreground group (`None` without a terminal).
-    pub tpgid: Option<u32>,
-}
-
-impl Probe {
-    /// The shell holds its terminal.
-    pub fn shell_foreground(&self) -> bool {
-        self.tpgid == Some(self.shell_pgid)
-    }
-}
-
-/// One pane's tree as read.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PaneSnapshot {
-    /// The shell (depth 0) and the processes below it, breadth-first.
-    pub procs: Vec<ProcessInfo>,
-    /// The walk stopped at a limit.
-    pub truncated: bool,
-    /// What it cost.
-    pub stats: SampleStats,
-}
+pub use tend_core::source::{PaneSnapshot, Probe, SampleError, SampleStats};
 
 /// Above this many entries a cache is emptied (the identity cache of the
 /// Linux source, the versions here).
@@ -330,5 +271,53 @@ impl Sampler {
         let f = std::fs::File::open(path)?;
         f.take(max as u64).read_to_end(&mut self.buf)?;
         Ok(())
+    }
+}
+
+/// The core's view of the process table: this sampler's source, its
+/// version lookups and its exit watch.
+impl tend_core::ProcSource for Sampler {
+    fn probe(&mut self, shell_pid: u32) -> Result<Probe, SampleError> {
+        Sampler::probe(self, shell_pid)
+    }
+
+    fn sample(&mut self, shell_pid: u32) -> Result<PaneSnapshot, SampleError> {
+        Sampler::sample(self, shell_pid)
+    }
+
+    fn limits(&self) -> WalkLimits {
+        Sampler::limits(self)
+    }
+
+    fn ticks_per_sec(&self) -> f64 {
+        Sampler::ticks_per_sec()
+    }
+
+    fn agent_version(
+        &mut self,
+        manifest: &tend_detector::Manifest,
+        paths: &[&str],
+    ) -> Option<String> {
+        Sampler::agent_version(self, manifest, paths)
+    }
+
+    fn launched_program(&mut self, pid: u32) -> Option<String> {
+        Sampler::launched_program(self, pid)
+    }
+
+    fn end_round(&mut self) {
+        Sampler::end_round(self)
+    }
+
+    fn watch_exit(&mut self, key: u64, pid: u32) -> bool {
+        self.exits.watch(key, pid)
+    }
+
+    fn unwatch_exit(&mut self, key: u64) {
+        self.exits.unwatch(key)
+    }
+
+    fn take_ended(&mut self) -> Vec<u64> {
+        self.exits.take_ended()
     }
 }

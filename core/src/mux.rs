@@ -1,10 +1,10 @@
 //! Which terminal multiplexer the daemon serves, and what the pane table
 //! needs to know about it.
 //!
-//! The pane table ([`super::core`]) is the same for every multiplexer: it
-//! takes [`super::core::Event`]s and sends [`super::worker::Job`]s. A
+//! The pane table ([`crate::Core`]) is the same for every multiplexer: it
+//! takes [`crate::Input`]s and asks for [`crate::MuxJob`]s. A
 //! backend is the thread that runs those jobs against one multiplexer and
-//! reports back as events: [`super::worker`] for tmux, [`super::zellij`]
+//! reports back as events: the tmux worker, and the zellij backend
 //! for zellij. The job list is the adapter's interface: list panes and
 //! clients, capture (seed) a screen, tap or subscribe for output, publish,
 //! jump, paste and send keys, persist, clean up. A backend answers what it
@@ -14,7 +14,7 @@
 //! zellij's `terminal_N`. Users, self-reporting agents and the state file
 //! see the multiplexer's own spelling ([`Mux::name`]).
 
-use tend_tmux::PaneId;
+use tend_protocol::PaneId;
 
 /// The multiplexer behind the daemon.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -62,7 +62,7 @@ impl Mux {
     }
 
     /// A pane's window as users know it: tmux's `@N`, zellij's tab name.
-    pub fn window(self, info: &tend_tmux::Pane) -> String {
+    pub fn window(self, info: &crate::pane::PaneInfo) -> String {
         match self {
             Mux::Tmux => info.window_id.to_string(),
             Mux::Zellij => info.window_name.clone(),

@@ -1,35 +1,87 @@
-//! The pane table's policy without a multiplexer: panes, screens and
-//! requests go in as events, the clock is set by the test, processes come
-//! from an empty procfs tree, and what comes out (jobs for the backend,
-//! events on the bus) is checked.
+//! The core's policy without a multiplexer or a process table: panes,
+//! screens and requests go in as inputs, the clock is the test's (virtual
+//! time: nothing here sleeps), processes come from a stub source, and what
+//! comes out (jobs for the backend, events for the bus) is checked.
 
-use std::sync::mpsc::{channel, Receiver};
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use tend_detector::identity::{ProcessInfo, WalkLimits};
 use tend_detector::{DetectorConfig, Reason, Registry, State};
-use tend_tmux::{Capture, Client, Pane, PaneId, SessionId, WindowId};
+use tend_protocol::{PaneId, SessionId, WindowId};
 
-use super::{CapturePurpose, Core, Event, Job};
-use crate::daemon::mux::Mux;
-use crate::sampler::Sampler;
-use tend_protocol::{BusEvent, ErrorCode, Request, Response};
+use crate::source::{PaneSnapshot, Probe, SampleError, SampleStats};
+use crate::{
+    CapturePurpose, ClientInfo, Config, Core, Effect, Input, Mux, MuxJob, NoProjects, PaneInfo,
+    ProcSource, RequestId, Screen,
+};
+use tend_protocol::{ErrorCode, Request, Response};
 
 /// The Unix time the table starts at.
 const WALL: f64 = 1_800_000_000.0;
 
-struct Rig {
-    core: Core,
-    jobs: Receiver<Job>,
-    bus: tokio::sync::broadcast::Receiver<BusEvent>,
-    t0: Instant,
-    _procs: tempfile::TempDir,
-    seq: u64,
+/// Processes the test sets: each a pane's only process, in its own group
+/// holding its terminal (a shell at its prompt, or an agent run with
+/// `exec`). Shared with the core, so a test may change them as it goes.
+#[derive(Debug, Clone, Default)]
+struct StubProcs(Arc<Mutex<BTreeMap<u32, ProcessInfo>>>);
+
+impl StubProcs {
+    fn get(&self, pid: u32) -> Option<ProcessInfo> {
+        self.0.lock().ok()?.get(&pid).cloned()
+    }
 }
 
-fn pane(n: u32) -> Pane {
-    Pane {
+impl ProcSource for StubProcs {
+    fn probe(&mut self, shell_pid: u32) -> Result<Probe, SampleError> {
+        let p = self.get(shell_pid).ok_or(SampleError::Gone(shell_pid))?;
+        Ok(Probe {
+            shell_pgid: p.pgid.unwrap_or(shell_pid),
+            tpgid: p.tpgid,
+        })
+    }
+
+    fn sample(&mut self, shell_pid: u32) -> Result<PaneSnapshot, SampleError> {
+        let p = self.get(shell_pid).ok_or(SampleError::Gone(shell_pid))?;
+        Ok(PaneSnapshot {
+            procs: vec![p],
+            truncated: false,
+            stats: SampleStats::default(),
+        })
+    }
+
+    fn limits(&self) -> WalkLimits {
+        WalkLimits::default()
+    }
+
+    fn ticks_per_sec(&self) -> f64 {
+        100.0
+    }
+
+    fn agent_version(&mut self, _: &tend_detector::Manifest, _: &[&str]) -> Option<String> {
+        None
+    }
+
+    fn launched_program(&mut self, _: u32) -> Option<String> {
+        None
+    }
+}
+
+struct Rig {
+    core: Core,
+    t0: Instant,
+    /// The core's clock: the last time given.
+    now: Instant,
+    procs: StubProcs,
+    seq: u64,
+    /// Effects polled while looking for an answer, kept for `drain_jobs`.
+    polled: Vec<Effect>,
+}
+
+fn pane(n: u32) -> PaneInfo {
+    PaneInfo {
         pane_id: PaneId(n),
         pane_pid: 0,
         session_id: SessionId(0),
@@ -45,7 +97,7 @@ fn pane(n: u32) -> Pane {
         height: 24,
         current_command: "sleep".into(),
         pipe: false,
-        tap: None,
+        tap_mark: false,
         dead: false,
         dead_status: None,
         title: String::new(),
@@ -56,8 +108,8 @@ fn pane(n: u32) -> Pane {
     }
 }
 
-fn client(shows: u32, activity: u64) -> Client {
-    Client {
+fn client(shows: u32, activity: u64) -> ClientInfo {
+    ClientInfo {
         name: "/dev/pts/9".into(),
         tty: "/dev/pts/9".into(),
         pid: 1,
@@ -75,41 +127,47 @@ fn client(shows: u32, activity: u64) -> Client {
 
 impl Rig {
     fn new(mux: Mux) -> Rig {
-        let (tx, jobs) = channel();
-        let (bus_tx, bus) = tokio::sync::broadcast::channel(1024);
         let t0 = Instant::now();
-        let mut core = Core::starting_at(
-            Arc::new(DetectorConfig::default()),
-            Registry::bundled(),
-            tx,
-            bus_tx,
+        let procs = StubProcs::default();
+        let config = Config {
+            detector: Arc::new(DetectorConfig::default()),
+            registry: Registry::bundled(),
+            mux,
+            trace: false,
+            daemon_id: 1,
+        };
+        let core = Core::new(
+            config,
+            Box::new(procs.clone()),
+            Box::new(NoProjects),
             t0,
             WALL,
         );
-        core.mux = mux;
-        // No processes at all: identity and liveness come from the test.
-        let procs = tempfile::tempdir().expect("tempdir");
-        core.set_sampler(Sampler::with_root(procs.path()));
         Rig {
             core,
-            jobs,
-            bus,
             t0,
-            _procs: procs,
+            now: t0,
+            procs,
             seq: 0,
+            polled: Vec::new(),
         }
     }
 
+    /// Hands `input` to the core at the current time.
+    fn input(&mut self, input: Input) {
+        self.core.handle(self.now, input);
+    }
+
     /// Lists `panes` (each seeded with an empty screen) and `clients`.
-    fn list(&mut self, panes: &[u32], clients: Vec<Client>) {
-        self.core.handle(Event::Listed {
+    fn list(&mut self, panes: &[u32], clients: Vec<ClientInfo>) {
+        self.input(Input::Listed {
             panes: panes.iter().map(|n| pane(*n)).collect(),
             clients,
         });
         for n in panes {
-            self.core.handle(Event::Captured {
+            self.input(Input::Captured {
                 pane: PaneId(*n),
-                capture: Capture {
+                screen: Screen {
                     pane_id: PaneId(*n),
                     text: "$ \n".into(),
                     cursor_x: 2,
@@ -125,33 +183,39 @@ impl Rig {
         }
     }
 
-    /// An idle `sh` at its prompt with process id `pid`, in the table's
-    /// procfs (its own process group in the foreground).
+    /// An idle `sh` at its prompt with process id `pid` (its own process
+    /// group in the foreground).
     fn idle_shell(&self, pid: u32) {
-        self.leader(pid, "sh", 1);
+        self.leader(pid, "sh", 1, None);
     }
 
-    /// Process `pid` running `comm`, child of `ppid`, in the table's
-    /// procfs: its own group and session, holding its terminal. Returns
-    /// its directory.
-    fn leader(&self, pid: u32, comm: &str, ppid: u32) -> std::path::PathBuf {
-        let dir = self._procs.path().join(pid.to_string());
-        std::fs::create_dir_all(dir.join("task").join(pid.to_string())).expect("procfs dir");
-        std::fs::write(
-            dir.join("stat"),
-            format!(
-                "{pid} ({comm}) S {ppid} {pid} {pid} 34816 {pid} 4194304 97 0 0 0 0 0 0 0 20 0 1 0 \
-                 2952162 3133440 363 0 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n"
-            ),
-        )
-        .expect("stat");
-        dir
+    /// Process `pid` running `comm`, child of `ppid`: its own group and
+    /// session, holding its terminal; `agent` in its `TEND_AGENT`.
+    fn leader(&self, pid: u32, comm: &str, ppid: u32, agent: Option<&str>) {
+        let p = ProcessInfo {
+            pid,
+            ppid,
+            pgid: Some(pid),
+            tpgid: Some(pid),
+            state: "S".into(),
+            comm: comm.into(),
+            argv: vec![comm.into()],
+            env_agent: agent.map(str::to_owned),
+            ..ProcessInfo::default()
+        };
+        if let Ok(mut m) = self.procs.0.lock() {
+            m.insert(pid, p);
+        }
     }
 
-    /// Moves the clock to `secs` after the start and ticks.
+    /// Moves the clock to `secs` after the start and runs the timers.
     fn at(&mut self, secs: u64) {
-        self.core.set_clock(self.t0 + Duration::from_secs(secs));
-        self.core.tick();
+        self.at_ms(secs * 1000);
+    }
+
+    fn at_ms(&mut self, ms: u64) {
+        self.now = self.t0 + Duration::from_millis(ms);
+        self.core.handle_timeout(self.now);
     }
 
     /// Asks the table as a client would: a method and its parameters as
@@ -161,9 +225,17 @@ impl Rig {
             Ok(req) => req,
             Err(e) => return Response::refusal(7, e),
         };
-        let (reply, mut rx) = tokio::sync::oneshot::channel();
-        self.core.handle(Event::Control { req, reply });
-        Response::answer(7, rx.try_recv().expect("answered at once"))
+        self.seq += 1;
+        let id = RequestId(self.seq);
+        self.input(Input::Control { id, req });
+        let mut answer = None;
+        while let Some(e) = self.core.poll_effect() {
+            match e {
+                Effect::Reply { id: got, result } if got == id => answer = Some(result),
+                other => self.polled.push(other),
+            }
+        }
+        Response::answer(7, answer.expect("answered at once"))
     }
 
     fn ok(&mut self, method: &str, params: Value) -> Value {
@@ -188,7 +260,7 @@ impl Rig {
     /// The bus events since the last call, of kind `kind`.
     fn events(&mut self, kind: &str) -> Vec<Value> {
         let mut out = Vec::new();
-        while let Ok(ev) = self.bus.try_recv() {
+        while let Some(ev) = self.core.poll_event() {
             if ev.kind() == kind {
                 out.push(serde_json::to_value(ev).expect("an event is JSON"));
             }
@@ -196,8 +268,25 @@ impl Rig {
         out
     }
 
-    fn drain_jobs(&mut self) -> Vec<Job> {
-        self.jobs.try_iter().collect()
+    /// Whether the state file was asked to be written since the last call
+    /// (other effects are dropped).
+    fn saved(&mut self) -> bool {
+        let mut effects = std::mem::take(&mut self.polled);
+        effects.extend(std::iter::from_fn(|| self.core.poll_effect()));
+        effects.iter().any(|e| matches!(e, Effect::Persist(_)))
+    }
+
+    /// The jobs for the backend since the last call.
+    fn drain_jobs(&mut self) -> Vec<MuxJob> {
+        let mut effects = std::mem::take(&mut self.polled);
+        effects.extend(std::iter::from_fn(|| self.core.poll_effect()));
+        effects
+            .into_iter()
+            .filter_map(|e| match e {
+                Effect::Mux(j) => Some(j),
+                _ => None,
+            })
+            .collect()
     }
 }
 
@@ -228,7 +317,7 @@ fn a_snooze_runs_out_on_the_clock_the_table_is_given() {
         (&ev[0]["prev_band"], &ev[0]["band"]),
         (&json!("snoozed"), &json!("waiting"))
     );
-    assert!(r.core.persist, "the expired snooze is saved");
+    assert!(r.saved(), "the expired snooze is saved");
 }
 
 #[test]
@@ -298,7 +387,7 @@ fn a_closed_pane_releases_parks_gated_on_it_and_forgets_its_report() {
     r.events("park.released");
     // %2 is gone from the next listing.
     r.list(&[1], vec![]);
-    let all: Vec<Value> = std::iter::from_fn(|| r.bus.try_recv().ok())
+    let all: Vec<Value> = std::iter::from_fn(|| r.core.poll_event())
         .map(|ev| serde_json::to_value(ev).expect("an event is JSON"))
         .collect();
     assert_eq!(
@@ -318,7 +407,7 @@ fn a_closed_pane_releases_parks_gated_on_it_and_forgets_its_report() {
             "no pane %2 on this tmux server (see `tend list`)"
         )
     );
-    assert!(r.core.persist);
+    assert!(r.saved());
 }
 
 #[test]
@@ -364,9 +453,9 @@ fn tmux_gets_options_and_a_guard() {
     );
     r.at(1);
     let jobs = r.drain_jobs();
-    assert!(jobs.iter().any(|j| matches!(j, Job::Guard { .. })));
-    assert!(jobs.iter().any(|j| matches!(j, Job::Publish { .. })));
-    assert!(!jobs.iter().any(|j| matches!(j, Job::Plugin(_))));
+    assert!(jobs.iter().any(|j| matches!(j, MuxJob::Guard { .. })));
+    assert!(jobs.iter().any(|j| matches!(j, MuxJob::Publish { .. })));
+    assert!(!jobs.iter().any(|j| matches!(j, MuxJob::Plugin(_))));
     assert_eq!(r.ok("ping", json!({}))["backend"], "tmux");
 }
 
@@ -402,12 +491,12 @@ fn zellij_panes_keep_zellij_names_and_publish_to_the_plugin() {
     let jobs = r.drain_jobs();
     assert!(!jobs
         .iter()
-        .any(|j| matches!(j, Job::Guard { .. } | Job::Publish { .. })));
+        .any(|j| matches!(j, MuxJob::Guard { .. } | MuxJob::Publish { .. })));
     let status = jobs
         .iter()
         .rev()
         .find_map(|j| match j {
-            Job::Plugin(s) => Some(s.clone()),
+            MuxJob::Plugin(s) => Some(s.clone()),
             _ => None,
         })
         .expect("a plugin status");
@@ -435,7 +524,7 @@ fn zellij_panes_keep_zellij_names_and_publish_to_the_plugin() {
     let jobs = r.drain_jobs();
     assert!(
         jobs.iter()
-            .any(|j| matches!(j, Job::Switch { pane, .. } if *pane == PaneId(4))),
+            .any(|j| matches!(j, MuxJob::Switch { pane, .. } if *pane == PaneId(4))),
         "{jobs:?}"
     );
 }
@@ -447,8 +536,8 @@ fn zellij_changes_reach_the_notifier_grouped() {
     let mut n = Notifier::new(Policy::default());
     let noon = TimeOfDay::hm(12, 0);
     let feed = |r: &mut Rig, n: &mut Notifier, secs: u64| {
-        while let Ok(v) = r.bus.try_recv() {
-            if let Some(h) = crate::notify::happening(&v) {
+        while let Some(v) = r.core.poll_event() {
+            if let Some(h) = crate::notice::happening(&v) {
                 n.handle(Duration::from_secs(secs), noon, h);
             }
         }
@@ -487,7 +576,7 @@ fn the_sweep_skips_panes_where_nothing_happened() {
     r.list(&[1, 2], vec![]);
     let mut p1 = pane(1);
     p1.pane_pid = 4242;
-    r.core.handle(Event::Listed {
+    r.input(Input::Listed {
         panes: vec![p1.clone(), pane(2)],
         clients: vec![],
     });
@@ -518,13 +607,13 @@ fn the_sweep_skips_panes_where_nothing_happened() {
     at_due.sort_by_key(|p| p.0);
     assert_eq!(at_due, vec![PaneId(1), PaneId(2)]);
     // The same listing again: nothing to visit but the reporting pane.
-    r.core.handle(Event::Listed {
+    r.input(Input::Listed {
         panes: vec![p1.clone(), pane(2)],
         clients: vec![],
     });
     assert_eq!(r.core.sweep_ids(now), vec![PaneId(2)]);
     // A client now shows %1: its focus changed, so it is visited.
-    r.core.handle(Event::Listed {
+    r.input(Input::Listed {
         panes: vec![p1, pane(2)],
         clients: vec![client(1, 100)],
     });
@@ -540,7 +629,7 @@ fn a_listing_naming_another_foreground_command_brings_the_sample_forward() {
     r.list(&[1], vec![]);
     let mut p1 = pane(1);
     p1.pane_pid = 4343;
-    r.core.handle(Event::Listed {
+    r.input(Input::Listed {
         panes: vec![p1.clone()],
         clients: vec![],
     });
@@ -557,13 +646,13 @@ fn a_listing_naming_another_foreground_command_brings_the_sample_forward() {
     );
     // The same listing changes nothing; one naming another command makes a
     // sample due now.
-    r.core.handle(Event::Listed {
+    r.input(Input::Listed {
         panes: vec![p1.clone()],
         clients: vec![],
     });
     assert!(r.core.panes[&PaneId(1)].watch.next_wakeup() > now);
     p1.current_command = "claude".into();
-    r.core.handle(Event::Listed {
+    r.input(Input::Listed {
         panes: vec![p1],
         clients: vec![],
     });
@@ -576,33 +665,28 @@ impl Rig {
     /// its own group in the foreground (a pane started as
     /// `env TEND_AGENT=… sh -c "…; exec sleep …"`).
     fn declared_agent(&self, pid: u32, agent: &str) {
-        let dir = self.leader(pid, "sleep", 50);
-        std::fs::write(dir.join("cmdline"), "sleep\x00100000\x00").expect("cmdline");
-        std::fs::write(dir.join("environ"), format!("TEND_AGENT={agent}\x00")).expect("environ");
-        std::fs::write(dir.join("task").join(pid.to_string()).join("children"), "")
-            .expect("children");
-    }
-
-    fn at_ms(&mut self, ms: u64) {
-        self.core.set_clock(self.t0 + Duration::from_millis(ms));
-        self.core.tick();
+        self.leader(pid, "sleep", 50, Some(agent));
     }
 
     fn data(&mut self, conn: u64, ms: u64, bytes: &[u8]) {
-        self.core.handle(Event::TapData {
-            conn,
-            bytes: bytes.to_vec(),
-            at: self.t0 + Duration::from_millis(ms),
-            held: crate::daemon::pipes::Held::untracked(bytes.len()),
-        });
+        let at = self.t0 + Duration::from_millis(ms);
+        self.now = self.now.max(at);
+        self.core.handle(
+            self.now,
+            Input::TapData {
+                conn,
+                bytes: bytes.to_vec(),
+                at,
+            },
+        );
     }
 }
 
 /// What `capture-pane` would answer for `screen`.
-fn capture_of(n: u32, screen: &tend_detector::screen::Screen) -> Capture {
+fn capture_of(n: u32, screen: &tend_detector::screen::Screen) -> Screen {
     let (rows, cols) = screen.size();
     let (y, x) = screen.cursor();
-    Capture {
+    Screen {
         pane_id: PaneId(n),
         text: screen.rows().join("\n") + "\n",
         cursor_x: u32::from(x),
@@ -649,7 +733,7 @@ fn output_already_in_the_seed_is_found_by_a_second_capture_and_the_screen_put_ri
     p1.pane_pid = 4545;
     p1.width = 200;
     p1.height = 50;
-    r.core.handle(Event::Listed {
+    r.input(Input::Listed {
         panes: vec![p1],
         clients: vec![],
     });
@@ -658,12 +742,12 @@ fn output_already_in_the_seed_is_found_by_a_second_capture_and_the_screen_put_ri
     truth.process(&bytes);
     // tmux has drawn the dialog when the seed is captured; the pipe,
     // handed over after it, still holds the tail of it.
-    r.core.handle(Event::Captured {
+    r.input(Input::Captured {
         pane: PaneId(1),
-        capture: capture_of(1, &truth),
+        screen: capture_of(1, &truth),
         purpose: CapturePurpose::Seed,
     });
-    r.core.handle(Event::TapHello {
+    r.input(Input::TapHello {
         conn: 1,
         pane: PaneId(1),
     });
@@ -681,7 +765,7 @@ fn output_already_in_the_seed_is_found_by_a_second_capture_and_the_screen_put_ri
         verify += r
             .drain_jobs()
             .iter()
-            .filter(|j| matches!(j, Job::Capture(PaneId(1), CapturePurpose::Verify)))
+            .filter(|j| matches!(j, MuxJob::Capture(PaneId(1), CapturePurpose::Verify)))
             .count();
     }
     assert_eq!(verify, 1, "one verifying capture once the pane is quiet");
@@ -693,9 +777,9 @@ fn output_already_in_the_seed_is_found_by_a_second_capture_and_the_screen_put_ri
         "drawn twice, the dialog is not recognised (else this test shows nothing)"
     );
     // tmux answers with the screen it shows: the table re-seeds from it.
-    r.core.handle(Event::Captured {
+    r.input(Input::Captured {
         pane: PaneId(1),
-        capture: capture_of(1, &truth),
+        screen: capture_of(1, &truth),
         purpose: CapturePurpose::Verify,
     });
     assert_eq!(r.core.panes[&PaneId(1)].det.screen().rows(), truth.rows());
@@ -711,14 +795,14 @@ fn output_already_in_the_seed_is_found_by_a_second_capture_and_the_screen_put_ri
     assert!(!r
         .drain_jobs()
         .iter()
-        .any(|j| matches!(j, Job::Capture(_, CapturePurpose::Verify))));
+        .any(|j| matches!(j, MuxJob::Capture(_, CapturePurpose::Verify))));
 }
 
 #[test]
 fn a_verifying_capture_that_matches_changes_nothing() {
     let mut r = Rig::new(Mux::Tmux);
     r.list(&[1], vec![]);
-    r.core.handle(Event::TapHello {
+    r.input(Input::TapHello {
         conn: 1,
         pane: PaneId(1),
     });
@@ -728,11 +812,11 @@ fn a_verifying_capture_that_matches_changes_nothing() {
     assert!(r
         .drain_jobs()
         .iter()
-        .any(|j| matches!(j, Job::Capture(PaneId(1), CapturePurpose::Verify))));
+        .any(|j| matches!(j, MuxJob::Capture(PaneId(1), CapturePurpose::Verify))));
     let cap = capture_of(1, r.core.panes[&PaneId(1)].det.screen());
-    r.core.handle(Event::Captured {
+    r.input(Input::Captured {
         pane: PaneId(1),
-        capture: cap,
+        screen: cap,
         purpose: CapturePurpose::Verify,
     });
     // Not re-seeded: output now is not checked again (a re-seed would be).
@@ -743,7 +827,7 @@ fn a_verifying_capture_that_matches_changes_nothing() {
     assert!(!r
         .drain_jobs()
         .iter()
-        .any(|j| matches!(j, Job::Capture(_, CapturePurpose::Verify))));
+        .any(|j| matches!(j, MuxJob::Capture(_, CapturePurpose::Verify))));
 }
 
 #[test]
@@ -751,9 +835,9 @@ fn a_resize_in_a_listing_rebuilds_the_screen_from_the_multiplexer() {
     let mut r = Rig::new(Mux::Tmux);
     r.list(&[1], vec![]);
     r.drain_jobs();
-    let resync = |jobs: &[Job]| {
+    let resync = |jobs: &[MuxJob]| {
         jobs.iter()
-            .filter(|j| matches!(j, Job::Capture(PaneId(1), CapturePurpose::Resync)))
+            .filter(|j| matches!(j, MuxJob::Capture(PaneId(1), CapturePurpose::Resync)))
             .count()
     };
     // The same size again: nothing to rebuild.
@@ -764,7 +848,7 @@ fn a_resize_in_a_listing_rebuilds_the_screen_from_the_multiplexer() {
     let mut wide = pane(1);
     wide.width = 250;
     wide.height = 60;
-    r.core.handle(Event::Listed {
+    r.input(Input::Listed {
         panes: vec![wide],
         clients: vec![],
     });
@@ -786,14 +870,14 @@ fn a_prompt_s_enter_waits_for_the_pause_its_agent_needs() {
         p.pane_pid = pid;
         panes.push(p);
     }
-    r.core.handle(Event::Listed {
+    r.input(Input::Listed {
         panes,
         clients: vec![],
     });
     for n in [1, 2] {
-        r.core.handle(Event::Captured {
+        r.input(Input::Captured {
             pane: PaneId(n),
-            capture: capture_of(n, &tend_detector::screen::Screen::new(24, 80)),
+            screen: capture_of(n, &tend_detector::screen::Screen::new(24, 80)),
             purpose: CapturePurpose::Seed,
         });
     }
@@ -801,14 +885,14 @@ fn a_prompt_s_enter_waits_for_the_pause_its_agent_needs() {
     assert_eq!(r.get("%1")["agent"], "continue");
     assert_eq!(r.get("%2")["agent"], "codex");
     r.drain_jobs();
-    let prompted = |jobs: &[Job], n: u32| -> (Option<bool>, usize) {
+    let prompted = |jobs: &[MuxJob], n: u32| -> (Option<bool>, usize) {
         let paste = jobs.iter().find_map(|j| match j {
-            Job::Paste { pane, enter, .. } if *pane == PaneId(n) => Some(*enter),
+            MuxJob::Paste { pane, enter, .. } if *pane == PaneId(n) => Some(*enter),
             _ => None,
         });
         let enters = jobs
             .iter()
-            .filter(|j| matches!(j, Job::SendKeys { pane, keys } if *pane == PaneId(n) && keys == &["Enter"]))
+            .filter(|j| matches!(j, MuxJob::SendKeys { pane, keys } if *pane == PaneId(n) && keys == &["Enter"]))
             .count();
         (paste, enters)
     };
@@ -818,8 +902,8 @@ fn a_prompt_s_enter_waits_for_the_pause_its_agent_needs() {
 
     r.ok("prompt", json!({"pane": "%1", "text": "go"}));
     assert_eq!(prompted(&r.drain_jobs(), 1), (Some(false), 0));
-    r.core.set_clock(r.t0 + Duration::from_millis(1100));
-    let wait = r.core.tick();
+    r.at_ms(1100);
+    let wait = r.core.poll_timeout() - r.now;
     assert!(
         wait <= Duration::from_millis(400),
         "the tick waits {wait:?}"

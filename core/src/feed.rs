@@ -21,7 +21,7 @@
 //! become tmux targets and option values are nothing but ids.
 
 use serde_json::Value;
-use tend_tmux::{PaneId, WindowId};
+use tend_protocol::{PaneId, WindowId};
 
 use tend_protocol::PaneView;
 

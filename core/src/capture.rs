@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use tend_detector::State;
-use tend_tmux::PaneId;
+use tend_protocol::PaneId;
 
-use super::core::{Core, PaneEntry};
+use crate::{Core, PaneEntry};
 use tend_protocol::reply::Captured;
 use tend_protocol::{Error, ErrorCode};
 

@@ -9,14 +9,15 @@ use tend_detector::engine::PaneDetector;
 use tend_detector::identity::SamplePolicy;
 use tend_detector::State;
 use tend_protocol::BusEvent;
-use tend_tmux::{Capture, Client, Pane, PaneId};
+use tend_protocol::PaneId;
 
-use super::{CapturePurpose, Core, Job, PaneEntry, TapState, TAP_CONNECT_GRACE};
-use crate::daemon::tape::Tape;
-use crate::sampler::PaneWatch;
+use crate::pane::{ClientInfo, PaneInfo, Screen};
+use crate::tape::Tape;
+use crate::watch::PaneWatch;
+use crate::{trace, CapturePurpose, Core, Effect, MuxJob, PaneEntry, TapState, TAP_CONNECT_GRACE};
 
 impl Core {
-    pub(super) fn on_listed(&mut self, panes: Vec<Pane>, clients: Vec<Client>) {
+    pub(super) fn on_listed(&mut self, panes: Vec<PaneInfo>, clients: Vec<ClientInfo>) {
         // Sessions, windows, focus may all have changed: visit every pane
         // whose row or focus changed (the sweep skips the others: nothing
         // happened to them), and compute what to
@@ -108,7 +109,7 @@ impl Core {
                         && !info.pipe
                     {
                         p.tap = TapState::None;
-                        let _ = self.jobs.send(Job::InstallTap(id));
+                        self.effects.push_back(Effect::Mux(MuxJob::InstallTap(id)));
                     }
                     if p.tap == TapState::Installed
                         && self.clock.saturating_duration_since(p.tap_since) > TAP_CONNECT_GRACE * 2
@@ -123,12 +124,13 @@ impl Core {
                     // or the pane was given a new one (`respawn-pane -k`): the
                     // watch follows the process the pane runs now.
                     if info.pane_pid != 0 && p.info.pane_pid != info.pane_pid {
-                        p.watch.forget_exit(&mut self.sampler);
+                        p.watch.forget_exit(self.procs.as_mut());
                         p.watch = PaneWatch::new(
                             info.pane_pid,
                             id.number().into(),
                             now,
                             SamplePolicy::default(),
+                            self.procs.ticks_per_sec(),
                         );
                     }
                     p.info = info;
@@ -141,6 +143,7 @@ impl Core {
                         id.number().into(),
                         now,
                         SamplePolicy::default(),
+                        self.procs.ticks_per_sec(),
                     );
                     // A tap may have said hello before this first listing (a
                     // restarted daemon: the old taps reconnect at once).
@@ -159,7 +162,7 @@ impl Core {
                     } else {
                         // Tapped at once, beside the seed: a restarted daemon
                         // holds every pane's pipe after one tmux invocation.
-                        self.job(Job::InstallTap(id));
+                        self.job(MuxJob::InstallTap(id));
                         TapState::Installed
                     };
                     self.panes.insert(
@@ -186,12 +189,12 @@ impl Core {
                             project: None,
                         },
                     );
-                    self.job(Job::Capture(id, CapturePurpose::Seed));
+                    self.job(MuxJob::Capture(id, CapturePurpose::Seed));
                 }
             }
         }
         for id in resized {
-            self.job(Job::Capture(id, CapturePurpose::Resync));
+            self.job(MuxJob::Capture(id, CapturePurpose::Resync));
         }
         self.update_projects();
         self.mark_seen();
@@ -226,9 +229,9 @@ impl Core {
         let Some(mut p) = self.panes.remove(&id) else {
             return;
         };
-        p.watch.forget_exit(&mut self.sampler);
+        p.watch.forget_exit(self.procs.as_mut());
         let name = self.mux.name(id);
-        let _ = self.bus.send(BusEvent::Closed {
+        self.events.push_back(BusEvent::Closed {
             pane: name.clone(),
             host: None,
             agent: p.det.status().agent,
@@ -264,7 +267,7 @@ impl Core {
         }
     }
 
-    pub(super) fn on_captured(&mut self, pane: PaneId, cap: Capture, purpose: CapturePurpose) {
+    pub(super) fn on_captured(&mut self, pane: PaneId, cap: Screen, purpose: CapturePurpose) {
         let now = self.now();
         let Some(p) = self.panes.get_mut(&pane) else {
             return;
@@ -313,7 +316,7 @@ impl Core {
             && (h, w) == p.det.screen().size()
             && !p.check.differs(&bytes, p.det.screen())
         {
-            crate::trace!("verified pane={pane} same=true");
+            trace!(self, "verified pane={pane} same=true");
             return;
         }
         if (h, w) != p.det.screen().size() {
@@ -329,7 +332,7 @@ impl Core {
             // output before it was never seen, or was lost.
             _ => {
                 if purpose == CapturePurpose::Verify {
-                    crate::trace!("verified pane={pane} same=false");
+                    trace!(self, "verified pane={pane} same=false");
                 }
                 p.det.seed(now, &bytes);
                 p.tape.checkpoint(now, p.det.screen());
@@ -340,7 +343,7 @@ impl Core {
         if purpose == CapturePurpose::Seed {
             p.seeded = true;
             match p.tap {
-                TapState::None => self.job(Job::InstallTap(pane)),
+                TapState::None => self.job(MuxJob::InstallTap(pane)),
                 TapState::Installed | TapState::Connected | TapState::Polling => {}
             }
         }

@@ -12,7 +12,7 @@ use tend_detector::identity::{
 use tend_detector::rules::ScreenView;
 use tend_detector::Registry;
 
-use super::{SampleStats, Sampler};
+use crate::source::{ProcSource, SampleStats};
 
 /// What one [`PaneWatch::poll`] did.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -77,8 +77,8 @@ pub struct Identified {
 #[derive(Debug)]
 pub struct PaneWatch {
     shell_pid: u32,
-    /// What the pane is known by in the sampler's [`ExitWatch`]
-    /// (`crate::sampler::ExitWatch`).
+    /// What the pane is known by among the source's exit watches
+    /// ([`ProcSource::watch_exit`]).
     key: u64,
     sched: SampleScheduler,
     identity: IdentityTracker,
@@ -101,9 +101,10 @@ pub struct PaneWatch {
 
 impl PaneWatch {
     /// Watches the pane whose shell is `shell_pid`, first sample due `now`;
-    /// `key` names it among the sampler's exit watches (one per pane).
-    pub fn new(shell_pid: u32, key: u64, now: Duration, policy: SamplePolicy) -> Self {
-        let hz = Sampler::ticks_per_sec();
+    /// `key` names it among the source's exit watches (one per pane); `hz`
+    /// is the source's clock ticks per second
+    /// ([`ProcSource::ticks_per_sec`]).
+    pub fn new(shell_pid: u32, key: u64, now: Duration, policy: SamplePolicy, hz: f64) -> Self {
         PaneWatch {
             shell_pid,
             key,
@@ -171,7 +172,7 @@ impl PaneWatch {
     }
 
     /// The kernel reported that the pane's foreground job ended (see
-    /// [`crate::sampler::ExitWatch`]): sample at the next poll.
+    /// [`crate::ProcSource::watch_exit`]): sample at the next poll.
     pub fn exit_seen(&mut self, at: Duration) {
         self.sched.exit_seen(at);
     }
@@ -181,7 +182,7 @@ impl PaneWatch {
     /// behind a wrapper is not named (see [`PaneWatch::poll_reading`]).
     pub fn poll(
         &mut self,
-        sampler: &mut Sampler,
+        sampler: &mut dyn ProcSource,
         registry: &Registry,
         at: Duration,
         prompt_visible: bool,
@@ -194,7 +195,7 @@ impl PaneWatch {
     /// the agent behind it is named from what its screen shows.
     pub fn poll_reading(
         &mut self,
-        sampler: &mut Sampler,
+        sampler: &mut dyn ProcSource,
         registry: &Registry,
         at: Duration,
         prompt_visible: bool,
@@ -228,14 +229,14 @@ impl PaneWatch {
     /// pane's own process when the agent is that (`tmux new-window
     /// claude`), or a shell without job control runs it: its end is then
     /// the pane's, and no probe would see a change before it either.
-    fn watch_exit(&mut self, sampler: &mut Sampler) {
+    fn watch_exit(&mut self, sampler: &mut dyn ProcSource) {
         let leader = match (self.identity.agent(), self.sched.tpgid()) {
             (Some(_), Some(Some(pgid))) => Some(pgid),
             _ => None,
         };
         match leader {
             Some(pid) => {
-                let on = sampler.exits.watch(self.key, pid);
+                let on = sampler.watch_exit(self.key, pid);
                 self.sched.watch_exit(on);
             }
             None => self.forget_exit(sampler),
@@ -244,15 +245,15 @@ impl PaneWatch {
 
     /// Stops having the end of the foreground job reported (the pane is
     /// gone, or its agent is).
-    pub fn forget_exit(&mut self, sampler: &mut Sampler) {
-        sampler.exits.unwatch(self.key);
+    pub fn forget_exit(&mut self, sampler: &mut dyn ProcSource) {
+        sampler.unwatch_exit(self.key);
         self.sched.watch_exit(false);
     }
 
     /// Samples now, whatever the schedule (without reading the screen).
     pub fn sample_now(
         &mut self,
-        sampler: &mut Sampler,
+        sampler: &mut dyn ProcSource,
         registry: &Registry,
         at: Duration,
         prompt_visible: bool,
@@ -263,7 +264,7 @@ impl PaneWatch {
     /// Samples now, reading `screen` if the sample wants it.
     pub fn sample_reading(
         &mut self,
-        sampler: &mut Sampler,
+        sampler: &mut dyn ProcSource,
         registry: &Registry,
         at: Duration,
         prompt_visible: bool,
@@ -357,7 +358,7 @@ impl PaneWatch {
     /// Looks the committed agent's version up once per agent process.
     fn update_version(
         &mut self,
-        sampler: &mut Sampler,
+        sampler: &mut dyn ProcSource,
         registry: &Registry,
         res: &Resolution,
         procs: &[ProcessInfo],

@@ -1,7 +1,8 @@
 //! Control requests the pane table answers. Long-running methods
 //! (`events`, `wait`, `prompt --wait`) are driven by the connection, which
 //! uses `get` and the event bus; everything here answers at once, or hands
-//! the reply to the backend thread (`read`, `answer`).
+//! the reply to the backend thread (`read`, `answer`) or to the daemon
+//! (`remotes.reload`, which reads the configuration).
 
 use std::time::Duration;
 
@@ -10,11 +11,10 @@ use tend_attention::park::SnoozeFor;
 use tend_attention::report::Report;
 use tend_detector::{Reason, State};
 use tend_protocol::reply::{self, Reply};
+use tend_protocol::PaneId;
 use tend_protocol::{params, BusEvent, Error, ErrorCode, PaneView, Request, TaskView};
-use tend_tmux::PaneId;
 
-use super::core::{Core, PaneEntry, ReplyTx};
-use super::worker::Job;
+use crate::{Core, Effect, MuxJob, PaneEntry, RequestId};
 
 fn task_view(t: &tend_attention::report::Task) -> TaskView {
     TaskView {
@@ -158,11 +158,15 @@ impl Core {
 
     /// Answers `req`, now or later through the backend thread (`read`,
     /// `answer`).
-    pub(crate) fn control(&mut self, req: Request, reply: ReplyTx) {
+    pub(crate) fn control(&mut self, reply: RequestId, req: Request) {
         let answer = match req {
+            Request::RemotesReload(_) => {
+                self.effects.push_back(Effect::LoadRemotes { reply });
+                return;
+            }
             Request::Read(p) => match self.read(&p) {
                 Ok((pane, lines)) => {
-                    self.job(Job::Read { pane, lines, reply });
+                    self.job(MuxJob::Read { pane, lines, reply });
                     return;
                 }
                 Err(e) => Err(e),
@@ -179,7 +183,7 @@ impl Core {
                     } else {
                         Duration::ZERO
                     };
-                    self.job(Job::Answer {
+                    self.job(MuxJob::Answer {
                         pane,
                         manifest,
                         action,
@@ -193,7 +197,10 @@ impl Core {
             },
             other => self.answer(other),
         };
-        let _ = reply.send(answer);
+        self.effects.push_back(Effect::Reply {
+            id: reply,
+            result: answer,
+        });
     }
 
     /// Answers every request the table answers at once.
@@ -202,7 +209,7 @@ impl Core {
             Request::Ping(_) => Ok(reply::Pong {
                 protocol: tend_protocol::PROTOCOL_VERSION,
                 version: env!("CARGO_PKG_VERSION").to_owned(),
-                pid: std::process::id(),
+                pid: self.token_id,
                 panes: self.panes.len(),
                 backend: self.mux.word().to_owned(),
             }
@@ -233,12 +240,11 @@ impl Core {
                 Ok(self.view(&self.panes[&pane]).into())
             }
             Request::Remotes(_) => Ok(self.remote_links().into()),
-            Request::RemotesReload(_) => {
-                let remotes = self
-                    .reload_remotes()
-                    .map_err(|e| Error::new(ErrorCode::BadConfig, e))?;
-                Ok(reply::Reloaded { remotes }.into())
-            }
+            // Answered once the daemon has read the configuration.
+            Request::RemotesReload(_) => Err(Error::new(
+                ErrorCode::DaemonError,
+                "remotes.reload is answered by the daemon",
+            )),
             Request::Goto(p) => {
                 self.goto(&p.pane, p.client)?;
                 Ok(reply::Moved { pane: p.pane }.into())
@@ -284,7 +290,7 @@ impl Core {
                     .request(&self.mux.name(pane), &p.reason, by, now)
                     .map_err(|e| Error::new(ErrorCode::BadRequest, e.to_string()))?;
                 self.dirty(pane);
-                let _ = self.bus.send(BusEvent::StopRequested {
+                self.events.push_back(BusEvent::StopRequested {
                     pane: self.mux.name(pane),
                     reason: p.reason,
                 });
@@ -349,7 +355,7 @@ impl Core {
                         "send_keys needs {\"keys\": [\"C-c\", ...]}",
                     ));
                 }
-                self.job(Job::SendKeys { pane, keys: p.keys });
+                self.job(MuxJob::SendKeys { pane, keys: p.keys });
                 Ok(reply::Sent { sent: true }.into())
             }
             // Handed to the backend thread by `control`.
@@ -368,8 +374,8 @@ impl Core {
     fn overview(&self) -> reply::Overview {
         let rows = self.rows();
         let remote = self.remote_rows();
-        let bands = crate::daemon::publish::bands(&rows, &remote);
-        let (needs, quiet) = crate::daemon::publish::demands_and_quiet(&bands);
+        let bands = crate::publish::bands(&rows, &remote);
+        let (needs, quiet) = crate::publish::demands_and_quiet(&bands);
         let agents = rows.iter().filter(|r| r.agent.is_some()).count() + remote.rows.len();
         reply::Overview {
             agents,
@@ -615,7 +621,7 @@ impl Core {
             .map(|m| m.prompt.enter_after)
             .unwrap_or_default();
         let enter = p.enter.unwrap_or(true);
-        self.job(Job::Paste {
+        self.job(MuxJob::Paste {
             pane,
             text: p.text,
             enter: enter && pause.is_zero(),
@@ -624,7 +630,7 @@ impl Core {
             let at = self.now() + pause;
             self.job_at(
                 at,
-                Job::SendKeys {
+                MuxJob::SendKeys {
                     pane,
                     keys: vec!["Enter".into()],
                 },
@@ -772,7 +778,7 @@ impl Core {
                 ),
             ));
         }
-        self.job(Job::Switch { client, pane: id });
+        self.job(MuxJob::Switch { client, pane: id });
         Ok(())
     }
 }

@@ -1,4 +1,5 @@
-//! tmux's stable ids: panes `%N`, windows `@N`, sessions `$N`.
+//! Pane, window and session ids: tmux's `%N`, `@N`, `$N` (zellij's
+//! terminal panes are numbered too, and share [`PaneId`]).
 //!
 //! tend names every target by id, never by name: ids are assigned by tmux,
 //! never reused while the server lives, survive renames and moves (a pane
@@ -11,7 +12,20 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::error::TmuxError;
+/// Text that is not an id of the kind asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdError {
+    /// What is wrong, and what an id looks like.
+    pub detail: String,
+}
+
+impl fmt::Display for IdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.detail)
+    }
+}
+
+impl std::error::Error for IdError {}
 
 macro_rules! tmux_id {
     ($(#[$doc:meta])* $name:ident, $sigil:literal, $what:literal) => {
@@ -36,24 +50,24 @@ macro_rules! tmux_id {
         }
 
         impl FromStr for $name {
-            type Err = TmuxError;
+            type Err = IdError;
 
             fn from_str(s: &str) -> Result<Self, Self::Err> {
-                let digits = s.strip_prefix($sigil).ok_or_else(|| TmuxError::Invalid {
+                let digits = s.strip_prefix($sigil).ok_or_else(|| IdError {
                     detail: format!(
                         "`{s}` is not a tmux {} id: it should look like `{}3`",
                         $what, $sigil
                     ),
                 })?;
                 if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-                    return Err(TmuxError::Invalid {
+                    return Err(IdError {
                         detail: format!(
                             "`{s}` is not a tmux {} id: it should look like `{}3`",
                             $what, $sigil
                         ),
                     });
                 }
-                digits.parse::<u32>().map($name).map_err(|_| TmuxError::Invalid {
+                digits.parse::<u32>().map($name).map_err(|_| IdError {
                     detail: format!("`{s}` is not a tmux {} id: the number is too large", $what),
                 })
             }

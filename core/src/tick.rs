@@ -9,28 +9,36 @@ use std::time::Duration;
 use tend_attention::report::{Alive, PaneLife};
 use tend_attention::Band;
 use tend_detector::State;
+use tend_protocol::PaneId;
 use tend_protocol::{BusEvent, ReleaseReason, StatusChanged};
-use tend_tmux::PaneId;
 
-use super::{CapturePurpose, Core, Job, TapState, POLL_EVERY, PROCS_KEPT};
-use crate::daemon::status::{self, EffView};
+use crate::status::{self, EffView};
+use crate::{
+    trace, CapturePurpose, Core, Effect, MuxJob, TapState, POLL_EVERY, PROCS_KEPT, RECONCILE_EVERY,
+    SAVE_EVERY,
+};
 
 impl Core {
     /// Runs timers, samples processes, polls foreign-pipe panes, sends the
-    /// jobs whose time has come, and publishes changes. Only panes that received something since the last
+    /// jobs whose time has come, lists the panes every [`RECONCILE_EVERY`],
+    /// saves the state at most every [`SAVE_EVERY`], and publishes changes. Only panes that received something since the last
     /// call are visited, plus, at the sweep (at least once a second), every
     /// pane that received output, has a deadline due, or whose status the
     /// report book or the parks read against the clock; so the cost per
     /// event does not grow with the number of panes, nor does an idle
     /// pane cost a visit a second. Returns how long until it next wants to
     /// run.
-    pub fn tick(&mut self) -> Duration {
+    pub(crate) fn tick(&mut self) -> Duration {
         let now = self.now();
+        if now >= self.next_list {
+            self.list_due = true;
+            self.next_list = now + RECONCILE_EVERY;
+        }
         let full = now >= self.next_sweep;
         let ids: Vec<PaneId> = if full {
             self.next_sweep = now + Duration::from_secs(1);
             // Closes the /proc files of processes no longer sampled.
-            self.sampler.end_round();
+            self.procs.end_round();
             self.sweep_ids(now)
         } else {
             self.touched.drain().collect()
@@ -46,7 +54,8 @@ impl Core {
                 continue;
             }
             p.det.tick(now);
-            crate::trace!(
+            trace!(
+                self,
                 "tick pane={id} state={:?} agent={:?} full={full}",
                 p.det.status().state,
                 p.det.status().agent
@@ -56,7 +65,7 @@ impl Core {
             if p.watch.next_wakeup() <= now {
                 // The screen, for an agent behind a wrapper (`ssh`, …).
                 let up = p.watch.poll_reading(
-                    &mut self.sampler,
+                    self.procs.as_mut(),
                     &self.registry,
                     now,
                     prompt_visible,
@@ -72,7 +81,7 @@ impl Core {
                         }
                         self.manifests.get(a).cloned()
                     });
-                    crate::trace!("agent pane={id} to={:?}", change.to);
+                    trace!(self, "agent pane={id} to={:?}", change.to);
                     p.det.set_agent(now, manifest);
                     p.seen = false;
                     if change.to.is_none() {
@@ -124,11 +133,11 @@ impl Core {
             visited.push(id);
         }
         for id in polls {
-            self.job(Job::Capture(id, CapturePurpose::Poll));
+            self.job(MuxJob::Capture(id, CapturePurpose::Poll));
         }
         for id in verifies {
-            crate::trace!("verify pane={id}");
-            self.job(Job::Capture(id, CapturePurpose::Verify));
+            trace!(self, "verify pane={id}");
+            self.job(MuxJob::Capture(id, CapturePurpose::Verify));
         }
         // Leases, quiet and gone of self-reporting agents; parks and
         // snoozes running out.
@@ -159,7 +168,7 @@ impl Core {
                 self.book.tick(epoch, &alive)
             };
             for c in changes {
-                let _ = self.bus.send(BusEvent::ReportChanged {
+                self.events.push_back(BusEvent::ReportChanged {
                     pane: c.pane.clone(),
                     from: c.from.as_str().to_owned(),
                     to: c.to.as_str().to_owned(),
@@ -191,18 +200,29 @@ impl Core {
             None
         };
         match updates {
-            Some((updates, clients)) => self.job(Job::Publish {
+            Some((updates, clients)) => self.job(MuxJob::Publish {
                 updates,
                 clients,
                 list,
             }),
-            None if list => self.job(Job::List),
+            None if list => self.job(MuxJob::List),
             None => {}
         }
-        let next = match self.send_due_jobs(now) {
-            Some(at) => self.next_sweep.min(at),
-            None => self.next_sweep,
-        };
+        let mut next = self.next_sweep.min(self.next_list);
+        if let Some(at) = self.send_due_jobs(now) {
+            next = next.min(at);
+        }
+        if self.persist {
+            match self.last_save.map(|t| t + SAVE_EVERY).filter(|&t| t > now) {
+                Some(at) => next = next.min(at),
+                None => {
+                    self.persist = false;
+                    self.last_save = Some(now);
+                    let text = self.state_text();
+                    self.effects.push_back(Effect::Persist(text));
+                }
+            }
+        }
         next.saturating_sub(now).max(Duration::from_millis(2))
     }
 
@@ -286,13 +306,13 @@ impl Core {
             p.seen = seen;
             if announced != agent_now {
                 if let Some(a) = &announced {
-                    let _ = self.bus.send(BusEvent::AgentReleased {
+                    self.events.push_back(BusEvent::AgentReleased {
                         pane: name.clone(),
                         agent: a.clone(),
                     });
                 }
                 if let Some(a) = &agent_now {
-                    let _ = self.bus.send(BusEvent::AgentDetected {
+                    self.events.push_back(BusEvent::AgentDetected {
                         pane: name.clone(),
                         agent: a.clone(),
                     });
@@ -300,7 +320,8 @@ impl Core {
                 p.announced = agent_now.clone();
             }
             if changed_key {
-                crate::trace!(
+                trace!(
+                    self,
                     "state pane={name} state={:?} reason={:?} rule={:?}",
                     view.state,
                     view.reason,
@@ -319,9 +340,8 @@ impl Core {
                     .as_deref()
                     .and_then(|a| self.registry.get(a))
                     .map(|m| m.short_name.clone());
-                let _ = self
-                    .bus
-                    .send(BusEvent::StatusChanged(Box::new(StatusChanged {
+                self.events
+                    .push_back(BusEvent::StatusChanged(Box::new(StatusChanged {
                         pane: name.clone(),
                         host: None,
                         agent: view.agent.clone(),
@@ -369,7 +389,7 @@ impl Core {
             tend_attention::park::ReleaseReason::GateReady => ReleaseReason::GateReady,
             tend_attention::park::ReleaseReason::GateGone => ReleaseReason::GateGone,
         };
-        let _ = self.bus.send(BusEvent::ParkReleased {
+        self.events.push_back(BusEvent::ParkReleased {
             pane: r.pane.clone(),
             gate: r.gate,
             note: r.note,

@@ -15,18 +15,18 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::pane::{OptionUpdate, Scope};
 use tend_attention::{self as attention, Band, Candidate};
-use tend_tmux::{OptionUpdate, Scope};
 
 /// One pane's published facts (input to the rollups).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PaneRow {
     /// `%N`.
-    pub pane: tend_tmux::PaneId,
+    pub pane: tend_protocol::PaneId,
     /// `@N`.
-    pub window: tend_tmux::WindowId,
+    pub window: tend_protocol::WindowId,
     /// `$N`.
-    pub session: tend_tmux::SessionId,
+    pub session: tend_protocol::SessionId,
     /// Session name.
     pub session_name: String,
     /// Agent id.
@@ -44,7 +44,7 @@ pub struct PaneRow {
     pub marks: Option<String>,
     /// The exit code of an agent run that has exited, where known.
     pub exit_code: Option<i32>,
-    /// The pane's project (`tend · main`), see [`crate::daemon::project`].
+    /// The pane's project (`tend · main`), see [`crate::ProjectSource`].
     pub project: Option<String>,
 }
 
@@ -114,16 +114,24 @@ pub fn jump_target(target: Option<&str>) -> String {
     let Some(t) = target else {
         return String::new();
     };
-    let is_id = t.parse::<tend_tmux::PaneId>().is_ok() || crate::remote::split_id(t).is_some();
+    let is_id = t.parse::<tend_protocol::PaneId>().is_ok() || crate::remote::split_id(t).is_some();
     if is_id {
         t.to_owned()
     } else {
-        eprintln!(
-            "tend: a jump target that is not a pane id was left out: {:?}",
-            t.chars().take(80).collect::<String>()
-        );
+        DROPPED.with(|d| d.borrow_mut().push(t.chars().take(80).collect()));
         String::new()
     }
+}
+
+std::thread_local! {
+    /// Jump targets [`jump_target`] left out since [`take_dropped`]: said
+    /// by the core in its log.
+    static DROPPED: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The jump targets left out (not pane ids) since the last call.
+pub fn take_dropped() -> Vec<String> {
+    DROPPED.with(|d| std::mem::take(&mut *d.borrow_mut()))
 }
 
 /// A glyph per band for compact status lines.
@@ -148,9 +156,9 @@ pub fn compute(rows: &[PaneRow], remote: &RemoteFacts) -> BTreeMap<(Scope, Strin
     let mut put = |scope: Scope, name: &str, value: String| {
         out.insert((scope, name.to_owned()), value);
     };
-    let mut windows: HashMap<tend_tmux::WindowId, Vec<Band>> = HashMap::new();
-    let mut sessions: HashMap<tend_tmux::SessionId, Vec<Band>> = HashMap::new();
-    let mut session_needs: HashMap<tend_tmux::SessionId, usize> = HashMap::new();
+    let mut windows: HashMap<tend_protocol::WindowId, Vec<Band>> = HashMap::new();
+    let mut sessions: HashMap<tend_protocol::SessionId, Vec<Band>> = HashMap::new();
+    let mut session_needs: HashMap<tend_protocol::SessionId, usize> = HashMap::new();
     for r in rows {
         let Some(agent) = &r.agent else { continue };
         let p = Scope::Pane(r.pane);
@@ -179,10 +187,10 @@ pub fn compute(rows: &[PaneRow], remote: &RemoteFacts) -> BTreeMap<(Scope, Strin
         if let Some(code) = r.exit_code {
             put(p, "@tend_exit_code", code.to_string());
         }
-        // A directory's or a branch's name is nobody's typed text: escaped
-        // for a format that expands it (`#{E:@tend_project}`).
+        // A directory's or a branch's name is nobody's typed text: the
+        // backend escapes it ([`OptionUpdate::foreign`]).
         if let Some(proj) = r.project.as_deref().filter(|x| !x.is_empty()) {
-            put(p, "@tend_project", tend_tmux::escape::format_escape(proj));
+            put(p, "@tend_project", proj.to_owned());
         }
     }
     for (w, bands) in &windows {
@@ -363,7 +371,7 @@ pub(crate) fn demands_and_quiet(bands: &[Band]) -> (usize, usize) {
 mod tests {
     use super::*;
     use tend_detector::Reason;
-    use tend_tmux::{PaneId, SessionId, WindowId};
+    use tend_protocol::{PaneId, SessionId, WindowId};
 
     fn row(p: u32, w: u32, s: u32, band: Band, reason: Option<Reason>, since: f64) -> PaneRow {
         PaneRow {

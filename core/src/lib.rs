@@ -1,15 +1,53 @@
-//! The pane table: the one place that owns every pane's detector, identity
-//! watch and tap state. Everything reaches it as an [`Event`]; every effect
-//! on the multiplexer leaves it as a [`Job`] for the backend thread (the
-//! tmux worker, or zellij's). It reads no clock: it is told the time
-//! ([`Core::set_clock`]).
+//! tend's daemon core: the pane table, and everything the daemon decides,
+//! with no I/O. It owns every pane's detector, identity watch and tap
+//! state, the self-reports, stop flags, parks and remote links; it answers
+//! control requests, computes what the status line shows, and says what
+//! the multiplexer must be told. It reads no clock, file, socket or
+//! process list of its own: time comes in as an argument, the process tree
+//! through a [`ProcSource`], projects through a [`ProjectSource`], and
+//! everything else as an [`Input`]. What it wants done leaves as
+//! [`Effect`]s, what happened as [`BusEvent`]s, both queued inside it.
 //!
-//! `listing.rs` takes listings and screens; `tick.rs` runs the timers and
-//! each pane's effective status.
+//! The daemon (`tend-daemon`) drives it; tests drive it on virtual time
+//! with [`NoProcesses`] (see `tests.rs`).
+//!
+//! # The API
+//!
+//! [`Core`]'s methods come in four kinds, as in quinn-proto's
+//! `Connection`:
+//!
+//! * **`handle`**: [`Core::handle`] takes one [`Input`] at the time it is
+//!   given; [`Core::handle_timeout`] runs the timers (evaluations,
+//!   identity samples, polls, listings, leases, the state file's save).
+//! * **mutators**: [`Core::install_guard`], [`Core::restore`],
+//!   [`Core::stop`].
+//! * **`poll`**: [`Core::poll_effect`], [`Core::poll_event`] and
+//!   [`Core::poll_timeout`].
+//! * **getters**: [`Core::is_stopping`], [`Core::published_keys`],
+//!   [`Core::state_text`], [`Core::mux`].
+//!
+//! After calling `handle*` or a mutator, the driver polls in this order:
+//! every effect ([`Core::poll_effect`] until `None`, performed in order:
+//! a capture asked for before a publish goes out before it), every event
+//! ([`Core::poll_event`]), then [`Core::poll_timeout`] for when to call
+//! [`Core::handle_timeout`] next. Inputs may be handed in any number
+//! between two timeouts; a state change they cause is evaluated and
+//! published by the next [`Core::handle_timeout`], which the driver calls
+//! at the end of each round.
+//!
+//! # The files
+//!
+//! This one holds [`Core`] and its inputs' dispatch; `listing.rs` takes
+//! listings and screens; `tick.rs` runs the timers and each pane's
+//! effective status; `control.rs` answers requests; `links.rs` keeps the
+//! remotes; `publish.rs`, `status.rs` and `plugin.rs` say what the status
+//! line and the plugin show.
+
+#![warn(missing_docs)]
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tend_attention::park::ParkStore;
@@ -17,92 +55,84 @@ use tend_attention::report::{ReportBook, ReportConfig};
 use tend_attention::stopflag::StopFlags;
 use tend_attention::Band;
 use tend_detector::engine::PaneDetector;
-use tend_detector::{DetectorConfig, Registry};
-use tend_tmux::{Capture, Client, Pane, PaneId, Scope};
-
-mod listing;
-mod seed_check;
-mod tick;
-
-use crate::daemon::publish::{self, PaneRow};
-use crate::daemon::status::EffView;
-use crate::daemon::tape::Tape;
-pub use crate::daemon::worker::Job;
-use crate::sampler::{PaneWatch, Sampler};
 use tend_detector::identity::ProcessInfo;
-use tend_protocol::reply::Reply;
-use tend_protocol::{BusEvent, Request};
+use tend_detector::{DetectorConfig, Registry};
+use tend_protocol::{BusEvent, PaneId};
 
-/// Where the answer to a control request goes.
-pub type ReplyTx = tokio::sync::oneshot::Sender<Result<Reply, tend_protocol::Error>>;
+pub mod answer;
+mod capture;
+mod control;
+pub use control::PROMPT_REACTION;
+mod effect;
+pub mod feed;
+mod input;
+pub mod links;
+mod listing;
+pub mod mux;
+pub mod notice;
+pub mod pane;
+pub mod plugin;
+pub mod publish;
+pub mod remote;
+mod seed_check;
+pub mod source;
+pub mod status;
+pub mod store;
+pub mod tape;
+mod tick;
+pub mod watch;
 
-/// Something that happened.
-#[derive(Debug)]
-pub enum Event {
-    /// A tap handed over its pane's pipe.
-    TapHello { conn: u64, pane: PaneId },
-    /// Pane output read from a pipe.
-    TapData {
-        conn: u64,
-        bytes: Vec<u8>,
-        at: Instant,
-        /// Counts the bytes against the pane's bound until consumed.
-        held: crate::daemon::pipes::Held,
-    },
-    /// Output was dropped: re-seed the pane.
-    TapGap { conn: u64 },
-    /// A pipe closed (tmux closed it: the pane or its pipe ended).
-    TapClosed { conn: u64 },
-    /// The tmux worker listed panes and clients.
-    Listed {
-        panes: Vec<Pane>,
-        clients: Vec<Client>,
-    },
-    /// The tmux server is gone.
-    ServerGone,
-    /// Saving the state failed: save again (at most once a second).
-    PersistFailed,
-    /// A pane was captured (seed, resync or polling).
-    Captured {
-        pane: PaneId,
-        capture: Capture,
-        purpose: CapturePurpose,
-    },
-    /// A tap install finished.
-    TapInstalled {
-        pane: PaneId,
-        outcome: Result<tend_tmux::TapOutcome, String>,
-    },
-    /// A control request, with where to send the answer.
-    Control { req: Request, reply: ReplyTx },
-    /// Someone asked for an immediate reconcile (a tmux hook fired).
-    Poke,
-    /// A `tend guard` connected (see [`crate::daemon::guard`]).
-    GuardHello { token: String },
-    /// A guard's connection closed while the daemon runs: the guard was
-    /// killed, and tmux has cleaned up (or is about to).
-    GuardClosed { token: String },
-    /// A remote's link reported (see [`crate::daemon::remote`]).
-    Remote {
-        name: String,
-        generation: u64,
-        ev: crate::daemon::remote::LinkEvent,
-    },
+pub use effect::{Effect, MuxJob};
+pub use input::{CapturePurpose, Input, RequestId};
+pub use links::RemotesConfig;
+pub use mux::Mux;
+pub use pane::{ClientInfo, OptionUpdate, PaneInfo, Scope, Screen, TapOutcome};
+pub use source::{NoProcesses, NoProjects, ProcSource, ProjectSource};
+
+use crate::links::Link;
+use crate::publish::PaneRow;
+use crate::status::EffView;
+use crate::tape::Tape;
+use crate::watch::PaneWatch;
+
+/// How often panes are listed even without a hook firing (new panes also
+/// arrive through break-pane, join-pane, respawn, which have no hook).
+pub const RECONCILE_EVERY: Duration = Duration::from_secs(1);
+
+/// The state file is written at most this often.
+const SAVE_EVERY: Duration = Duration::from_secs(1);
+
+/// A trace line, built only when tracing was asked for. Its time is the
+/// core's clock on the Unix scale (fields only, so that it may be written
+/// while a pane is borrowed).
+macro_rules! trace {
+    ($core:expr, $($arg:tt)*) => {
+        if $core.tracing {
+            let line = format!($($arg)*);
+            let at = $core.start_wall
+                + $core.clock.saturating_duration_since($core.start).as_secs_f64();
+            $core.effects.push_back($crate::Effect::Trace {
+                at_us: (at * 1e6) as u128,
+                line,
+            });
+        }
+    };
 }
+pub(crate) use trace;
 
-/// Why a capture was taken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CapturePurpose {
-    /// First sight of the pane, before its tap.
-    Seed,
-    /// After a gap in the tap's stream.
-    Resync,
-    /// Periodic, for a pane whose pipe belongs to someone else.
-    Poll,
-    /// Output soon after a seed may have been drawn twice: compared with
-    /// the emulated screen, which is re-seeded when they differ
-    /// (`core/seed_check.rs`).
-    Verify,
+/// What a core is made with.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Detector timings.
+    pub detector: Arc<DetectorConfig>,
+    /// The agents' manifests.
+    pub registry: Registry,
+    /// The multiplexer the panes live in.
+    pub mux: Mux,
+    /// Emit [`Effect::Trace`] lines.
+    pub trace: bool,
+    /// Names this daemon in its guards' tokens (its process id).
+    pub daemon_id: u32,
 }
 
 /// How a pane's output reaches the daemon.
@@ -130,7 +160,7 @@ impl TapState {
 }
 
 pub(crate) struct PaneEntry {
-    pub(crate) info: Pane,
+    pub(crate) info: PaneInfo,
     pub(crate) det: PaneDetector,
     pub(crate) watch: PaneWatch,
     pub(crate) tap: TapState,
@@ -184,38 +214,51 @@ impl PaneEntry {
 /// see the agent alive and its CPU, a few KiB.
 pub(crate) const PROCS_KEPT: usize = 4;
 
-/// The daemon's state.
+/// The daemon's state: the pane table and all it decides. See the crate
+/// documentation for how to drive it.
 pub struct Core {
     start: Instant,
-    /// The time now, as the event loop last said ([`Core::set_clock`]).
+    /// The time now, as the driver last said.
     clock: Instant,
     start_wall: f64,
     cfg: Arc<DetectorConfig>,
     pub(crate) registry: Registry,
     /// The manifests in use, shared by every pane running that agent.
     manifests: HashMap<String, Arc<tend_detector::Manifest>>,
-    sampler: Sampler,
+    /// The process tree.
+    procs: Box<dyn ProcSource>,
+    /// Projects by working directory.
+    projects: Box<dyn ProjectSource>,
     pub(crate) panes: BTreeMap<PaneId, PaneEntry>,
     conns: HashMap<u64, PaneId>,
-    clients: Vec<Client>,
+    clients: Vec<ClientInfo>,
     /// Last `client_activity` per client, to notice keys typed into a pane.
     client_activity: HashMap<String, u64>,
     published: BTreeMap<(Scope, String), String>,
-    pub(crate) jobs: std::sync::mpsc::Sender<Job>,
+    /// What the driver has to do, in order.
+    pub(crate) effects: VecDeque<Effect>,
+    /// Events for `tend events`, `wait`, `prompt --wait` and notifications.
+    pub(crate) events: VecDeque<BusEvent>,
+    /// [`Effect::Trace`] lines are wanted.
+    tracing: bool,
+    /// [`Config::daemon_id`].
+    pub(crate) token_id: u32,
     /// Self-reports (authority), on the Unix clock.
     pub(crate) book: ReportBook,
     /// Stop flags.
     pub(crate) flags: StopFlags,
     /// Parks and snoozes.
     pub(crate) parks: ParkStore,
-    /// Events for `tend events`, `wait` and `prompt --wait`.
-    pub(crate) bus: tokio::sync::broadcast::Sender<BusEvent>,
     /// Persistent state changed and should be written.
     pub(crate) persist: bool,
+    /// When the state file was last asked to be written.
+    last_save: Option<Duration>,
     listed_once: bool,
     /// A listing was asked for: it goes out at the end of this tick, in
-    /// the same tmux process as the tick's publish if there is one.
+    /// the same multiplexer call as the tick's publish if there is one.
     list_due: bool,
+    /// When the next periodic listing is due.
+    next_list: Duration,
     /// Changes held back to go out with the next listing (see
     /// [`publish::can_wait`]).
     held: bool,
@@ -227,30 +270,27 @@ pub struct Core {
     fed: HashSet<PaneId>,
     /// When the next sweep runs.
     next_sweep: Duration,
-    /// Jobs that wait for their time (the daemon's clock), sent by the
+    /// When [`Core::handle_timeout`] wants to run next.
+    wake: Duration,
+    /// Jobs that wait for their time (the core's clock), sent by the
     /// first tick at or after it: the Enter after a prompt's paste, for
     /// agents whose manifest asks for a pause.
-    later: Vec<(Duration, Job)>,
+    later: Vec<(Duration, MuxJob)>,
     /// Something published may have changed.
     pub(crate) changed: bool,
     /// Links to remotes, by name.
-    pub(crate) links: BTreeMap<String, crate::daemon::remote::Link>,
-    /// Where link tasks send their events (none: remotes are off, as in
-    /// unit tests).
-    pub(crate) link_tx: Option<tokio::sync::mpsc::Sender<Event>>,
+    pub(crate) links: BTreeMap<String, Link>,
     /// Counts link starts.
     pub(crate) link_gen: u64,
     /// `[remote_link]` in use.
-    pub(crate) link_cfg: crate::remote::LinkConfig,
+    pub(crate) link_cfg: remote::LinkConfig,
     /// Set when the daemon should exit.
-    pub stopping: bool,
+    stopping: bool,
     /// The multiplexer the panes live in (how they are named, what it
     /// offers).
-    pub mux: crate::daemon::mux::Mux,
-    /// The guard that makes tmux clean up if this daemon dies.
+    pub(crate) mux: Mux,
+    /// The guard that makes the multiplexer clean up if the daemon dies.
     guard: GuardWatch,
-    /// Projects by working directory ([`crate::daemon::project`]).
-    projects: crate::daemon::project::ProjectCache,
 }
 
 /// The current guard: its token (also in `@tend_daemon`), when it was
@@ -273,74 +313,114 @@ const TAP_CONNECT_GRACE: Duration = Duration::from_secs(3);
 const POLL_EVERY: Duration = Duration::from_millis(500);
 
 impl Core {
-    /// A new, empty table, starting now.
+    /// A new, empty table whose clock starts at `now`, which is `now_unix`
+    /// on the Unix clock (seconds): reports, flags and parks persist
+    /// across restarts, so they run on it.
     pub fn new(
-        cfg: Arc<DetectorConfig>,
-        registry: Registry,
-        jobs: std::sync::mpsc::Sender<Job>,
-        bus: tokio::sync::broadcast::Sender<BusEvent>,
-    ) -> Self {
-        let start_wall = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs_f64())
-            .unwrap_or(0.0);
-        Core::starting_at(cfg, registry, jobs, bus, Instant::now(), start_wall)
-    }
-
-    /// A new, empty table whose clock starts at `start`, which is
-    /// `start_wall` on the Unix clock (seconds). The table reads no clock
-    /// itself: [`Core::set_clock`] moves it (the event loop, before each
-    /// round; tests, as they like).
-    pub fn starting_at(
-        cfg: Arc<DetectorConfig>,
-        registry: Registry,
-        jobs: std::sync::mpsc::Sender<Job>,
-        bus: tokio::sync::broadcast::Sender<BusEvent>,
-        start: Instant,
-        start_wall: f64,
+        config: Config,
+        procs: Box<dyn ProcSource>,
+        projects: Box<dyn ProjectSource>,
+        now: Instant,
+        now_unix: f64,
     ) -> Self {
         Core {
-            start,
-            clock: start,
-            start_wall,
-            cfg,
-            registry,
+            start: now,
+            clock: now,
+            start_wall: now_unix,
+            cfg: config.detector,
+            registry: config.registry,
             manifests: HashMap::new(),
-            sampler: Sampler::new(),
+            procs,
+            projects,
             panes: BTreeMap::new(),
             conns: HashMap::new(),
             clients: Vec::new(),
             client_activity: HashMap::new(),
             published: BTreeMap::new(),
-            jobs,
+            effects: VecDeque::new(),
+            events: VecDeque::new(),
+            tracing: config.trace,
+            token_id: config.daemon_id,
             book: ReportBook::new(ReportConfig::default()),
             flags: StopFlags::new(),
             parks: ParkStore::new(),
-            bus,
             persist: false,
+            last_save: None,
             listed_once: false,
             list_due: false,
+            next_list: Duration::ZERO,
             held: false,
             touched: HashSet::new(),
             fed: HashSet::new(),
             next_sweep: Duration::ZERO,
+            wake: Duration::ZERO,
             later: Vec::new(),
             changed: true,
             links: BTreeMap::new(),
-            link_tx: None,
             link_gen: 0,
-            link_cfg: crate::remote::LinkConfig::default(),
+            link_cfg: remote::LinkConfig::default(),
             stopping: false,
-            mux: crate::daemon::mux::Mux::Tmux,
-            projects: Default::default(),
+            mux: config.mux,
             guard: GuardWatch {
                 token: None,
                 generation: 0,
-                since: start,
+                since: now,
                 connected: false,
                 failures: 0,
             },
         }
+    }
+
+    /// The next effect to perform, oldest first.
+    pub fn poll_effect(&mut self) -> Option<Effect> {
+        self.effects.pop_front()
+    }
+
+    /// The next event for the bus, oldest first.
+    pub fn poll_event(&mut self) -> Option<BusEvent> {
+        self.events.pop_front()
+    }
+
+    /// When [`Core::handle_timeout`] wants to run next: never later than
+    /// [`RECONCILE_EVERY`] after the last.
+    pub fn poll_timeout(&self) -> Instant {
+        self.start + self.wake
+    }
+
+    /// Runs what is due at `now`: timers, samples, polls, jobs that waited,
+    /// the periodic listing, and publishes what changed.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.set_clock(now);
+        let wait = self.tick();
+        self.wake = self.now() + wait;
+    }
+
+    /// Takes the saved state (parks, snoozes, flags, reports) of a
+    /// daemon that ran before.
+    pub fn restore(&mut self, saved: store::Loaded) {
+        self.parks = saved.parks;
+        self.flags = saved.flags;
+        self.book = saved.reports;
+    }
+
+    /// The daemon is asked to stop (a signal).
+    pub fn stop(&mut self) {
+        self.stopping = true;
+    }
+
+    /// Whether the daemon should stop now.
+    pub fn is_stopping(&self) -> bool {
+        self.stopping
+    }
+
+    /// The multiplexer the core serves.
+    pub fn mux(&self) -> Mux {
+        self.mux
+    }
+
+    /// The state file's text now.
+    pub fn state_text(&self) -> String {
+        store::to_text(&self.parks, &self.flags, &self.book)
     }
 
     /// Installs a guard with a fresh token (which also goes into
@@ -353,14 +433,14 @@ impl Core {
         self.guard.generation += 1;
         let token = format!(
             "{}.{}.{}",
-            std::process::id(),
+            self.token_id,
             (self.start_wall * 1e6) as u64,
             self.guard.generation
         );
         self.guard.token = Some(token.clone());
         self.guard.since = self.clock;
         self.guard.connected = false;
-        self.job(Job::Guard { token });
+        self.job(MuxJob::Guard { token });
         self.published.clear();
         self.changed = true;
     }
@@ -378,68 +458,46 @@ impl Core {
         }
         self.guard.failures += 1;
         if self.guard.failures > GUARD_MAX_FAILURES {
-            eprintln!(
-                "tend: the guard did not connect {GUARD_MAX_FAILURES} times in a row; giving up: \
+            self.log(format!(
+                "the guard did not connect {GUARD_MAX_FAILURES} times in a row; giving up: \
                  if this daemon dies, the status line keeps its last counts until the next \
                  `tend start` (tmux runs the guard with /bin/sh: check that this daemon's \
                  executable is still there)"
-            );
+            ));
             self.published.clear();
             self.changed = true;
         } else {
-            eprintln!(
-                "tend: the guard did not connect within {} s; starting it again",
+            self.log(format!(
+                "the guard did not connect within {} s; starting it again",
                 GUARD_CONNECT_GRACE.as_secs()
-            );
+            ));
             self.install_guard();
         }
     }
 
     /// Moves the table's clock to `now` (never back).
-    pub fn set_clock(&mut self, now: Instant) {
+    fn set_clock(&mut self, now: Instant) {
         self.clock = self.clock.max(now);
     }
 
-    /// Replaces the process sampler (one over a procfs-shaped tree in
-    /// tests; the backend's otherwise).
-    pub fn set_sampler(&mut self, sampler: Sampler) {
-        self.sampler = sampler;
-    }
-
-    /// A descriptor readable when the kernel reports a pane's foreground
-    /// job ended (see [`crate::sampler::ExitWatch`]); the event loop waits
-    /// on it and then calls [`Core::jobs_ended`]. `None` without pidfds
-    /// (see [`Core::exits_polled`]).
-    pub fn exit_doorbell(&self) -> Option<std::os::fd::OwnedFd> {
-        self.sampler.exits.doorbell()
-    }
-
-    /// Whether the ends of the panes' foreground jobs are found by asking
-    /// ([`Core::jobs_ended`] at each round of the event loop) rather than
-    /// on [`Core::exit_doorbell`].
-    pub fn exits_polled(&self) -> bool {
-        self.sampler.exits.polled()
-    }
-
-    /// The event loop cannot wait on [`Core::exit_doorbell`]: panes are
-    /// probed for their foreground job's end instead.
-    pub fn without_exit_watch(&mut self) {
-        self.sampler.exits = crate::sampler::ExitWatch::disabled();
-    }
-
-    /// Takes the foreground jobs the kernel reports ended: their panes are
-    /// sampled at the next tick.
-    pub fn jobs_ended(&mut self) {
+    /// The foreground jobs the process source reports ended: their panes
+    /// are sampled at the next tick.
+    fn jobs_ended(&mut self) {
         let now = self.now();
-        for key in self.sampler.exits.take_ended() {
+        for key in self.procs.take_ended() {
             let Ok(n) = u32::try_from(key) else { continue };
             let id = PaneId(n);
             if let Some(p) = self.panes.get_mut(&id) {
-                crate::trace!("job ended pane={id}");
+                trace!(self, "job ended pane={id}");
                 p.watch.exit_seen(now);
                 self.touched.insert(id);
             }
         }
+    }
+
+    /// A sentence for the daemon's log.
+    pub(crate) fn log(&mut self, text: String) {
+        self.effects.push_back(Effect::Log(text));
     }
 
     /// Time on the table's clock since it started.
@@ -467,13 +525,13 @@ impl Core {
         i.saturating_duration_since(self.start)
     }
 
-    pub(crate) fn job(&self, j: Job) {
-        let _ = self.jobs.send(j);
+    pub(crate) fn job(&mut self, j: MuxJob) {
+        self.effects.push_back(Effect::Mux(j));
     }
 
     /// Sends `j` to the backend at `at` (the daemon's clock), from the
     /// first tick at or after it.
-    pub(crate) fn job_at(&mut self, at: Duration, j: Job) {
+    pub(crate) fn job_at(&mut self, at: Duration, j: MuxJob) {
         self.later.push((at, j));
     }
 
@@ -495,16 +553,17 @@ impl Core {
         self.changed = true;
     }
 
-    /// Asks the worker for a pane listing (sent at the end of the tick
+    /// Asks the backend for a pane listing (sent at the end of the tick
     /// that follows, with whatever that tick publishes).
-    pub fn reconcile(&mut self) {
+    fn reconcile(&mut self) {
         self.list_due = true;
     }
 
-    /// Handles one event.
-    pub fn handle(&mut self, ev: Event) {
-        match ev {
-            Event::TapHello { conn, pane } => {
+    /// Handles one input, given at `now`.
+    pub fn handle(&mut self, now: Instant, input: Input) {
+        self.set_clock(now);
+        match input {
+            Input::TapHello { conn, pane } => {
                 self.conns.insert(conn, pane);
                 let now = self.now();
                 if let Some(p) = self.panes.get_mut(&pane) {
@@ -520,9 +579,7 @@ impl Core {
                     }
                 }
             }
-            Event::TapData {
-                conn, bytes, at, ..
-            } => {
+            Input::TapData { conn, bytes, at } => {
                 // Read after the loop last set the clock: never fed in the
                 // table's future.
                 self.set_clock(at);
@@ -538,7 +595,8 @@ impl Core {
                             // detector coalesces frames into one evaluation
                             // per interval, so most chunks need no tick.
                             let due = p.due();
-                            crate::trace!(
+                            trace!(
+                                self,
                                 "feed pane={pane} bytes={} queued_us={} due_in_us={}",
                                 bytes.len(),
                                 self.now().saturating_sub(at).as_micros(),
@@ -554,12 +612,12 @@ impl Core {
                     }
                 }
             }
-            Event::TapGap { conn } => {
+            Input::TapGap { conn } => {
                 if let Some(pane) = self.conns.get(&conn).copied() {
-                    self.job(Job::Capture(pane, CapturePurpose::Resync));
+                    self.job(MuxJob::Capture(pane, CapturePurpose::Resync));
                 }
             }
-            Event::TapClosed { conn } => {
+            Input::TapClosed { conn } => {
                 if let Some(pane) = self.conns.remove(&conn) {
                     if let Some(p) = self.panes.get_mut(&pane) {
                         if p.conn == Some(conn) {
@@ -571,56 +629,64 @@ impl Core {
                             p.conn = None;
                             p.tap = TapState::None;
                             p.tap_since = self.clock;
-                            let _ = self.jobs.send(Job::Retap(pane));
+                            self.effects.push_back(Effect::Mux(MuxJob::Retap(pane)));
                         }
                     }
                 }
             }
-            Event::Listed { panes, clients } => self.on_listed(panes, clients),
-            Event::ServerGone => self.stopping = true,
-            Event::PersistFailed => self.persist = true,
-            Event::Captured {
+            Input::Listed { panes, clients } => self.on_listed(panes, clients),
+            Input::ServerGone => self.stopping = true,
+            Input::PersistFailed => self.persist = true,
+            Input::Captured {
                 pane,
-                capture,
+                screen,
                 purpose,
-            } => self.on_captured(pane, capture, purpose),
-            Event::TapInstalled { pane, outcome } => {
+            } => self.on_captured(pane, screen, purpose),
+            Input::TapInstalled { pane, outcome } => {
                 if let Some(p) = self.panes.get_mut(&pane) {
                     match outcome {
-                        Ok(tend_tmux::TapOutcome::Installed)
-                        | Ok(tend_tmux::TapOutcome::AlreadyTapped { .. }) => {
+                        TapOutcome::Tapped => {
                             if p.tap != TapState::Connected {
                                 p.tap = TapState::Installed;
                                 p.tap_since = self.clock;
                             }
                         }
-                        Ok(tend_tmux::TapOutcome::Foreign) => p.tap = TapState::Polling,
-                        Err(_) => p.tap = TapState::Polling,
+                        TapOutcome::Foreign | TapOutcome::Failed(_) => p.tap = TapState::Polling,
                     }
                 }
             }
-            // Whatever the request changes is published in this tick.
-            Event::Control { req, reply } => self.control(req, reply),
-            Event::Poke => self.reconcile(),
-            Event::GuardHello { token } => {
+            // Whatever the request changes is published in the next tick.
+            Input::Control { id, req } => self.control(id, req),
+            Input::Poke => self.reconcile(),
+            Input::GuardHello { token } => {
                 if self.guard.token.as_deref() == Some(token.as_str()) {
                     self.guard.connected = true;
                     self.guard.failures = 0;
                 }
             }
-            Event::GuardClosed { token } => {
+            Input::GuardClosed { token } => {
                 if self.guard.token.as_deref() == Some(token.as_str()) && !self.stopping {
-                    eprintln!(
-                        "tend: the guard process ended while the daemon runs; starting another"
+                    self.log(
+                        "the guard process ended while the daemon runs; starting another".into(),
                     );
                     self.install_guard();
                 }
             }
-            Event::Remote {
+            Input::Remote {
                 name,
                 generation,
                 ev,
             } => self.on_remote(name, generation, ev),
+            Input::JobsEnded => self.jobs_ended(),
+            Input::Remotes { config, reply } => {
+                let remotes = self.apply_remotes(config);
+                if let Some(id) = reply {
+                    self.effects.push_back(Effect::Reply {
+                        id,
+                        result: Ok(tend_protocol::reply::Reloaded { remotes }.into()),
+                    });
+                }
+            }
         }
     }
 
@@ -683,7 +749,7 @@ impl Core {
             });
         }
         for (name, l) in &self.links {
-            if l.state == crate::daemon::remote::LinkState::Down {
+            if l.state == crate::links::LinkState::Down {
                 facts.down.push(name.clone());
             }
         }
@@ -693,32 +759,34 @@ impl Core {
     /// What changed since the last publish, and the clients whose status
     /// line to redraw (`None`: nothing to send now). Changes that can wait
     /// ([`publish::can_wait`]) are held until `listing` (the tick that
-    /// sends the periodic listing, at most [`super::RECONCILE_EVERY`]
+    /// sends the periodic listing, at most [`RECONCILE_EVERY`]
     /// later), so that they share its tmux process.
-    pub(super) fn publish(
-        &mut self,
-        listing: bool,
-    ) -> Option<(Vec<tend_tmux::OptionUpdate>, Vec<String>)> {
+    pub(crate) fn publish(&mut self, listing: bool) -> Option<(Vec<OptionUpdate>, Vec<String>)> {
         if !self.listed_once {
             return None;
         }
-        if self.mux == crate::daemon::mux::Mux::Zellij {
+        if self.mux == Mux::Zellij {
             // The backend pushes it when it differs from the last one.
-            let status = crate::daemon::zellij::plugin_status(&self.rows(), &self.remote_rows());
-            self.job(Job::Plugin(status));
+            let status = plugin::plugin_status(&self.rows(), &self.remote_rows());
+            self.job(MuxJob::Plugin(status));
             return None;
         }
         let new = publish::compute(&self.rows(), &self.remote_rows());
+        for t in publish::take_dropped() {
+            self.log(format!(
+                "a jump target that is not a pane id was left out: {t:?}"
+            ));
+        }
         let ups = publish::diff(&self.published, &new);
         self.held = !ups.is_empty() && !listing && publish::can_wait(&ups);
         if self.held {
-            crate::trace!("publish held updates={}", ups.len());
+            trace!(self, "publish held updates={}", ups.len());
             return None;
         }
         if ups.is_empty() {
             return None;
         }
-        crate::trace!("publish updates={}", ups.len());
+        trace!(self, "publish updates={}", ups.len());
         self.published = new;
         let clients = self
             .clients
@@ -735,7 +803,5 @@ impl Core {
     }
 }
 
-// The table's tests give it processes as a fake `/proc` (the Linux
-// backend's source).
-#[cfg(all(test, target_os = "linux"))]
+#[cfg(test)]
 mod tests;

@@ -1,0 +1,128 @@
+//! What goes into the core: [`Input`]s, each handled by
+//! [`crate::Core::handle`] at the time it is given.
+
+use std::time::Instant;
+
+use tend_protocol::{PaneId, Request};
+
+use crate::links::{LinkEvent, RemotesConfig};
+use crate::pane::{ClientInfo, PaneInfo, Screen, TapOutcome};
+
+/// Names a control request whose answer the daemon waits for: it comes
+/// back in [`crate::Effect::Reply`] (or with a [`crate::MuxJob`] that
+/// answers it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RequestId(pub u64);
+
+/// Something that happened.
+#[derive(Debug)]
+pub enum Input {
+    /// A tap handed over its pane's pipe, which the daemon knows as `conn`.
+    TapHello {
+        /// The pipe.
+        conn: u64,
+        /// Its pane.
+        pane: PaneId,
+    },
+    /// Pane output read from a pipe at `at`.
+    TapData {
+        /// The pipe.
+        conn: u64,
+        /// What the pane printed.
+        bytes: Vec<u8>,
+        /// When it was read.
+        at: Instant,
+    },
+    /// Output of the pipe `conn` was dropped: its pane is seeded again.
+    TapGap {
+        /// The pipe.
+        conn: u64,
+    },
+    /// A pipe closed (the pane ended, or its pipe was closed).
+    TapClosed {
+        /// The pipe.
+        conn: u64,
+    },
+    /// The backend listed panes and clients.
+    Listed {
+        /// Every pane.
+        panes: Vec<PaneInfo>,
+        /// Every client.
+        clients: Vec<ClientInfo>,
+    },
+    /// The multiplexer is gone: the core stops.
+    ServerGone,
+    /// Writing the state file failed: it is written again a second later.
+    PersistFailed,
+    /// A pane's screen was captured.
+    Captured {
+        /// The pane.
+        pane: PaneId,
+        /// What it shows.
+        screen: Screen,
+        /// Why it was asked for.
+        purpose: CapturePurpose,
+    },
+    /// Installing a pane's tap finished.
+    TapInstalled {
+        /// The pane.
+        pane: PaneId,
+        /// How it went.
+        outcome: TapOutcome,
+    },
+    /// A control request; its answer leaves as [`crate::Effect::Reply`]
+    /// (or with the job that answers it).
+    Control {
+        /// Names the answer.
+        id: RequestId,
+        /// The request.
+        req: Request,
+    },
+    /// List the panes now (a multiplexer hook fired).
+    Poke,
+    /// A guard connected with `token`.
+    GuardHello {
+        /// Its token.
+        token: String,
+    },
+    /// A guard's connection closed while the daemon runs.
+    GuardClosed {
+        /// Its token.
+        token: String,
+    },
+    /// A remote's link reported.
+    Remote {
+        /// The remote.
+        name: String,
+        /// The link's generation (a stopped link's late words are ignored).
+        generation: u64,
+        /// What it said.
+        ev: LinkEvent,
+    },
+    /// The process source has ended foreground jobs to report
+    /// ([`crate::ProcSource::take_ended`]).
+    JobsEnded,
+    /// The remotes as configured now; `reply` answers the `reload` request
+    /// that asked for them ([`crate::Effect::LoadRemotes`]).
+    Remotes {
+        /// The configuration.
+        config: RemotesConfig,
+        /// The request to answer.
+        reply: Option<RequestId>,
+    },
+}
+
+/// Why a capture was taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CapturePurpose {
+    /// First sight of the pane, before its tap.
+    Seed,
+    /// After a gap in the tap's stream.
+    Resync,
+    /// Periodic, for a pane whose pipe belongs to someone else.
+    Poll,
+    /// Output soon after a seed may have been drawn twice: compared with
+    /// the emulated screen, which is re-seeded when they differ
+    /// (`seed_check.rs`).
+    Verify,
+}
