@@ -15,8 +15,10 @@ cd "$(dirname "$0")/.."
 
 export TEND_PLATFORM=portable
 case "${1:-}" in
-  --all) exec cargo test -p tend ;;
+  --all) exec cargo test -p tend -p tend-daemon -p tend-procfs -p tend-core ;;
   "")
+    # The process source's and the daemon's own tests, on the portable backend.
+    cargo test -p tend-procfs -p tend-daemon --lib
     exec cargo test -p tend --lib --test platform --test tmux_e2e --test identity_tmux \
       --test faults --test status_line
     ;;

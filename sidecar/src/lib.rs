@@ -1,22 +1,16 @@
-//! tend: the daemon and the command line.
+//! tend: the command line, and the binary that is also the daemon.
 //!
 //! The binary (`src/main.rs`) parses arguments and dispatches to one module
-//! per command; everything that talks to the operating system lives here.
-//! What decides is pure and lives elsewhere: what an agent is doing in
-//! `tend-detector`, what that means for the user (bands, reports, parks,
-//! notifications) in `tend-attention`; everything that speaks to tmux is in
-//! `tend-tmux`.
+//! per command ([`cli`]); the commands speak to the daemon through
+//! [`client`] in `tend-protocol`'s types. What runs as the daemon is
+//! `tend-daemon` (its loop) around `tend-core` (the pane table, pure);
+//! the processes come from `tend-procfs`; what an agent is doing is
+//! `tend-detector`'s business, what that means for the user
+//! `tend-attention`'s; everything that speaks to tmux is in `tend-tmux`.
 
 pub mod cli;
 pub mod client;
-pub mod config;
-pub mod daemon;
-pub mod error;
-pub mod keys;
-pub mod manifests;
-pub mod notify;
-pub mod paths;
-pub mod platform;
-pub mod remote;
-pub mod sampler;
-pub mod tap;
+
+pub use tend_daemon as daemon;
+pub use tend_daemon::{config, error, keys, manifests, notify, paths, remote, tap};
+pub use tend_procfs::{platform, sampler};

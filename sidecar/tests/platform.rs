@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use tend::platform::linux::ProcFs;
 use tend::platform::portable::SysProcs;
-use tend::platform::{ExitWatch, ProcSource};
+use tend::platform::{ExitWatch, ProcReader};
 use tend::sampler::{PaneWatch, Sampler};
 use tend_detector::identity::{ProcessInfo, SamplePolicy};
 use tend_detector::Registry;

@@ -2,6 +2,7 @@
 
 pub mod agents;
 pub mod capture;
+pub mod config_edit;
 pub mod demo;
 pub mod docs;
 pub mod doctor;

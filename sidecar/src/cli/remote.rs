@@ -112,7 +112,7 @@ pub fn run(server: &ServerArgs, args: &RemoteArgs, out: &mut dyn Write) -> Resul
                 ssh_options: a.ssh_options.clone(),
             };
             let path = config_path()?;
-            crate::remote::add(&path, &a.name, &r)?;
+            super::config_edit::add(&path, &a.name, &r)?;
             let live = reload(server);
             if a.json {
                 writeln!(out, "{}", json!({"added": a.name, "daemon_reloaded": live}))
@@ -136,7 +136,7 @@ pub fn run(server: &ServerArgs, args: &RemoteArgs, out: &mut dyn Write) -> Resul
         }
         RemoteCommand::Remove(a) => {
             let path = config_path()?;
-            crate::remote::remove(&path, &a.name)?;
+            super::config_edit::remove(&path, &a.name)?;
             let live = reload(server);
             if a.json {
                 writeln!(

@@ -13,7 +13,7 @@
 //! on, so before tmux can answer that. The reports then travel on to tmux
 //! like any output, where tend's tap reads them (`tend_detector::psp`); the
 //! daemon takes them as the pane's word only while a relay holds the
-//! pane's terminal (`sampler/watch.rs`).
+//! pane's terminal (`core/src/watch.rs`).
 //!
 //! The relay:
 //!

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use tend_detector::identity::WalkLimits;
 
-use crate::platform::ProcSource;
+use crate::platform::ProcReader;
 use crate::sampler::{PaneSnapshot, Probe, SampleError, SampleStats, CACHE_MAX};
 
 mod fds;
@@ -201,7 +201,7 @@ impl ProcFs {
     }
 }
 
-impl ProcSource for ProcFs {
+impl ProcReader for ProcFs {
     fn probe(&mut self, shell_pid: u32) -> Result<Probe, SampleError> {
         ProcFs::probe(self, shell_pid)
     }

@@ -66,7 +66,7 @@ struct Backend {
     push: std::sync::mpsc::Sender<PluginStatus>,
     last_status: Option<PluginStatus>,
     last_push: Instant,
-    persister: crate::daemon::store::Persister,
+    persister: crate::store::Persister,
     events: Sender<Event>,
 }
 

@@ -25,7 +25,7 @@ use sysinfo::{
 use tend_detector::identity::{ProcessInfo, WalkLimits, ENV_HINT};
 
 use super::job::job_control;
-use crate::platform::{script_target, ticks_per_sec, ProcSource};
+use crate::platform::{script_target, ticks_per_sec, ProcReader};
 use crate::sampler::{PaneSnapshot, Probe, SampleError, SampleStats};
 
 /// How long the list of every process serves the samples that follow it.
@@ -207,7 +207,7 @@ fn detail() -> ProcessRefreshKind {
         .with_cwd(UpdateKind::Always)
 }
 
-impl ProcSource for SysProcs {
+impl ProcReader for SysProcs {
     fn probe(&mut self, shell_pid: u32) -> Result<Probe, SampleError> {
         let job = job_control(shell_pid).ok_or(SampleError::Gone(shell_pid))?;
         Ok(Probe {

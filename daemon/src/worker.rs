@@ -415,7 +415,7 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
             let _ = events.blocking_send(Event::Core(input));
         };
         let mut server_pid: Option<u32> = None;
-        let mut persister = crate::daemon::store::Persister::default();
+        let mut persister = crate::store::Persister::default();
         let mut pending: std::collections::VecDeque<Job> = std::collections::VecDeque::new();
         loop {
             if pending.is_empty() {

@@ -2,7 +2,7 @@
 //! other systems another, behind one module
 //! (`docs/decisions/0009-platform-backends.md`):
 //!
-//! * the processes of a pane's tree ([`ProcSource`]),
+//! * the processes of a pane's tree ([`ProcReader`]),
 //! * the end of a pane's foreground job ([`ExitWatch`], over an
 //!   [`ExitSource`]),
 //! * which panes' pipes are readable, and what the event loop waits on
@@ -130,7 +130,7 @@ pub fn choose(
 /// The processes of a pane's tree: its shell at depth 0 and what runs
 /// below it, breadth-first within the walk limits, each with its group, its
 /// terminal's foreground group, what it runs and its CPU time.
-pub trait ProcSource: fmt::Debug + Send {
+pub trait ProcReader: fmt::Debug + Send {
     /// The shell's group and its terminal's foreground group, as cheaply
     /// as the system allows (a pane that prints is probed five times a
     /// second).
@@ -154,7 +154,7 @@ pub trait ProcSource: fmt::Debug + Send {
     }
 }
 
-/// Clock ticks per second of the CPU times a [`ProcSource`] reports.
+/// Clock ticks per second of the CPU times a [`ProcReader`] reports.
 pub fn ticks_per_sec() -> f64 {
     #[cfg(target_os = "linux")]
     {

@@ -4,7 +4,7 @@
 //!
 //! tmux keeps a pipe open for as long as anything holds its other end, not
 //! for as long as the command it started lives; once the daemon holds it,
-//! the daemon reads the pane's output directly ([`crate::daemon::pipes`]).
+//! the daemon reads the pane's output directly ([`crate::pipes`]).
 //! `-I` makes tmux read from the pipe too (tend never writes to it), so it
 //! sees the moment the last holder closes it — a daemon that dies, even on
 //! a silent pane — and closes the pipe on its own: no pipe outlives the
@@ -89,7 +89,7 @@ mod tests {
         drop(sender);
         drop(tap_end);
         let (conn, _) = listener.accept().expect("accept");
-        let (pane, fd) = crate::daemon::pipes::receive(&conn).expect("receive");
+        let (pane, fd) = crate::pipes::receive(&conn).expect("receive");
         assert_eq!(pane, "%7");
         let mut pipe = std::fs::File::from(fd);
         tmux_end.write_all(b"hello").expect("write");

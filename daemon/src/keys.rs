@@ -251,7 +251,7 @@ pub fn doctor_check(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::daemon::worker::jump_command;
+    use crate::worker::jump_command;
     use tend_tmux::keys::KEY_ACTIONS;
 
     #[test]

@@ -67,8 +67,8 @@ pub fn line_at(at_us: u128, what: &str) {
 #[macro_export]
 macro_rules! trace {
     ($($arg:tt)*) => {
-        if $crate::daemon::trace::on() {
-            $crate::daemon::trace::line(format_args!($($arg)*));
+        if $crate::trace::on() {
+            $crate::trace::line(format_args!($($arg)*));
         }
     };
 }

@@ -1,6 +1,6 @@
-//! The daemon: one per tmux server or zellij session. It owns the pane
-//! table ([`core`]), listens on two Unix sockets (control requests; taps
-//! handing over their pane's pipe), reads every pane's pipe on its own
+//! tend's daemon: one per tmux server or zellij session, the loop around
+//! the pane table (`tend_core::Core`). It listens on two Unix sockets
+//! (control requests; taps handing over their pane's pipe), reads every pane's pipe on its own
 //! event loop's read ticks ([`pipes`]), and runs every multiplexer command
 //! on one backend thread: [`worker`] for tmux, [`zellij`] for zellij
 //! ([`mux`] says which).
@@ -15,21 +15,44 @@
 //! Requests have their own queue and are served first; pane output is fed
 //! to the table [`FEED_ROUND`] at a time, so a flooding pane delays a
 //! request by one round, not by all it printed.
+//!
+//! The loop (`serve`) is a short sequence of named steps: read what is
+//! ready (control requests first, then pane output for one round at
+//! most), hand each to the core with the time, run the core's timers, and
+//! perform what it asks (`Driver::perform`): jobs to the backend thread,
+//! answers to their connections, link tasks started and stopped, the state
+//! file, the log. Everything that waits — sockets, pipes, threads, ssh,
+//! files, signals — lives here; everything that decides lives in the core.
+//!
+//! Besides the loop, this crate holds what the daemon reads and writes:
+//! `config.toml` ([`config`]), where files and sockets go ([`paths`]), the
+//! agents' manifests ([`manifests`]), the remotes ([`remote`], [`links`]),
+//! desktop and tmux notifications ([`notify`]), and the key bindings
+//! ([`keys`]).
 
+pub mod config;
 mod deadline;
 mod doorbell;
+pub mod error;
 pub mod event;
 pub mod guard;
 pub mod ipc;
+pub mod keys;
+pub mod links;
+pub mod manifests;
+pub mod notify;
+pub mod paths;
 pub mod pipes;
 pub mod project;
 pub mod remote;
 pub mod store;
+pub mod tap;
 pub mod trace;
 pub mod worker;
 pub mod zellij;
 
 pub use tend_core::{mux, publish, status, tape};
+pub use tend_procfs::{platform, sampler};
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -249,8 +272,7 @@ impl Driver {
                 link,
                 stderr,
             } => {
-                let task =
-                    remote::start(&name, &r, &link, generation, stderr, self.link_tx.clone());
+                let task = links::start(&name, &r, &link, generation, stderr, self.link_tx.clone());
                 if let Some(old) = self.links.insert(name, task) {
                     old.abort();
                 }
@@ -507,7 +529,7 @@ async fn serve(opts: Options) -> Result<(), CliError> {
         reader.poll(now, rang || (reader.quiet() && !armed), &mut backlog);
         if exits_polled {
             // Agents that ended since the last round (the portable
-            // backend's watch, see platform/portable/exits.rs).
+            // backend's watch, see procfs/src/platform/portable/exits.rs).
             d.take(now, Event::Core(Input::JobsEnded));
         }
         // Whatever else is already queued, but no more: the backend keeps

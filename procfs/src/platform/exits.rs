@@ -1,5 +1,5 @@
 //! [`ExitWatch`]: the end of each pane's foreground job, reported without
-//! probing its shell (see `PaneWatch::watch_exit` in `sampler/watch.rs`).
+//! probing its shell (see `PaneWatch::watch_exit` in `core/src/watch.rs`).
 
 use std::os::fd::OwnedFd;
 

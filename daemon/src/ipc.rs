@@ -209,7 +209,7 @@ fn same_user(stream: &UnixStream) -> bool {
         .unwrap_or(false)
 }
 
-/// The guard connections (see [`crate::daemon::guard`]): how many are open,
+/// The guard connections (see [`crate::guard`]): how many are open,
 /// and the signal that the daemon is stopping cleanly.
 #[derive(Debug)]
 pub struct Guards {

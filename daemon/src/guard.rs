@@ -32,7 +32,7 @@ pub const DAEMON_OPTION: &str = "@tend_daemon";
 /// `@tend_summary` once the daemon is gone.
 pub const NOT_RUNNING: &str = "tend is not running";
 
-/// Options published per pane (see [`crate::daemon::publish`]).
+/// Options published per pane (see [`crate::publish`]).
 pub const PANE_OPTIONS: &[&str] = &[
     "@tend_agent",
     "@tend_state",
@@ -147,7 +147,7 @@ pub fn install_command(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::daemon::publish::{compute, PaneRow};
+    use crate::publish::{compute, PaneRow};
     use tend_attention::Band;
     use tend_core::Scope;
     use tend_protocol::{PaneId, SessionId, WindowId};
@@ -172,7 +172,7 @@ mod tests {
         };
         let set = compute(
             &[row(1, Band::Waiting), row(2, Band::Quiet)],
-            &crate::daemon::publish::RemoteFacts::default(),
+            &crate::publish::RemoteFacts::default(),
         );
         for (scope, name) in set.keys() {
             let list = match scope {

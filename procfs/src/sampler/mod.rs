@@ -2,7 +2,7 @@
 //! it to the pure identity logic in `tend_detector::identity`.
 //!
 //! How the tree is read is the platform's business
-//! ([`crate::platform::ProcSource`]): `/proc` on Linux, `sysinfo` elsewhere
+//! ([`crate::platform::ProcReader`]): `/proc` on Linux, `sysinfo` elsewhere
 //! (`docs/decisions/0009-platform-backends.md`). The [`Sampler`] holds the
 //! backend's source and exit watch, and what is the same everywhere: the
 //! walk limits and an agent's version from its package metadata.
@@ -33,7 +33,7 @@ mod tests;
 #[cfg(target_os = "linux")]
 use crate::platform::linux::ProcFs;
 use crate::platform::portable::SysProcs;
-use crate::platform::{backend, Backend, ProcSource};
+use crate::platform::{backend, Backend, ProcReader};
 
 pub use crate::platform::ExitWatch;
 pub use tend_core::watch::{Identified, PaneWatch, ScreenSource, WatchUpdate};
@@ -123,7 +123,7 @@ impl Sampler {
         }
     }
 
-    fn source(&self) -> &dyn ProcSource {
+    fn source(&self) -> &dyn ProcReader {
         match &self.source {
             #[cfg(target_os = "linux")]
             Source::ProcFs(s) => s,
@@ -131,7 +131,7 @@ impl Sampler {
         }
     }
 
-    fn source_mut(&mut self) -> &mut dyn ProcSource {
+    fn source_mut(&mut self) -> &mut dyn ProcReader {
         match &mut self.source {
             #[cfg(target_os = "linux")]
             Source::ProcFs(s) => s,

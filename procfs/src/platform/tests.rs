@@ -10,7 +10,7 @@ use tend_detector::identity::ProcessInfo;
 
 use super::linux::ProcFs;
 use super::portable::SysProcs;
-use super::{ticks_per_sec, ExitWatch, ProcSource};
+use super::{ticks_per_sec, ExitWatch, ProcReader};
 
 /// A child of the test, killed and reaped on drop.
 struct Kid(Child);
@@ -151,7 +151,7 @@ fn both_backends_read_the_same_tree() {
         .find(|p| p.env_agent.is_some())
         .expect("hinted");
     assert_eq!(hinted.argv, ["sleep", "300"]);
-    for source in [&mut linux as &mut dyn ProcSource, &mut portable] {
+    for source in [&mut linux as &mut dyn ProcReader, &mut portable] {
         assert_eq!(
             source.env_var(hinted.pid, "TEND_AGENT").as_deref(),
             Some("claude")
@@ -204,7 +204,7 @@ fn a_shell_that_is_gone_is_gone_for_both() {
     let pid = c.id();
     c.wait().expect("wait");
     let (mut linux, mut portable) = sources();
-    for source in [&mut linux as &mut dyn ProcSource, &mut portable] {
+    for source in [&mut linux as &mut dyn ProcReader, &mut portable] {
         assert!(matches!(
             source.sample(pid),
             Err(crate::sampler::SampleError::Gone(p)) if p == pid
