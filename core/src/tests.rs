@@ -218,6 +218,23 @@ impl Rig {
         self.core.handle_timeout(self.now);
     }
 
+    /// Runs the core's timers at every wake-up it asks for until `ms` after
+    /// the start, as a driver would (quinn-proto's `Pair::drive`): on
+    /// virtual time, so a minute takes as long as its wake-ups.
+    fn drive_to(&mut self, ms: u64) {
+        let end = self.t0 + Duration::from_millis(ms);
+        loop {
+            let next = self.core.poll_timeout().max(self.now);
+            if next > end {
+                break;
+            }
+            self.now = next;
+            self.core.handle_timeout(next);
+        }
+        self.now = end;
+        self.core.handle_timeout(end);
+    }
+
     /// Asks the table as a client would: a method and its parameters as
     /// JSON in, the answer line out.
     fn ask(&mut self, method: &str, params: Value) -> Response {
@@ -582,9 +599,7 @@ fn the_sweep_skips_panes_where_nothing_happened() {
     });
     r.report("%2", "working", json!({"every": "1h"}));
     // A minute of quiet: the process samples back off.
-    for s in 1..=60 {
-        r.at(s);
-    }
+    r.drive_to(60_000);
     r.drain_jobs();
     let e1 = &r.core.panes[&PaneId(1)];
     assert_eq!(
@@ -634,9 +649,7 @@ fn a_listing_naming_another_foreground_command_brings_the_sample_forward() {
         clients: vec![],
     });
     // A minute of quiet: samples (and with them the idle probes) back off.
-    for s in 1..=60 {
-        r.at(s);
-    }
+    r.drive_to(60_000);
     r.drain_jobs();
     let now = r.core.now();
     let due = r.core.panes[&PaneId(1)].watch.next_wakeup();
@@ -923,4 +936,42 @@ fn a_prompt_s_enter_waits_for_the_pause_its_agent_needs() {
     assert_eq!(prompted(&r.drain_jobs(), 1), (None, 1));
     r.at_ms(2500);
     assert_eq!(prompted(&r.drain_jobs(), 1), (None, 0), "sent once");
+}
+
+#[test]
+fn the_core_lists_the_panes_every_second_on_its_own_clock() {
+    let mut r = Rig::new(Mux::Tmux);
+    r.list(&[1], vec![]);
+    r.drain_jobs();
+    let mut lists = Vec::new();
+    for ms in (0..=5_000).step_by(100) {
+        r.drive_to(ms);
+        let listed = r
+            .drain_jobs()
+            .iter()
+            .any(|j| matches!(j, MuxJob::List | MuxJob::Publish { list: true, .. }));
+        if listed {
+            lists.push(ms);
+        }
+    }
+    assert_eq!(lists, [0, 1000, 2000, 3000, 4000, 5000]);
+    // No wake-up is later than the next listing.
+    assert!(r.core.poll_timeout() <= r.now + crate::RECONCILE_EVERY);
+}
+
+#[test]
+fn changes_to_the_saved_state_are_written_at_most_once_a_second() {
+    let mut r = Rig::new(Mux::Tmux);
+    r.list(&[1, 2], vec![]);
+    r.drive_to(100);
+    r.ok("park", json!({"pane": "%1"}));
+    r.drive_to(200);
+    assert!(r.saved(), "the first change is written at once");
+    r.ok("park", json!({"pane": "%2"}));
+    r.drive_to(900);
+    assert!(!r.saved(), "the next waits for its second");
+    r.drive_to(1_300);
+    assert!(r.saved(), "and is written when it comes");
+    r.drive_to(5_000);
+    assert!(!r.saved(), "nothing changed since");
 }

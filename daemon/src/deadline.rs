@@ -34,7 +34,7 @@ impl Deadline {
                 .then(|| {
                     crate::platform::linux::TimerFdTimer::new()
                         .map_err(|e| {
-                            eprintln!("tend: no timerfd ({e}); the event loop uses tokio's timer")
+                            crate::say!("no timerfd ({e}); the event loop uses tokio's timer")
                         })
                         .ok()
                 })

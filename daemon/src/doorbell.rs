@@ -84,7 +84,7 @@ impl Doorbell {
                         // Closed (the reader keeps its own), and not asked
                         // again: the runtime would refuse again.
                         let (_, e) = e.into_parts();
-                        eprintln!("tend: {} cannot wake the event loop: {e}", self.what);
+                        crate::say!("{} cannot wake the event loop: {e}", self.what);
                         self.armed.clear();
                         self.refused = true;
                         break;

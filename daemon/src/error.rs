@@ -1,6 +1,25 @@
-//! Errors for people: what happened, and what to do.
+//! Errors for people: what happened, and what to do; and the one place
+//! that writes a sentence to stderr ([`say!`](crate::say)).
 
 use std::fmt;
+use std::io::Write;
+
+/// Writes `tend: <sentence>` to stderr, the one way tend's daemon and
+/// commands speak there (the daemon's stderr is its log file). A failed
+/// write is dropped: there is nowhere else to say it.
+pub fn say(sentence: fmt::Arguments<'_>) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "tend: {sentence}");
+}
+
+/// `say!("remote {name} is up")`: a sentence on stderr after `tend: `
+/// ([`say`]).
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::error::say(format_args!($($arg)*))
+    };
+}
 
 /// A failure with a stable machine-readable code (for `--json`) and a
 /// message that says what happened and what to do about it.

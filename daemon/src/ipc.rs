@@ -125,8 +125,8 @@ impl Unfinished {
         t.peak = t.peak.max(t.open.len());
         drop(t);
         if let Some(n) = log {
-            eprintln!(
-                "tend: closed {n} control connection(s) that had not finished their request line: \
+            crate::say!(
+                "closed {n} control connection(s) that had not finished their request line: \
                  more than {MAX_UNFINISHED} were open at once, and the oldest go first"
             );
         }

@@ -301,7 +301,7 @@ impl Driver {
                     }
                 }
             },
-            Effect::Log(text) => eprintln!("tend: {text}"),
+            Effect::Log(text) => crate::say!("{text}"),
             Effect::Trace { at_us, line } => trace::line_at(at_us, &line),
         }
     }
@@ -394,8 +394,8 @@ fn process_source() -> (Sampler, doorbell::Doorbell, bool) {
 
 async fn serve(opts: Options) -> Result<(), CliError> {
     // The backend is decided once, before any part of it is made.
-    eprintln!(
-        "tend: platform backend {} (docs/decisions/0009-platform-backends.md)",
+    crate::say!(
+        "platform backend {} (docs/decisions/0009-platform-backends.md)",
         crate::platform::backend()
     );
     let manifests = start_loading_manifests()?;
@@ -432,7 +432,7 @@ async fn serve(opts: Options) -> Result<(), CliError> {
         .map_err(|e| CliError::new("manifests", format!("loading the manifests failed: {e}")))?
         .map_err(|_| CliError::new("manifests", "loading the manifests failed (a panic)"))?;
     for e in &errors {
-        eprintln!("tend: manifest not used: {e}");
+        crate::say!("manifest not used: {e}");
     }
     let (sampler, exits, exits_polled) = process_source();
     let config = tend_core::Config {
@@ -461,7 +461,7 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     };
     let loaded = store::load(&opts.state, unix_now() as u64);
     for w in &loaded.warnings {
-        eprintln!("tend: {w}");
+        crate::say!("{w}");
     }
     d.core.restore(loaded);
     match remotes_config() {
@@ -472,7 +472,7 @@ async fn serve(opts: Options) -> Result<(), CliError> {
                 reply: None,
             }),
         ),
-        Err(e) => eprintln!("tend: no remotes: {e}"),
+        Err(e) => crate::say!("no remotes: {e}"),
     }
     // After Setup (sent above), so that its sweep of a dead daemon's
     // options cannot remove this daemon's token.
@@ -560,7 +560,7 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     }
     d.stop_links();
     if let Err(e) = store::write_atomic(&opts.state, &d.core.state_text()) {
-        eprintln!("tend: {e}");
+        crate::say!("{e}");
     }
     // Leave the multiplexer as we found it: taps, hooks, options, bindings.
     let _ = job_tx.send(Job::Cleanup);
@@ -583,7 +583,7 @@ fn start_notifications(
     bus: &tokio::sync::broadcast::Sender<tend_protocol::BusEvent>,
 ) {
     let notify_cfg = crate::config::load_notifications_config().unwrap_or_else(|e| {
-        eprintln!("tend: notifications use the defaults: {e}");
+        crate::say!("notifications use the defaults: {e}");
         Default::default()
     });
     let terminal = match opts.mux() {
@@ -603,7 +603,7 @@ fn pipes_doorbell(reader: &pipes::Reader) -> doorbell::Doorbell {
     doorbell::Doorbell::new(
         reader
             .doorbell()
-            .map_err(|e| eprintln!("tend: no doorbell for the pipes ({e}); they are read on ticks"))
+            .map_err(|e| crate::say!("no doorbell for the pipes ({e}); they are read on ticks"))
             .ok()
             .and_then(|fds| fds.into_iter().next()),
         what,

@@ -88,7 +88,7 @@ pub async fn run(
         }
         while let Some(n) = notifier.poll_notification() {
             if tx.try_send(n).is_err() {
-                eprintln!("tend: notifications: delivery is behind; one notification dropped");
+                crate::say!("notifications: delivery is behind; one notification dropped");
             }
         }
     }
@@ -139,8 +139,8 @@ async fn deliver_all(
         let job = tokio::task::spawn_blocking(move || terminal_deliver(&n, &cfg, &server, shown));
         match job.await {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => eprintln!("tend: notifications: {e}"),
-            Err(e) => eprintln!("tend: notifications: delivery failed: {e}"),
+            Ok(Err(e)) => crate::say!("notifications: {e}"),
+            Err(e) => crate::say!("notifications: delivery failed: {e}"),
         }
     }
 }
@@ -159,11 +159,11 @@ async fn desktop_deliver(n: &Notification, mode: DesktopMode, known: &mut Deskto
             (Desktop::Present { .. }, Desktop::Present { .. })
             | (Desktop::Missing { .. }, Desktop::Missing { .. }) => {}
             (_, Desktop::Present { name, .. }) => {
-                eprintln!("tend: notifications: desktop notifications through {name}");
+                crate::say!("notifications: desktop notifications through {name}");
             }
             (_, Desktop::Missing { why, .. }) => {
-                eprintln!(
-                    "tend: notifications: no desktop notification service ({why}); \
+                crate::say!(
+                    "notifications: no desktop notification service ({why}); \
                      using tmux messages and terminal notifications"
                 );
             }
@@ -179,7 +179,7 @@ async fn desktop_deliver(n: &Notification, mode: DesktopMode, known: &mut Deskto
     match show(n, markup).await {
         Ok(()) => true,
         Err(e) => {
-            eprintln!("tend: notifications: the desktop notification failed: {e}");
+            crate::say!("notifications: the desktop notification failed: {e}");
             *known = Desktop::Missing {
                 why: e,
                 asked: Instant::now(),

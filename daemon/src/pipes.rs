@@ -543,12 +543,12 @@ impl Reader {
             let (pane, fd) = match receive(&stream) {
                 Ok(got) => got,
                 Err(e) => {
-                    eprintln!("tend: a tap connection was closed: {e}");
+                    crate::say!("a tap connection was closed: {e}");
                     continue;
                 }
             };
             let Ok(pane) = pane.trim().parse::<PaneId>() else {
-                eprintln!("tend: a tap named `{pane}`, which is not a pane id; closed");
+                crate::say!("a tap named `{pane}`, which is not a pane id; closed");
                 continue;
             };
             let file = std::fs::File::from(fd);
@@ -558,7 +558,7 @@ impl Reader {
             match self.watch(file) {
                 Ok(conn) => out.push_back(Event::Core(Input::TapHello { conn, pane })),
                 Err(e) => {
-                    eprintln!("tend: cannot watch the pipe of pane {pane} ({e}); closed")
+                    crate::say!("cannot watch the pipe of pane {pane} ({e}); closed")
                 }
             }
         }

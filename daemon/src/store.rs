@@ -76,13 +76,13 @@ impl Persister {
         match write_atomic(path, text) {
             Ok(()) => {
                 if std::mem::take(&mut self.failing) {
-                    eprintln!("tend: state saved to {} again", path.display());
+                    crate::say!("state saved to {} again", path.display());
                 }
                 true
             }
             Err(e) => {
                 if !self.failing {
-                    eprintln!("tend: {e}");
+                    crate::say!("{e}");
                 }
                 self.failing = true;
                 false

@@ -21,8 +21,8 @@ fn sink() -> Option<&'static Mutex<std::fs::File>> {
         {
             Ok(f) => Some(Mutex::new(f)),
             Err(e) => {
-                eprintln!(
-                    "tend: TEND_TRACE={}: cannot open it ({e}); tracing is off",
+                crate::say!(
+                    "TEND_TRACE={}: cannot open it ({e}); tracing is off",
                     std::path::Path::new(&path).display()
                 );
                 None

@@ -2,6 +2,7 @@
 //! needs, in order, and reports results back as events. Keeping tmux calls
 //! off the event loop means a slow tmux never delays tap data.
 
+use std::collections::VecDeque;
 use std::sync::mpsc::Receiver;
 use std::thread::JoinHandle;
 
@@ -96,7 +97,7 @@ fn bindings(server: &Server, opts: &Options) -> Vec<Binding> {
     let plan = match crate::keys::plan(server, &opts.keys) {
         Ok(plan) => plan,
         Err(e) => {
-            eprintln!("tend: reading the key options failed, no key bound: {e}");
+            crate::say!("reading the key options failed, no key bound: {e}");
             return Vec::new();
         }
     };
@@ -235,7 +236,7 @@ pub fn remove_everything(server: &Server) -> usize {
     let keys = server.unbind_keys().unwrap_or(0);
     // Before the options go: the status line's originals are saved in them.
     if let Err(e) = server.restore_status() {
-        eprintln!("tend: putting the status line back failed: {e}");
+        crate::say!("putting the status line back failed: {e}");
     }
     let options = server.remove_tend_options().unwrap_or(0);
     let _ = server.refresh_clients();
@@ -397,229 +398,229 @@ pub(crate) fn answer_after(
 /// Starts the worker.
 pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinHandle<()> {
     std::thread::spawn(move || {
-        let server = opts.server.clone();
-        // `exec`: tmux runs the command with `/bin/sh -c`, and dash would
-        // otherwise keep a shell waiting beside every pane's tap.
-        let tap_cmd = |pane: PaneId| {
-            "exec ".to_owned()
-                + &shell_join(&[
-                    opts.tend_bin.to_string_lossy().as_ref(),
-                    "tap",
-                    "--socket",
-                    opts.tap.to_string_lossy().as_ref(),
-                    "--pane",
-                    &pane.to_string(),
-                ])
+        let worker = Worker {
+            server: opts.server.clone(),
+            opts,
+            events,
+            server_pid: None,
+            persister: crate::store::Persister::default(),
         };
-        let send = |input: Input| {
-            let _ = events.blocking_send(Event::Core(input));
-        };
-        let mut server_pid: Option<u32> = None;
-        let mut persister = crate::store::Persister::default();
-        let mut pending: std::collections::VecDeque<Job> = std::collections::VecDeque::new();
+        worker.run(jobs);
+    })
+}
+
+/// The tmux backend thread's state.
+struct Worker {
+    server: Server,
+    opts: Options,
+    events: Sender<Event>,
+    /// The tmux server's process, as the first listing found it.
+    server_pid: Option<u32>,
+    persister: crate::store::Persister,
+}
+
+impl Worker {
+    /// Runs jobs until the daemon hangs up or asks for the cleanup: every
+    /// tap waiting first, runs of publishes and listings merged into one
+    /// tmux command, then the next job.
+    fn run(mut self, jobs: Receiver<Job>) {
+        let mut pending: VecDeque<Job> = VecDeque::new();
         loop {
             if pending.is_empty() {
                 match jobs.recv() {
                     Ok(job) => pending.push_back(job),
-                    Err(_) => break,
+                    Err(_) => return,
                 }
             }
             pending.extend(jobs.try_iter());
-            // Every tap waiting to be installed, in one tmux process and
-            // ahead of the rest: a daemon starting on a server with many
-            // panes holds all their pipes after one invocation instead of
-            // one each behind every pane's seed. (A tap installed before its
-            // pane's seed is captured is harmless: output before the seed
-            // is ignored, the capture holds it.)
-            let (taps, rest): (Vec<Job>, Vec<Job>) = pending
-                .drain(..)
-                .partition(|j| matches!(j, Job::Mux(MuxJob::InstallTap(_) | MuxJob::Retap(_), _)));
-            pending = rest.into();
-            if !taps.is_empty() {
-                let mut list = Vec::with_capacity(taps.len());
-                for job in taps {
-                    match job {
-                        Job::Mux(MuxJob::Retap(pane), _) => {
-                            let _ = server.clear_tap_mark(pane);
-                            list.push((pane, tap_cmd(pane)));
-                        }
-                        Job::Mux(MuxJob::InstallTap(pane), _) => list.push((pane, tap_cmd(pane))),
-                        _ => {}
-                    }
-                }
-                for (pane, outcome) in server.install_taps(&list) {
-                    send(Input::TapInstalled {
-                        pane,
-                        outcome: tap_outcome(outcome),
-                    });
-                }
-            }
-            // Publishes and listings queued one after another go out in
-            // one tmux process: the updates in order (a later value of an
-            // option wins, as it would one process later), the listing
-            // last (it reads the panes after the updates, as it would have).
-            // Only a run of them is merged, never across another job, so
-            // the guard's token, a cleanup and a capture keep their place.
-            let listing_or_publish = |j: Option<&Job>| {
-                matches!(j, Some(Job::Mux(MuxJob::Publish { .. } | MuxJob::List, _)))
-            };
-            if listing_or_publish(pending.front()) && listing_or_publish(pending.get(1)) {
-                let mut merged: Vec<tend_core::OptionUpdate> = Vec::new();
-                let mut to_refresh: Vec<String> = Vec::new();
-                let mut any_list = false;
-                while listing_or_publish(pending.front()) {
-                    match pending.pop_front() {
-                        Some(Job::Mux(
-                            MuxJob::Publish {
-                                updates,
-                                clients,
-                                list,
-                            },
-                            _,
-                        )) => {
-                            merged.extend(updates);
-                            to_refresh = clients;
-                            any_list |= list;
-                        }
-                        Some(Job::Mux(MuxJob::List, _)) => any_list = true,
-                        _ => {}
-                    }
-                }
-                pending.push_front(Job::Mux(
-                    MuxJob::Publish {
-                        updates: merged,
-                        clients: to_refresh,
-                        list: any_list,
-                    },
-                    None,
-                ));
-            }
+            self.install_taps(&mut pending);
+            merge_publishes(&mut pending);
             let (job, reply) = match pending.pop_front() {
                 None => continue,
                 Some(Job::Mux(job, reply)) => (job, reply),
                 Some(Job::Persist { path, text }) => {
                     // Retried every second by the core while it fails.
-                    if !persister.write(&path, &text) {
-                        send(Input::PersistFailed);
+                    if !self.persister.write(&path, &text) {
+                        self.send(Input::PersistFailed);
                     }
                     continue;
                 }
                 Some(Job::Cleanup) => {
-                    remove_everything(&server);
+                    remove_everything(&self.server);
                     return;
                 }
             };
-            // A listing alone, or riding on a publish.
-            let (listing, job) = match job {
-                MuxJob::List => (Some(server.snapshot()), None),
-                MuxJob::Publish {
-                    updates,
-                    clients,
-                    list: true,
-                } => {
-                    let updates: Vec<OptionUpdate> =
-                        updates.into_iter().map(option_update).collect();
-                    let result = if updates.is_empty() && clients.is_empty() {
-                        server.snapshot()
-                    } else {
-                        server.publish_and_snapshot(&updates, &clients)
-                    };
-                    crate::trace!("published updates={} with a listing", updates.len());
-                    (Some(result), None)
-                }
-                other => (None, Some(other)),
-            };
-            if let Some(listing) = listing {
-                match listing {
-                    Ok(snap) => {
-                        // A new server on the same socket (the old one was
-                        // killed and tmux started again): pane ids restart
-                        // from %0 and mean other panes. This daemon's work is
-                        // over; the plugin starts a fresh one.
-                        if server_pid.is_none() {
-                            server_pid = Some(snap.server_pid);
-                        }
-                        if server_pid != Some(snap.server_pid) {
-                            send(Input::ServerGone);
-                            continue;
-                        }
-                        send(Input::Listed {
-                            panes: snap.panes.into_iter().map(pane_info).collect(),
-                            clients: snap.clients.into_iter().map(client_info).collect(),
-                        })
+            if let Some(job) = self.listing(job) {
+                self.run_job(job, reply);
+            }
+        }
+    }
+
+    fn send(&self, input: Input) {
+        let _ = self.events.blocking_send(Event::Core(input));
+    }
+
+    /// The command of a pane's tap. `exec`: tmux runs it with `/bin/sh
+    /// -c`, and dash would otherwise keep a shell waiting beside every
+    /// pane's tap.
+    fn tap_command(&self, pane: PaneId) -> String {
+        "exec ".to_owned()
+            + &shell_join(&[
+                self.opts.tend_bin.to_string_lossy().as_ref(),
+                "tap",
+                "--socket",
+                self.opts.tap.to_string_lossy().as_ref(),
+                "--pane",
+                &pane.to_string(),
+            ])
+    }
+
+    /// Every tap waiting to be installed, in one tmux process and ahead of
+    /// the rest: a daemon starting on a server with many panes holds all
+    /// their pipes after one invocation instead of one each behind every
+    /// pane's seed. (A tap installed before its pane's seed is captured is
+    /// harmless: output before the seed is ignored, the capture holds it.)
+    fn install_taps(&mut self, pending: &mut VecDeque<Job>) {
+        let (taps, rest): (Vec<Job>, Vec<Job>) = pending
+            .drain(..)
+            .partition(|j| matches!(j, Job::Mux(MuxJob::InstallTap(_) | MuxJob::Retap(_), _)));
+        *pending = rest.into();
+        if !taps.is_empty() {
+            let mut list = Vec::with_capacity(taps.len());
+            for job in taps {
+                match job {
+                    Job::Mux(MuxJob::Retap(pane), _) => {
+                        let _ = self.server.clear_tap_mark(pane);
+                        list.push((pane, self.tap_command(pane)));
                     }
-                    Err(e) => {
-                        if e.is_no_server() {
-                            send(Input::ServerGone);
-                        } else {
-                            eprintln!("tend: listing panes (or publishing) failed: {e}");
-                        }
+                    Job::Mux(MuxJob::InstallTap(pane), _) => {
+                        list.push((pane, self.tap_command(pane)))
+                    }
+                    _ => {}
+                }
+            }
+            for (pane, outcome) in self.server.install_taps(&list) {
+                self.send(Input::TapInstalled {
+                    pane,
+                    outcome: tap_outcome(outcome),
+                });
+            }
+        }
+    }
+
+    /// A listing alone, or riding on a publish: sent, its result handed to
+    /// the core. Returns the job when it is something else.
+    fn listing(&mut self, job: MuxJob) -> Option<MuxJob> {
+        let (listing, job) = match job {
+            MuxJob::List => (Some(self.server.snapshot()), None),
+            MuxJob::Publish {
+                updates,
+                clients,
+                list: true,
+            } => {
+                let updates: Vec<OptionUpdate> = updates.into_iter().map(option_update).collect();
+                let result = if updates.is_empty() && clients.is_empty() {
+                    self.server.snapshot()
+                } else {
+                    self.server.publish_and_snapshot(&updates, &clients)
+                };
+                crate::trace!("published updates={} with a listing", updates.len());
+                (Some(result), None)
+            }
+            other => (None, Some(other)),
+        };
+        if let Some(listing) = listing {
+            match listing {
+                Ok(snap) => {
+                    // A new server on the same socket (the old one was
+                    // killed and tmux started again): pane ids restart
+                    // from %0 and mean other panes. This daemon's work is
+                    // over; the plugin starts a fresh one.
+                    if self.server_pid.is_none() {
+                        self.server_pid = Some(snap.server_pid);
+                    }
+                    if self.server_pid != Some(snap.server_pid) {
+                        self.send(Input::ServerGone);
+                        return None;
+                    }
+                    self.send(Input::Listed {
+                        panes: snap.panes.into_iter().map(pane_info).collect(),
+                        clients: snap.clients.into_iter().map(client_info).collect(),
+                    })
+                }
+                Err(e) => {
+                    if e.is_no_server() {
+                        self.send(Input::ServerGone);
+                    } else {
+                        crate::say!("listing panes (or publishing) failed: {e}");
                     }
                 }
             }
-            let Some(job) = job else {
-                continue;
-            };
-            match job {
-                // Taken above.
-                MuxJob::List => {}
-                MuxJob::Capture(pane, purpose) => match server.capture(pane) {
-                    Ok(capture) => send(Input::Captured {
-                        pane,
-                        screen: screen_of(capture),
-                        purpose,
-                    }),
-                    Err(e) if e.is_no_server() => send(Input::ServerGone),
-                    Err(_) => {}
-                },
-                // Taken above, all at once.
-                MuxJob::Retap(_) | MuxJob::InstallTap(_) => {}
-                // zellij's; tmux has the options.
-                MuxJob::Plugin(_) => {}
-                MuxJob::Publish {
-                    updates, clients, ..
-                } => {
-                    let updates: Vec<OptionUpdate> =
-                        updates.into_iter().map(option_update).collect();
-                    // Vanished panes, windows and clients are skipped inside.
-                    let result = server.publish(&updates, &clients);
-                    crate::trace!("published updates={}", updates.len());
-                    if let Err(e) = result {
-                        if e.is_no_server() {
-                            send(Input::ServerGone);
-                            continue;
-                        }
-                        eprintln!("tend: publishing to tmux failed: {e}");
-                    }
-                }
-                MuxJob::Switch { client, pane } => {
-                    let _ = server.switch_to(client.as_deref(), pane);
-                }
-                MuxJob::RemoteAttach {
-                    client,
-                    window,
-                    remote,
-                    tmux_socket,
-                    remote_window,
+        }
+        job
+    }
+
+    /// Runs one job of the core's (`reply`: where its answer goes).
+    fn run_job(&mut self, job: MuxJob, reply: Option<ReplyTx>) {
+        match job {
+            // Taken above.
+            MuxJob::List => {}
+            MuxJob::Capture(pane, purpose) => match self.server.capture(pane) {
+                Ok(capture) => self.send(Input::Captured {
                     pane,
-                } => {
-                    let argv = crate::remote::attach_argv(
-                        &remote,
-                        tmux_socket.as_deref(),
-                        &remote_window,
-                        &pane,
-                    );
-                    if let Err(e) = remote_attach(&server, client.as_deref(), &window, &argv) {
-                        eprintln!("tend: cannot open the window for {window}: {e}");
+                    screen: screen_of(capture),
+                    purpose,
+                }),
+                Err(e) if e.is_no_server() => self.send(Input::ServerGone),
+                Err(_) => {}
+            },
+            // Taken above, all at once.
+            MuxJob::Retap(_) | MuxJob::InstallTap(_) => {}
+            // zellij's; tmux has the options.
+            MuxJob::Plugin(_) => {}
+            MuxJob::Publish {
+                updates, clients, ..
+            } => {
+                let updates: Vec<OptionUpdate> = updates.into_iter().map(option_update).collect();
+                // Vanished panes, windows and clients are skipped inside.
+                let result = self.server.publish(&updates, &clients);
+                crate::trace!("published updates={}", updates.len());
+                if let Err(e) = result {
+                    if e.is_no_server() {
+                        self.send(Input::ServerGone);
+                        return;
                     }
+                    crate::say!("publishing to tmux failed: {e}");
                 }
-                MuxJob::Guard { token } => {
-                    let program = opts.tend_bin.to_string_lossy().into_owned();
-                    let socket = opts.control.to_string_lossy().into_owned();
-                    // The cleanup goes through the very tmux that runs the
-                    // server, on its socket.
-                    let (tmux_bin, tmux_socket) = match (server.server_pid(), server.socket_path())
-                    {
+            }
+            MuxJob::Switch { client, pane } => {
+                let _ = self.server.switch_to(client.as_deref(), pane);
+            }
+            MuxJob::RemoteAttach {
+                client,
+                window,
+                remote,
+                tmux_socket,
+                remote_window,
+                pane,
+            } => {
+                let argv = crate::remote::attach_argv(
+                    &remote,
+                    tmux_socket.as_deref(),
+                    &remote_window,
+                    &pane,
+                );
+                if let Err(e) = remote_attach(&self.server, client.as_deref(), &window, &argv) {
+                    crate::say!("cannot open the window for {window}: {e}");
+                }
+            }
+            MuxJob::Guard { token } => {
+                let program = self.opts.tend_bin.to_string_lossy().into_owned();
+                let socket = self.opts.control.to_string_lossy().into_owned();
+                // The cleanup goes through the very tmux that runs the
+                // server, on its socket.
+                let (tmux_bin, tmux_socket) =
+                    match (self.server.server_pid(), self.server.socket_path()) {
                         (Ok(pid), Ok(path)) => (
                             std::fs::read_link(format!("/proc/{pid}/exe"))
                                 .map(|p| p.to_string_lossy().into_owned())
@@ -628,145 +629,187 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
                         ),
                         (Err(e), _) | (_, Err(e)) => {
                             if e.is_no_server() {
-                                send(Input::ServerGone);
+                                self.send(Input::ServerGone);
                             } else {
-                                eprintln!("tend: starting the guard failed: {e}");
+                                crate::say!("starting the guard failed: {e}");
                             }
-                            continue;
+                            return;
                         }
                     };
-                    let cmds = [
-                        vec![
-                            "set-option".to_owned(),
-                            "-gq".into(),
-                            guard::DAEMON_OPTION.into(),
-                            token.clone(),
-                        ],
-                        guard::install_command(&program, &socket, &token, &tmux_bin, &tmux_socket),
-                    ];
-                    if let Err(e) = server.run_many(&cmds) {
-                        if e.is_no_server() {
-                            send(Input::ServerGone);
-                            continue;
-                        }
-                        eprintln!("tend: starting the guard failed: {e}");
+                let cmds = [
+                    vec![
+                        "set-option".to_owned(),
+                        "-gq".into(),
+                        guard::DAEMON_OPTION.into(),
+                        token.clone(),
+                    ],
+                    guard::install_command(&program, &socket, &token, &tmux_bin, &tmux_socket),
+                ];
+                if let Err(e) = self.server.run_many(&cmds) {
+                    if e.is_no_server() {
+                        self.send(Input::ServerGone);
+                        return;
                     }
-                }
-                MuxJob::Setup => {
-                    // A daemon killed before this one left its options
-                    // (its guard's cleanup may not have run yet: this
-                    // daemon's token is set afterwards, and that cleanup then
-                    // does nothing). Remove them; the first publish sets
-                    // everything again.
-                    match server.list_tend_options() {
-                        Ok(found) => {
-                            let stale: Vec<OptionUpdate> = found
-                                .into_iter()
-                                .filter(|(_, name)| guard::is_published(name))
-                                .map(|(scope, name)| OptionUpdate::unset(scope, name))
-                                .collect();
-                            if let Err(e) = server.set_options(&stale) {
-                                eprintln!("tend: removing a previous daemon's options failed: {e}");
-                            }
-                        }
-                        Err(e) => {
-                            eprintln!("tend: listing a previous daemon's options failed: {e}")
-                        }
-                    }
-                    let program = opts.tend_bin.to_string_lossy().into_owned();
-                    let socket = opts.control.to_string_lossy().into_owned();
-                    let hooks: Vec<(&str, String)> = HOOKS
-                        .iter()
-                        .map(|h| {
-                            (
-                                *h,
-                                tend_tmux::hooks::event_command(
-                                    &program,
-                                    &["poke", "--socket", &socket],
-                                    h,
-                                ),
-                            )
-                        })
-                        .collect();
-                    if let Err(e) = server.install_hooks(&hooks) {
-                        eprintln!("tend: installing hooks failed: {e}");
-                    }
-                    match server.bind_keys(&bindings(&server, &opts)) {
-                        Ok(report) => {
-                            for line in crate::keys::report_lines(&report) {
-                                eprintln!("tend: {line}");
-                            }
-                        }
-                        Err(e) => eprintln!("tend: binding keys failed: {e}"),
-                    }
-                    // The user's placeholders filled in, or tend's segment
-                    // added, so that the count shows the moment tend runs.
-                    if let Err(e) = server.install_status() {
-                        eprintln!("tend: filling in the status line failed: {e}");
-                    }
-                }
-                MuxJob::Read { pane, lines, .. } => {
-                    let Some(reply) = reply else { continue };
-                    let r = server
-                        .capture_text(pane, lines.unwrap_or(0))
-                        .map(|text| tend_core::answer::read_reply(pane.to_string(), text, lines))
-                        .map_err(|e| Error::new(ErrorCode::Tmux, e.to_string()));
-                    let _ = reply.send(r);
-                }
-                MuxJob::Paste { pane, text, enter } => {
-                    let target = pane.to_string();
-                    let mut cmds = vec![
-                        vec![
-                            "set-buffer".to_string(),
-                            "-b".into(),
-                            "tend-prompt".into(),
-                            "--".into(),
-                            text,
-                        ],
-                        vec![
-                            "paste-buffer".to_string(),
-                            "-p".into(),
-                            "-d".into(),
-                            "-b".into(),
-                            "tend-prompt".into(),
-                            "-t".into(),
-                            target.clone(),
-                        ],
-                    ];
-                    if enter {
-                        cmds.push(vec![
-                            "send-keys".into(),
-                            "-t".into(),
-                            target,
-                            "Enter".into(),
-                        ]);
-                    }
-                    if let Err(e) = server.run_many(&cmds) {
-                        eprintln!("tend: prompt to {pane} failed: {e}");
-                    }
-                }
-                MuxJob::SendKeys { pane, keys } => {
-                    let mut cmd = vec!["send-keys".to_string(), "-t".into(), pane.to_string()];
-                    cmd.extend(keys);
-                    if let Err(e) = server.run(cmd) {
-                        eprintln!("tend: send-keys to {pane} failed: {e}");
-                    }
-                }
-                MuxJob::Answer {
-                    pane,
-                    manifest,
-                    action,
-                    send,
-                    wait,
-                    ..
-                } => {
-                    let Some(reply) = reply else { continue };
-                    let server = server.clone();
-                    answer_after(wait, reply, move || {
-                        answer(&server, pane, &manifest, action, send)
-                    });
+                    crate::say!("starting the guard failed: {e}");
                 }
             }
+            MuxJob::Setup => {
+                // A daemon killed before this one left its options
+                // (its guard's cleanup may not have run yet: this
+                // daemon's token is set afterwards, and that cleanup then
+                // does nothing). Remove them; the first publish sets
+                // everything again.
+                match self.server.list_tend_options() {
+                    Ok(found) => {
+                        let stale: Vec<OptionUpdate> = found
+                            .into_iter()
+                            .filter(|(_, name)| guard::is_published(name))
+                            .map(|(scope, name)| OptionUpdate::unset(scope, name))
+                            .collect();
+                        if let Err(e) = self.server.set_options(&stale) {
+                            crate::say!("removing a previous daemon's options failed: {e}");
+                        }
+                    }
+                    Err(e) => {
+                        crate::say!("listing a previous daemon's options failed: {e}")
+                    }
+                }
+                let program = self.opts.tend_bin.to_string_lossy().into_owned();
+                let socket = self.opts.control.to_string_lossy().into_owned();
+                let hooks: Vec<(&str, String)> = HOOKS
+                    .iter()
+                    .map(|h| {
+                        (
+                            *h,
+                            tend_tmux::hooks::event_command(
+                                &program,
+                                &["poke", "--socket", &socket],
+                                h,
+                            ),
+                        )
+                    })
+                    .collect();
+                if let Err(e) = self.server.install_hooks(&hooks) {
+                    crate::say!("installing hooks failed: {e}");
+                }
+                match self.server.bind_keys(&bindings(&self.server, &self.opts)) {
+                    Ok(report) => {
+                        for line in crate::keys::report_lines(&report) {
+                            crate::say!("{line}");
+                        }
+                    }
+                    Err(e) => crate::say!("binding keys failed: {e}"),
+                }
+                // The user's placeholders filled in, or tend's segment
+                // added, so that the count shows the moment tend runs.
+                if let Err(e) = self.server.install_status() {
+                    crate::say!("filling in the status line failed: {e}");
+                }
+            }
+            MuxJob::Read { pane, lines, .. } => {
+                let Some(reply) = reply else { return };
+                let r = self
+                    .server
+                    .capture_text(pane, lines.unwrap_or(0))
+                    .map(|text| tend_core::answer::read_reply(pane.to_string(), text, lines))
+                    .map_err(|e| Error::new(ErrorCode::Tmux, e.to_string()));
+                let _ = reply.send(r);
+            }
+            MuxJob::Paste { pane, text, enter } => {
+                let target = pane.to_string();
+                let mut cmds = vec![
+                    vec![
+                        "set-buffer".to_string(),
+                        "-b".into(),
+                        "tend-prompt".into(),
+                        "--".into(),
+                        text,
+                    ],
+                    vec![
+                        "paste-buffer".to_string(),
+                        "-p".into(),
+                        "-d".into(),
+                        "-b".into(),
+                        "tend-prompt".into(),
+                        "-t".into(),
+                        target.clone(),
+                    ],
+                ];
+                if enter {
+                    cmds.push(vec![
+                        "send-keys".into(),
+                        "-t".into(),
+                        target,
+                        "Enter".into(),
+                    ]);
+                }
+                if let Err(e) = self.server.run_many(&cmds) {
+                    crate::say!("prompt to {pane} failed: {e}");
+                }
+            }
+            MuxJob::SendKeys { pane, keys } => {
+                let mut cmd = vec!["send-keys".to_string(), "-t".into(), pane.to_string()];
+                cmd.extend(keys);
+                if let Err(e) = self.server.run(cmd) {
+                    crate::say!("send-keys to {pane} failed: {e}");
+                }
+            }
+            MuxJob::Answer {
+                pane,
+                manifest,
+                action,
+                send,
+                wait,
+                ..
+            } => {
+                let Some(reply) = reply else { return };
+                let server = self.server.clone();
+                answer_after(wait, reply, move || {
+                    answer(&server, pane, &manifest, action, send)
+                });
+            }
         }
-    })
+    }
+}
+
+/// Publishes and listings queued one after another go out in one tmux
+/// process: the updates in order (a later value of an option wins, as it
+/// would one process later), the listing last (it reads the panes after
+/// the updates, as it would have). Only a run of them is merged, never
+/// across another job, so the guard's token, a cleanup and a capture keep
+/// their place.
+fn merge_publishes(pending: &mut VecDeque<Job>) {
+    let listing_or_publish =
+        |j: Option<&Job>| matches!(j, Some(Job::Mux(MuxJob::Publish { .. } | MuxJob::List, _)));
+    if listing_or_publish(pending.front()) && listing_or_publish(pending.get(1)) {
+        let mut merged: Vec<tend_core::OptionUpdate> = Vec::new();
+        let mut to_refresh: Vec<String> = Vec::new();
+        let mut any_list = false;
+        while listing_or_publish(pending.front()) {
+            match pending.pop_front() {
+                Some(Job::Mux(
+                    MuxJob::Publish {
+                        updates,
+                        clients,
+                        list,
+                    },
+                    _,
+                )) => {
+                    merged.extend(updates);
+                    to_refresh = clients;
+                    any_list |= list;
+                }
+                Some(Job::Mux(MuxJob::List, _)) => any_list = true,
+                _ => {}
+            }
+        }
+        pending.push_front(Job::Mux(
+            MuxJob::Publish {
+                updates: merged,
+                clients: to_refresh,
+                list: any_list,
+            },
+            None,
+        ));
+    }
 }

@@ -154,7 +154,7 @@ impl Backend {
                 if self.session.is_running().ok() == Some(false) {
                     self.send(Input::ServerGone);
                 } else {
-                    eprintln!("tend: listing zellij panes failed: {e}");
+                    crate::say!("listing zellij panes failed: {e}");
                 }
                 return;
             }
@@ -269,7 +269,7 @@ impl Backend {
             },
         ) {
             Ok(s) => self.sub = Some((s, want)),
-            Err(e) => eprintln!("tend: cannot follow the visible zellij panes: {e}"),
+            Err(e) => crate::say!("cannot follow the visible zellij panes: {e}"),
         }
     }
 
@@ -392,12 +392,12 @@ impl Backend {
             MuxJob::Plugin(status) => self.status(Some(status)),
             MuxJob::Switch { pane, .. } => {
                 if let Err(e) = self.session.focus_pane(ZPaneId::Terminal(pane.0)) {
-                    eprintln!("tend: cannot focus terminal_{}: {e}", pane.0);
+                    crate::say!("cannot focus terminal_{}: {e}", pane.0);
                 }
             }
-            MuxJob::RemoteAttach { window, .. } => eprintln!(
-                "tend: remote panes open in a local tmux window; not in zellij ({window})"
-            ),
+            MuxJob::RemoteAttach { window, .. } => {
+                crate::say!("remote panes open in a local tmux window; not in zellij ({window})")
+            }
             // Hooks, key bindings and the guard are tmux's.
             MuxJob::Setup | MuxJob::Guard { .. } => {}
             MuxJob::Read { pane, lines, .. } => {
@@ -429,12 +429,12 @@ impl Backend {
                     }
                 });
                 if let Err(e) = r {
-                    eprintln!("tend: prompt to {name} failed: {e}");
+                    crate::say!("prompt to {name} failed: {e}");
                 }
             }
             MuxJob::SendKeys { pane, keys } => {
                 if let Err(e) = self.write(pane, &key_bytes(&keys)) {
-                    eprintln!("tend: keys to terminal_{} failed: {e}", pane.0);
+                    crate::say!("keys to terminal_{} failed: {e}", pane.0);
                 }
             }
             MuxJob::Answer {

@@ -69,7 +69,7 @@ fn main() -> ExitCode {
             if json {
                 println!("{}", e.to_json());
             }
-            eprintln!("tend: {e}");
+            tend_daemon::say!("{e}");
             ExitCode::FAILURE
         }
     }

@@ -103,7 +103,7 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
     }
     let warnings = start_warnings(&t.tmux_socket);
     for w in &warnings {
-        eprintln!("tend: warning: {w}");
+        tend_daemon::say!("warning: {w}");
     }
     if args.foreground {
         return run_daemon(&t, exe);
@@ -203,7 +203,7 @@ fn options(t: &Target, exe: std::path::PathBuf) -> Result<daemon::Options, CliEr
         Ok(p) => p,
         Err(e) if e.code == paths::UNSAFE_DIR => return Err(e),
         Err(e) => {
-            eprintln!("tend: {e}; parks and snoozes will not be saved");
+            tend_daemon::say!("{e}; parks and snoozes will not be saved");
             crate::daemon::store::file_in(&paths::state_dir_path()?, &t.tmux_socket)
         }
     };

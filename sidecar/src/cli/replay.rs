@@ -223,7 +223,7 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
     })?;
     let (registry, errors) = crate::manifests::load();
     for e in &errors {
-        eprintln!("tend: warning: manifest not used: {e}");
+        tend_daemon::say!("warning: manifest not used: {e}");
     }
     let procs_path = match (&args.procs, args.no_procs) {
         (_, true) => None,
@@ -256,7 +256,7 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
                     registry.ids().join(", ")
                 );
                 if args.json {
-                    eprintln!("tend: {msg}");
+                    tend_daemon::say!("{msg}");
                 } else {
                     writeln!(out, "{msg}")
                         .map_err(|e| CliError::new("io", format!("cannot write output: {e}")))?;
