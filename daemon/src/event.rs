@@ -6,7 +6,8 @@ use tend_core::Input;
 use tend_protocol::reply::Reply;
 use tend_protocol::Request;
 
-use super::pipes::Ticket;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// Where the answer to a control request goes.
 pub type ReplyTx = tokio::sync::oneshot::Sender<Result<Reply, tend_protocol::Error>>;
@@ -26,4 +27,26 @@ pub enum Event {
         /// Where its answer goes.
         reply: ReplyTx,
     },
+}
+
+/// Pane output bytes handed on and not yet consumed, counted against their
+/// pane's bound (`pipes::MAX_PENDING`) until the ticket is dropped: after
+/// the core has taken the [`Input::TapData`] it came with.
+#[derive(Debug)]
+pub struct Ticket {
+    count: Arc<AtomicUsize>,
+    bytes: usize,
+}
+
+impl Ticket {
+    /// A ticket for `bytes` already added to `count`.
+    pub fn new(count: Arc<AtomicUsize>, bytes: usize) -> Ticket {
+        Ticket { count, bytes }
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        self.count.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
 }

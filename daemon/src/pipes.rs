@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use nix::sys::socket::{recvmsg, ControlMessageOwned, UnixAddr};
 use tend_tmux::PaneId;
 
-use super::event::Event;
+use super::event::{Event, Ticket};
 use crate::platform::{os, ReadySet};
 use crate::tap::MAX_PANE_ID;
 use tend_core::Input;
@@ -82,31 +82,6 @@ pub const FEED_CHUNK: usize = 16 * 1024;
 /// How long a hand-over may take to arrive once its connection is
 /// accepted (the tap sends it right after connecting).
 const HANDOVER_WAIT: Duration = Duration::from_millis(200);
-
-/// Pane output bytes handed on and not yet consumed, per pane; released
-/// when the [`Input::TapData`] carrying them is dropped.
-#[derive(Debug)]
-pub struct Ticket {
-    count: Arc<AtomicUsize>,
-    bytes: usize,
-}
-
-#[cfg(test)]
-impl Ticket {
-    /// Bytes counted against no pane (tests that hand the table output).
-    pub fn untracked(bytes: usize) -> Ticket {
-        Ticket {
-            count: Arc::new(AtomicUsize::new(bytes)),
-            bytes,
-        }
-    }
-}
-
-impl Drop for Ticket {
-    fn drop(&mut self) {
-        self.count.fetch_sub(self.bytes, Ordering::Relaxed);
-    }
-}
 
 /// Receives one hand-over: the pane id and the pipe. Extra descriptors
 /// are closed; a message without one is an error.
@@ -159,7 +134,7 @@ fn same_user(stream: &UnixStream) -> bool {
 struct Pipe {
     conn: u64,
     file: std::fs::File,
-    held: Arc<AtomicUsize>,
+    in_flight: Arc<AtomicUsize>,
     /// Output was dropped and the pane table has not been told yet.
     gap: bool,
     last_gap: Option<Instant>,
@@ -181,7 +156,7 @@ impl Pipe {
         Pipe {
             conn,
             file,
-            held: Arc::new(AtomicUsize::new(0)),
+            in_flight: Arc::new(AtomicUsize::new(0)),
             gap: false,
             last_gap: None,
             closed: false,
@@ -230,7 +205,7 @@ impl Pipe {
         if len == 0 {
             return 0;
         }
-        if self.held.load(Ordering::Relaxed) + self.carry.len() + len > MAX_PENDING {
+        if self.in_flight.load(Ordering::Relaxed) + self.carry.len() + len > MAX_PENDING {
             // The pane table is behind on this pane: drop, re-seed later.
             self.gap = true;
             self.carry = Vec::new();
@@ -263,16 +238,13 @@ impl Pipe {
     /// consumed half of what it holds, and the last report is old enough).
     fn report_due(&self) -> bool {
         self.gap
-            && self.held.load(Ordering::Relaxed) <= MAX_PENDING / 2
+            && self.in_flight.load(Ordering::Relaxed) <= MAX_PENDING / 2
             && self.last_gap.is_none_or(|t| t.elapsed() >= GAP_EVERY)
     }
 
     fn hold(&self, bytes: usize) -> Ticket {
-        self.held.fetch_add(bytes, Ordering::Relaxed);
-        Ticket {
-            count: self.held.clone(),
-            bytes,
-        }
+        self.in_flight.fetch_add(bytes, Ordering::Relaxed);
+        Ticket::new(self.in_flight.clone(), bytes)
     }
 }
 
@@ -607,10 +579,10 @@ mod tests {
         assert_eq!(p.carry, b"abcde");
         p.end_tick();
         assert!(!p.hot, "a few bytes do not make a pipe hot");
-        let held = p.hold(5);
-        assert_eq!(p.held.load(Ordering::Relaxed), 5);
-        drop(held);
-        assert_eq!(p.held.load(Ordering::Relaxed), 0);
+        let ticket = p.hold(5);
+        assert_eq!(p.in_flight.load(Ordering::Relaxed), 5);
+        drop(ticket);
+        assert_eq!(p.in_flight.load(Ordering::Relaxed), 0);
         assert_eq!(p.drain(&mut scratch), 0);
         assert!(!p.closed);
     }

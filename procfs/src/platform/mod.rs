@@ -26,7 +26,7 @@ use std::sync::OnceLock;
 
 use tend_detector::identity::{self, ProcessInfo, Source, WalkLimits};
 
-use crate::sampler::{PaneSnapshot, Probe, SampleError};
+use tend_core::source::{PaneSnapshot, Probe, SampleError};
 
 #[cfg(target_os = "linux")]
 pub mod linux;
@@ -41,6 +41,10 @@ mod tests;
 
 pub use exits::{ExitSource, ExitWatch};
 pub use ready::ReadySet;
+
+/// Above this many entries a cache is emptied (the identity cache of the
+/// Linux source, the versions here).
+pub(crate) const CACHE_MAX: usize = 4096;
 
 /// The environment variable that picks the backend, read once per
 /// process: `linux` or `portable`.

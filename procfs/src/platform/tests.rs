@@ -82,7 +82,10 @@ fn sources() -> (ProcFs, SysProcs) {
 fn agreeing(
     pid: u32,
     limits: tend_detector::identity::WalkLimits,
-) -> (crate::sampler::PaneSnapshot, crate::sampler::PaneSnapshot) {
+) -> (
+    tend_core::source::PaneSnapshot,
+    tend_core::source::PaneSnapshot,
+) {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let (linux, portable) = sources();
@@ -207,11 +210,11 @@ fn a_shell_that_is_gone_is_gone_for_both() {
     for source in [&mut linux as &mut dyn ProcReader, &mut portable] {
         assert!(matches!(
             source.sample(pid),
-            Err(crate::sampler::SampleError::Gone(p)) if p == pid
+            Err(tend_core::source::SampleError::Gone(p)) if p == pid
         ));
         assert!(matches!(
             source.probe(pid),
-            Err(crate::sampler::SampleError::Gone(p)) if p == pid
+            Err(tend_core::source::SampleError::Gone(p)) if p == pid
         ));
     }
 }

@@ -33,16 +33,13 @@ mod tests;
 #[cfg(target_os = "linux")]
 use crate::platform::linux::ProcFs;
 use crate::platform::portable::SysProcs;
-use crate::platform::{backend, Backend, ProcReader};
+use crate::platform::{backend, Backend, ProcReader, CACHE_MAX};
 
 pub use crate::platform::ExitWatch;
 pub use tend_core::watch::{Identified, PaneWatch, ScreenSource, WatchUpdate};
 
 pub use tend_core::source::{PaneSnapshot, Probe, SampleError, SampleStats};
 
-/// Above this many entries a cache is emptied (the identity cache of the
-/// Linux source, the versions here).
-pub(crate) const CACHE_MAX: usize = 4096;
 /// Largest package metadata file read (`package.json`, `METADATA`).
 const METADATA_MAX: usize = 64 * 1024;
 /// Most directory entries read when looking for a Python distribution.

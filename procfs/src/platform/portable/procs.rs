@@ -26,7 +26,7 @@ use tend_detector::identity::{ProcessInfo, WalkLimits, ENV_HINT};
 
 use super::job::job_control;
 use crate::platform::{script_target, ticks_per_sec, ProcReader};
-use crate::sampler::{PaneSnapshot, Probe, SampleError, SampleStats};
+use tend_core::source::{PaneSnapshot, Probe, SampleError, SampleStats};
 
 /// How long the list of every process serves the samples that follow it.
 /// The daemon samples the panes due in a round one after another, within

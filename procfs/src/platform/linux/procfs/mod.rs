@@ -23,7 +23,8 @@ use std::path::{Path, PathBuf};
 use tend_detector::identity::WalkLimits;
 
 use crate::platform::ProcReader;
-use crate::sampler::{PaneSnapshot, Probe, SampleError, SampleStats, CACHE_MAX};
+use crate::platform::CACHE_MAX;
+use tend_core::source::{PaneSnapshot, Probe, SampleError, SampleStats};
 
 mod fds;
 mod process;
