@@ -21,7 +21,7 @@ fi
 
 root=${PREFIX:-${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}}
 echo "== building and installing tend into $root/bin"
-cargo install --quiet --locked --force --path sidecar --root "$root"
+cargo install --quiet --locked --force --path tend --root "$root"
 tend="$root/bin/tend"
 "$tend" --version
 echo "== shell completions and manual pages"

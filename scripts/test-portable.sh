@@ -17,10 +17,11 @@ export TEND_PLATFORM=portable
 case "${1:-}" in
   --all) exec cargo test -p tend -p tend-daemon -p tend-procfs -p tend-core ;;
   "")
-    # The process source's and the daemon's own tests, on the portable backend.
-    cargo test -p tend-procfs -p tend-daemon --lib
-    exec cargo test -p tend --lib --test platform --test tmux_e2e --test identity_tmux \
-      --test faults --test status_line
+    # The process source's, the daemon's and the commands' own tests, then
+    # the daemon suites, on the portable backend.
+    cargo test -p tend-procfs -p tend-daemon -p tend --lib
+    exec cargo test -p tend --test tests -- platform:: tmux_e2e:: identity_tmux:: faults:: \
+      status_line::
     ;;
   *)
     echo "usage: $0 [--all]" >&2

@@ -24,9 +24,10 @@ if ((${#versions[@]} == 0)); then
 fi
 tier="${TEND_TMUX_MATRIX:-short}"
 
-short_tend=(--test tmux_e2e --test status_line --test hostile --test pilot)
-full_tend=(--test tmux_e2e --test status_line --test hostile --test pilot --test daemon_death
-  --test faults --test settings --test identity_tmux --test control --test attention)
+# Modules of tend's one test binary (tend/tests/tests.rs), as filters.
+short_tend=(tmux_e2e:: status_line:: hostile:: pilot::)
+full_tend=(tmux_e2e:: status_line:: hostile:: pilot:: daemon_death::
+  faults:: settings:: identity_tmux:: control:: attention::)
 case "$tier" in
   short) tend_tests=("${short_tend[@]}") ;;
   full) tend_tests=("${full_tend[@]}") ;;
@@ -38,7 +39,7 @@ esac
 
 # Built once, run per version.
 cargo test -p tend-tmux --no-run --quiet
-cargo test -p tend "${tend_tests[@]}" --no-run --quiet
+cargo test -p tend --test tests --no-run --quiet
 
 summary=()
 failed=0
@@ -51,7 +52,7 @@ for v in "${versions[@]}"; do
   PATH="$(dirname "$bin"):$PATH" TEND_TEST_TMUX_VERSION="$v" \
     cargo test -p tend-tmux --quiet --no-fail-fast || ok=0
   PATH="$(dirname "$bin"):$PATH" TEND_TEST_TMUX_VERSION="$v" \
-    cargo test -p tend "${tend_tests[@]}" --quiet --no-fail-fast || ok=0
+    cargo test -p tend --test tests --quiet --no-fail-fast -- "${tend_tests[@]}" || ok=0
   if ((ok)); then
     summary+=("tmux $v: passed in $(($(date +%s) - start)) s")
   else

@@ -17,11 +17,11 @@ command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 # identity tests run small node scripts shaped like npm-installed agents.
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
-# Remotes: a real OpenSSH server on localhost (sidecar/tests/remote.rs).
+# Remotes: a real OpenSSH server on localhost (tend/tests/remote.rs).
 [ -x /usr/sbin/sshd ] || need_apt+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || need_apt+=(openssh-client)
 # Notification tests: a private D-Bus session, a real notification daemon,
-# and a virtual X display for it (sidecar/tests/notify.rs).
+# and a virtual X display for it (tend/tests/notify.rs).
 command -v dbus-daemon >/dev/null 2>&1 || need_apt+=(dbus)
 command -v dbus-send >/dev/null 2>&1 || need_apt+=(dbus-bin)
 command -v dunst >/dev/null 2>&1 || need_apt+=(dunst)

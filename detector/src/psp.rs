@@ -13,7 +13,7 @@
 //! the query `ESC ] 7501 ; ? ST` followed by a DA1 request, and reports
 //! only if the query comes back before the DA1 reply. tmux never answers,
 //! so inside tmux a program reports only under `tend run`, which answers
-//! for the terminal (`sidecar/src/cli/run/`).
+//! for the terminal (`tend/src/cli/run/`).
 //!
 //! This module is the terminal's side, and only reads:
 //!

@@ -16,7 +16,7 @@
 //! The heap is measured with a per-thread counting allocator, so tests
 //! running in parallel do not see each other's allocations.
 //!
-//! More cases: `PROPTEST_CASES=2000 cargo test -p tend-detector --test bad_input`.
+//! More cases: `PROPTEST_CASES=2000 cargo test -p tend-detector --test tests bad_input::`.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

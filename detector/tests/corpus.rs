@@ -23,7 +23,7 @@
 //! Recordings in which the agent reports its own state (OSC 7501, recorded
 //! under `tend run`: `<scenario>~tend-run@WxH`) are printed here with what
 //! the screen alone reads of them, and held to no bar: there the agent's
-//! word decides, and `sidecar/tests/word_corpus.rs` scores them as
+//! word decides, and `tend/tests/word_corpus.rs` scores them as
 //! `tend replay` reads them, word and screen together.
 //!
 //! A second test checks that splitting the output at arbitrary byte
@@ -498,7 +498,7 @@ fn corpus_agreement_with_labels() {
         held.line("HELD-OUT")
     );
     if !word_table.is_empty() {
-        println!("Agents that report their own state, read by the screen alone (no bar here; sidecar/tests/word_corpus.rs):\n{word_table}");
+        println!("Agents that report their own state, read by the screen alone (no bar here; tend/tests/word_corpus.rs):\n{word_table}");
     }
     if seen.exact() < 0.97 {
         failures.push(format!(

@@ -1,6 +1,6 @@
 //! Acting on an attached client: jumps across sessions, messages, menus.
 
-mod common;
+use crate::common;
 
 use common::{wait_until, TestServer, DEADLINE};
 use tend_tmux::client::switch_command;

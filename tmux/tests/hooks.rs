@@ -1,7 +1,7 @@
 //! Hooks against a real tmux server: appended next to the user's, removed
 //! exactly, and reporting ids only.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

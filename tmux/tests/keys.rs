@@ -1,7 +1,7 @@
 //! Key bindings against a real tmux server: ours bound and removed, the
 //! user's and tmux's defaults intact.
 
-mod common;
+use crate::common;
 
 use common::TestServer;
 use tend_tmux::keys::{action_command, KEY_ACTIONS};

@@ -1,6 +1,6 @@
 //! User options at every scope, their removal, and status refresh.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

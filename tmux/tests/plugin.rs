@@ -1,6 +1,6 @@
 //! The TPM entry `tend.tmux`, run by a real tmux server.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

@@ -1,6 +1,6 @@
 //! Queries against a real tmux server, with hostile names.
 
-mod common;
+use crate::common;
 
 use common::{wait_until, TestServer, DEADLINE};
 use tend_tmux::escape::{format_escape_hash, shell_quote};

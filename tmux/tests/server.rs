@@ -1,6 +1,6 @@
 //! The transport against a real tmux server.
 
-mod common;
+use crate::common;
 
 use common::TestServer;
 use tend_tmux::{Server, SocketSpec, TmuxError};

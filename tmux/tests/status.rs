@@ -1,7 +1,7 @@
 //! Placeholders in the user's status line, tend's own segment, and putting
 //! everything back byte for byte.
 
-mod common;
+use crate::common;
 
 use common::TestServer;
 use tend_tmux::status::{LENGTH_BONUS, STATUS_SEGMENT};

@@ -1,7 +1,7 @@
 //! pipe-pane taps against a real tmux server: ours installed and removed,
 //! the user's never touched.
 
-mod common;
+use crate::common;
 
 use common::{read, wait_until, TestServer, DEADLINE};
 use tend_tmux::escape::shell_join;

@@ -2,7 +2,7 @@
 //! what the `tmux` binary gives: the same output byte for byte, the same
 //! errors, on a real server — and the server survives everything sent.
 
-mod common;
+use crate::common;
 
 use common::TestServer;
 use tend_tmux::{Server, SocketSpec};

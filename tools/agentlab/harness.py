@@ -1025,7 +1025,7 @@ def descendants(root):
 
 class Sshd:
     """A private sshd on 127.0.0.1 for `--via ssh` (set up as
-    sidecar/tests/remote.rs sets one up): its own host key, an authorized_keys
+    tend/tests/remote.rs sets one up): its own host key, an authorized_keys
     holding one fresh client key, and an ssh_config naming it `localhost`, so
     the pane types `ssh -F ~/.ssh/config -t localhost ...`.  Needs
     /usr/sbin/sshd (Debian: openssh-server; its service need not run)."""

@@ -1,6 +1,6 @@
 //! Identity: which agent runs in a pane, from process snapshots.
 //!
-//! Pure: the sampler (in `sidecar/`) reads `/proc`; this module decides.
+//! Pure: the sampler (in `tend/`) reads `/proc`; this module decides.
 //!
 //! * [`ProcessInfo`] — one process as the sampler saw it; [`ProcSample`] — a
 //!   timed snapshot of one pane's tree.

@@ -1,4 +1,4 @@
-//! A `tend run` relay in a pane's process tree (`sidecar/src/cli/run.rs`,
+//! A `tend run` relay in a pane's process tree (`tend/src/cli/run.rs`,
 //! `docs/decisions/0014-the-agents-own-word.md`): the relay leads the
 //! pane's foreground group and runs the agent on a pty of its own, so the
 //! snapshot is read through it. Used by the daemon's sampler, by

@@ -1,6 +1,6 @@
 //! The two backends against each other on real processes: the same tree
 //! read the same way, the same environment, the same exit reported.
-//! (`sidecar/tests/platform.rs` does it again in a real terminal, where
+//! (`tend/tests/platform.rs` does it again in a real terminal, where
 //! the foreground group is known.)
 
 use std::process::{Child, Command};

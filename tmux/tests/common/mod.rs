@@ -3,37 +3,17 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tend_tmux::escape::argv_arg;
 use tend_tmux::{Server, SocketSpec};
-
-static COUNTER: AtomicU32 = AtomicU32::new(0);
 
 /// How the tmux under test prints command output.
 pub fn printing(t: &TestServer) -> tend_tmux::Printing {
     t.server.capabilities().printing
 }
 
-/// Under the tmux matrix (scripts/test-tmux-matrix.sh), the tmux on PATH
-/// must be the version under test: a build that fell back to another tmux
-/// would pass for the wrong one.
-pub fn check_tmux_version() {
-    static CHECKED: std::sync::Once = std::sync::Once::new();
-    CHECKED.call_once(|| {
-        let Ok(want) = std::env::var("TEND_TEST_TMUX_VERSION") else {
-            return;
-        };
-        let out = Command::new("tmux").arg("-V").output().expect("tmux -V");
-        let have = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        assert_eq!(
-            have,
-            format!("tmux {want}"),
-            "the tmux on PATH is not the one under test"
-        );
-    });
-}
+pub use tend_testkit::check_tmux_version;
 
 /// A tmux server on a private socket (`tmux -L tend-t-<pid>-<n>`), started
 /// with no configuration. Dropping it kills the server, so a failing test
@@ -53,11 +33,7 @@ impl TestServer {
     /// `/bin/sh`.
     pub fn start() -> TestServer {
         check_tmux_version();
-        let name = format!(
-            "tend-t-{}-{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
+        let name = tend_testkit::unique_name("tend-t");
         let dir = tempfile::tempdir().expect("temporary directory");
         let pwn_dir = PathBuf::from(format!("/tmp/{name}-pwn"));
         std::fs::create_dir_all(&pwn_dir).expect("creating the pwn directory");
@@ -239,17 +215,8 @@ impl Drop for TestServer {
 }
 
 /// Polls `cond` every 20 ms until it holds or `timeout` passes.
-pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if cond() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+pub fn wait_until(timeout: Duration, cond: impl FnMut() -> bool) -> bool {
+    tend_testkit::poll_until(timeout, Duration::from_millis(20), cond)
 }
 
 /// How long one test's server may live.

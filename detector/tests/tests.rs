@@ -1,0 +1,16 @@
+//! `tend-detector`'s integration tests, one binary: each module was a test
+//! file of its own (the corpus replayed against its labels, identity,
+//! property tests of bad input, …). Pick one with its path as the filter:
+//! `cargo test -p tend-detector --test tests corpus::`.
+
+mod bad_input;
+mod corpus;
+mod engine_runs;
+mod eval_backoff;
+mod identity_corpus;
+mod manifest_examples;
+mod psp_engine;
+mod resize;
+mod screen_identity;
+mod unrecognised;
+mod wrapper_corpus;

@@ -1,0 +1,562 @@
+//! Hostile input, through a real tmux and a real client: what a remote
+//! machine sends and what a user types at tend's prompts is never run by
+//! the local tmux or a shell, and arrives as it was written.
+//!
+//! Every payload carries a `touch` of its own marker file; a test fails
+//! naming the markers that appeared.
+
+use crate::support;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use support::{corpus, wait_until, Env, Terminal};
+
+/// Marker files of one test.
+struct Markers {
+    dir: PathBuf,
+    names: Vec<String>,
+}
+
+impl Markers {
+    fn new(env: &Env) -> Markers {
+        Markers {
+            dir: env.path().join("markers"),
+            names: Vec::new(),
+        }
+    }
+
+    /// A new marker's path, as the payload names it.
+    fn path(&mut self, name: &str) -> String {
+        self.names.push(name.to_owned());
+        self.dir.join(name).display().to_string()
+    }
+
+    /// The markers a payload created. A folder name cannot hold a `/`:
+    /// there the payload's path has `_` for `/`, and a `touch` run from it
+    /// lands in the working folder of whoever ran it (tmux and tend run in
+    /// the test's, this crate's folder).
+    fn hit(&self) -> Vec<&str> {
+        let cwd = std::env::current_dir().expect("working folder");
+        self.names
+            .iter()
+            .filter(|n| {
+                let path = self.dir.join(n);
+                let flat = cwd.join(path.display().to_string().replace('/', "_"));
+                let stray = flat.exists();
+                let _ = std::fs::remove_file(&flat);
+                path.exists() || stray
+            })
+            .map(String::as_str)
+            .collect()
+    }
+}
+
+/// A fake `ssh` (`TEND_SSH`) for a remote that sends `feed`: asked for the
+/// feed, it writes the snapshot and a heartbeat every second; asked for
+/// anything else (attaching to a pane), it logs its arguments and waits.
+fn hostile_ssh(dir: &Path, feed: &Value) -> PathBuf {
+    let feed_file = dir.join("feed.jsonl");
+    std::fs::write(&feed_file, format!("{feed}\n")).expect("feed");
+    let log = dir.join("ssh-args.log");
+    let script = dir.join("ssh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncase \"$*\" in\n  *'events --feed'*)\n    cat '{}'\n    \
+             while sleep 1; do echo '{{\"event\":\"feed.heartbeat\"}}'; done ;;\n  \
+             *) printf '%s\\n' \"$@\" >> '{}'; exec sleep 600 ;;\nesac\n",
+            feed_file.display(),
+            log.display()
+        ),
+    )
+    .expect("ssh script");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    script
+}
+
+fn waiting_pane(pane: &str, session: &str, since: f64) -> Value {
+    json!({
+        "pane": pane, "session": session, "window": "@1",
+        "agent": "claude", "state": "waiting", "reason": "approval",
+        "band": "waiting", "rule": "claude/approval", "since": since,
+    })
+}
+
+#[test]
+fn a_hostile_remote_runs_nothing_when_its_panes_are_jumped_to_or_listed() {
+    let env = Env::new("hostile-remote");
+    let mut m = Markers::new(&env);
+    std::fs::create_dir_all(&m.dir).expect("markers dir");
+    // The two payloads of the report, and their kin: a pane id that closes
+    // the jump key's quoting, a session name that is a format running a
+    // command, and every other field the feed carries.
+    let id_payload = format!(
+        "%9\";run-shell \"touch {}\";display-message \"",
+        m.path("pane-id")
+    );
+    let id_payload2 = format!("%9';run-shell 'touch {}';#'", m.path("pane-id-2"));
+    let id_payload3 = format!("%9\n run-shell 'touch {}'", m.path("pane-id-3"));
+    let session_payload = format!("rs#(touch {})", m.path("session"));
+    let mut other = waiting_pane("%4", &format!("s'\";$(touch {})", m.path("s2")), 3.0);
+    other["message"] = json!(format!("#(touch {})", m.path("message")));
+    other["note"] = json!(format!("#{{?1,#(touch {}),}}", m.path("note")));
+    other["label"] = json!(format!("'; run-shell 'touch {}'", m.path("label")));
+    other["agent"] = json!(format!("claude;touch {}", m.path("agent")));
+    other["window"] = json!("@2");
+    let mut bad_window = waiting_pane("%6", "w", 4.0);
+    bad_window["window"] = json!(format!("@1;run-shell 'touch {}'", m.path("window")));
+    let feed = json!({
+        "event": "feed.snapshot",
+        "hostname": format!("h#(touch {})", m.path("hostname")),
+        "tmux_socket": format!("/tmp/x;touch {}", m.path("socket")),
+        "panes": [
+            waiting_pane(&id_payload, "work", 1.0),
+            waiting_pane(&id_payload2, "work", 1.1),
+            waiting_pane(&id_payload3, "work", 1.2),
+            waiting_pane("%3", &session_payload, 2.0),
+            other,
+            bad_window,
+        ],
+    });
+    let ssh = hostile_ssh(env.path(), &feed);
+    env.tend_ok(&["remote", "add", "evil", "me@evil"]);
+    let out = env
+        .command(&["start"])
+        .env("TEND_SSH", &ssh)
+        .output()
+        .expect("tend start");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Only the panes whose ids are ids arrive: two of six.
+    let listed = wait_until(30, || {
+        env.list_json()
+            .as_array()
+            .is_some_and(|a| a.iter().filter(|p| p["host"] == "evil").count() == 2)
+    });
+    let list = env.list_json();
+    assert!(listed, "remote panes never listed: {list}");
+    let ids: Vec<&str> = list
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| p["host"] == "evil")
+        .filter_map(|p| p["pane"].as_str())
+        .collect();
+    assert_eq!(ids, ["evil:%3", "evil:%4"]);
+    let remotes = env.tend_ok(&["remote", "list", "--json"]);
+    assert!(remotes.contains("\"dropped\":4"), "{remotes}");
+    assert_eq!(env.global_option("@tend_next"), "evil:%3");
+    // The session name comes through as text.
+    let p3 = list
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["pane"] == "evil:%3")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(p3["session"], session_payload.as_str());
+
+    // A user at a real client: prefix N (the jump opens a local window
+    // for the remote session), the picker (prefix A) and its first entry,
+    // then everything that prints panes.
+    let term = Terminal::attach(&env, "main", "hostile");
+    term.type_keys(&["C-b", "N"]);
+    let window = format!("evil:{session_payload}");
+    let opened = wait_until(20, || {
+        env.tmux_out(&["list-windows", "-a", "-F", "#{window_name}"])
+            .lines()
+            .any(|w| w == window)
+    });
+    assert!(
+        opened,
+        "no local window named {window:?}: {}\n{}",
+        env.tmux_out(&["list-windows", "-a", "-F", "#{window_name}"]),
+        term.screen()
+    );
+    term.type_keys(&["C-b", "N"]);
+    // prefix A: the fleet view in a popup, then the picker menu.
+    for view in ["popup", "menu"] {
+        env.tmux(&["set", "-g", "@tend-picker-view", view]);
+        term.type_keys(&["C-b", "A"]);
+        std::thread::sleep(Duration::from_millis(800));
+        term.type_keys(&["1"]);
+        std::thread::sleep(Duration::from_millis(800));
+        term.type_keys(&["Escape"]);
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    for args in [
+        &["list"][..],
+        &["list", "--json"],
+        &["status"],
+        &["next"],
+        &["remote", "list"],
+        &["get", "evil:%4", "--json"],
+    ] {
+        let _ = env.tend(args);
+    }
+    let _ = env.tend(&["doctor"]);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(m.hit(), Vec::<&str>::new(), "hostile text was executed");
+    assert!(env.tmux(&["has-session"]).status.success());
+    // The attach went to the remote's pane by its id, through ssh, as
+    // separate words (the remote's own shell is the remote's business).
+    let log = std::fs::read_to_string(env.path().join("ssh-args.log")).unwrap_or_default();
+    assert!(log.lines().any(|l| l == "me@evil"), "{log}");
+    assert!(log.contains("attach-session -t %3"), "{log}");
+}
+
+/// A pane id whose number starts with 1 (`%12`): `command-prompt` replaces
+/// `%1` in its template with the typed text, which once made the picker's
+/// park note go to `No such pane: plain note2`.
+fn pane_numbered_from_ten(env: &Env) -> String {
+    let cast = corpus("claude/approval").join("pane.cast");
+    loop {
+        let p = env.window("main", &env.play_cmd("claude", &cast, 600));
+        let n: u32 = p.trim_start_matches('%').parse().expect("pane id");
+        if n >= 10 && p.starts_with("%1") {
+            return p;
+        }
+        if n < 10 {
+            env.tmux(&["kill-pane", "-t", &p]);
+        }
+    }
+}
+
+#[test]
+fn notes_and_reasons_typed_at_the_picker_arrive_as_typed() {
+    let env = Env::new("hostile-prompt");
+    let mut m = Markers::new(&env);
+    std::fs::create_dir_all(&m.dir).expect("markers dir");
+    let pane = pane_numbered_from_ten(&env);
+    env.tend_ok(&["start"]);
+    assert!(
+        wait_until(30, || env.pane_option(&pane, "@tend_reason") == "approval"),
+        "the agent never read waiting/approval"
+    );
+    let term = Terminal::attach(&env, "main", "prompt");
+    let client = env.tmux_out(&["list-clients", "-F", "#{client_name}"]);
+    let socket = control_socket(&env);
+    // No `%%` in the text: tmux 3.3a gives command-prompt's template the
+    // typed text twice, and its second pass puts the text in again for a
+    // typed `%%` (docs/RELIABILITY.md). Every later version and 3.2a keep it.
+    let note = format!(
+        "it's \"plain\" %1 % $HOME ~ ; #(touch {}) $(touch {}) \\ end",
+        m.path("note-format"),
+        m.path("note-shell")
+    );
+    let reason = format!(
+        "stop'; run-shell \"touch {}\" ; #{{pane_id}} %12",
+        m.path("reason")
+    );
+    for (key, text) in [("p", &note), ("s", &reason)] {
+        let o = env.tend(&[
+            "key",
+            "--socket",
+            &socket.display().to_string(),
+            "agent",
+            &format!("pane={pane}"),
+            &format!("client={client}"),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            wait_until(10, || term.screen().contains("Ask it to stop")),
+            "no agent menu: {}",
+            term.screen()
+        );
+        term.type_keys(&[key]);
+        assert!(
+            wait_until(10, || term.screen().contains(if key == "p" {
+                "park note:"
+            } else {
+                "stop reason:"
+            })),
+            "no prompt: {}",
+            term.screen()
+        );
+        term.type_keys(&["-l", text]);
+        term.type_keys(&["Enter"]);
+        let field = if key == "p" { "note" } else { "stop" };
+        let arrived = wait_until(10, || {
+            let v: Value =
+                serde_json::from_str(&env.tend_ok(&["get", &pane, "--json"])).unwrap_or_default();
+            !v[field].is_null()
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(arrived, "nothing arrived for `{key}`: {}", term.screen());
+    }
+    let v: Value = serde_json::from_str(&env.tend_ok(&["get", &pane, "--json"])).expect("get");
+    assert_eq!(v["parked"], true);
+    assert_eq!(v["note"], note.as_str(), "the note was altered");
+    let inbox: Value =
+        serde_json::from_str(&env.tend_ok(&["inbox", "--pane", &pane, "--json"])).expect("inbox");
+    assert_eq!(
+        inbox["stop"]["reason"],
+        reason.as_str(),
+        "the reason was altered"
+    );
+    assert_eq!(m.hit(), Vec::<&str>::new(), "typed text was executed");
+    assert!(env.tmux(&["has-session"]).status.success());
+}
+
+/// The daemon's control socket.
+fn control_socket(env: &Env) -> PathBuf {
+    std::fs::read_dir(env.path().join("run").join("tend"))
+        .expect("runtime folder")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "sock"))
+        .expect("control socket")
+}
+
+/// The payloads: each makes `marker` if any layer runs it (a format, the
+/// tmux parser, a shell), or breaks out of its quoting.
+fn payloads(m: &mut Markers) -> Vec<(String, String)> {
+    let mut v = Vec::new();
+    let mut add = |name: &str, f: &dyn Fn(&str) -> String| {
+        let path = m.path(name);
+        v.push((name.to_owned(), f(&path)));
+    };
+    add("format-cond", &|p| format!("#{{?1,#(touch {p}),}}"));
+    add("format-job", &|p| format!("#(touch {p})"));
+    add("shell-subst", &|p| format!("$(touch {p})"));
+    add("backtick", &|p| format!("`touch {p}`"));
+    add("single-quote", &|p| format!("'; run-shell 'touch {p}' ; '"));
+    add("double-quote", &|p| {
+        format!("\"; run-shell \"touch {p}\" ; \"")
+    });
+    add("percent", &|p| format!("%1 %2 %%% ; run-shell 'touch {p}'"));
+    add("newline", &|p| format!("x\nrun-shell 'touch {p}'"));
+    add("braces", &|p| format!("}} ; run-shell 'touch {p}' ; {{"));
+    add("tilde-dollar", &|p| {
+        format!("~root $HOME \\; run-shell 'touch {p}'")
+    });
+    add("long", &|p| format!("{}#(touch {p})", "y".repeat(100_000)));
+    v
+}
+
+/// Every payload as a session name, a window name, a pane title, a
+/// folder name, a park note, a stop reason, a label and a self-report's
+/// message, shown by a real client's status line and pane borders, the
+/// picker and agent menus, and every command that prints panes: nothing
+/// runs, the server lives, and the texts tend keeps arrive as written.
+#[test]
+fn every_payload_through_every_local_place_runs_nothing() {
+    let env = Env::new("hostile-table");
+    let mut m = Markers::new(&env);
+    std::fs::create_dir_all(&m.dir).expect("markers dir");
+    let payloads = payloads(&mut m);
+    let cast = corpus("claude/approval").join("pane.cast");
+    // The user's own formats show tend's options.
+    env.tmux(&[
+        "set",
+        "-g",
+        "status-right",
+        "#{@tend_summary} #{@tend_marks} #{@tend_state}",
+    ]);
+    env.tmux(&["set", "-g", "pane-border-status", "top"]);
+    env.tmux(&[
+        "set",
+        "-g",
+        "pane-border-format",
+        "#{@tend_marks} #{@tend_agent} #{pane_title}",
+    ]);
+    let mut panes = Vec::new();
+    for (i, (name, text)) in payloads.iter().enumerate() {
+        // Names and folders cannot hold everything: tmux takes no
+        // newline in a name it is given and cuts nothing; a folder
+        // name is at most 255 bytes.
+        let session = format!("s{i}-{}", text.replace('\n', " "));
+        let folder = env.path().join(format!(
+            "d{i}-{}",
+            text.replace('/', "_").chars().take(200).collect::<String>()
+        ));
+        std::fs::create_dir_all(&folder).expect("hostile folder");
+        let title = env.path().join(format!("title-{i}.bin"));
+        let mut bytes = format!("\x1b]2;{}", text.replace('\n', " ")).into_bytes();
+        bytes.extend_from_slice(b"\xff\xfe\x07");
+        std::fs::write(&title, bytes).expect("title");
+        let play = format!(
+            "cat '{}'; {}",
+            title.display(),
+            env.play_cmd("claude", &cast, 600)
+        );
+        let sid = env.tmux_out(&[
+            "new-session",
+            "-d",
+            "-P",
+            "-F",
+            "#{session_id}",
+            "-s",
+            &format!("s{i}"),
+            // tmux expands formats in -c too.
+            "-c",
+            &folder.display().to_string().replace('#', "##"),
+            // The recording's size, and a row for the pane's border.
+            "-x",
+            "200",
+            "-y",
+            "51",
+            &play,
+        ]);
+        // The names go in through a file tmux reads itself (a command line
+        // holds at most 16 kB); tmux expands formats in the names it is
+        // given, so `##` is a `#`.
+        let quote = |t: &str| format!("'{}'", t.replace('#', "##").replace('\'', "'\\''"));
+        let conf = env.path().join(format!("names-{i}.conf"));
+        std::fs::write(
+            &conf,
+            format!(
+                "rename-session -t {sid} {}\nrename-window -t {sid}: {}\n",
+                quote(&session),
+                quote(&format!("w-{}", text.replace('\n', " ")))
+            ),
+        )
+        .expect("names");
+        let o = env.tmux(&["source-file", &conf.display().to_string()]);
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(sid.starts_with('$'), "{name}: no session ({sid})");
+        // On 3.2a the window was 80x23 (see `fit_window`): the recording
+        // starts again at its own size.
+        if env.fit_window(&format!("{sid}:"), 200, 51) {
+            let o = env.tmux(&["respawn-pane", "-k", "-t", &format!("{sid}:"), &play]);
+            assert!(
+                o.status.success(),
+                "{name}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        let pane = env.tmux_out(&["display-message", "-p", "-t", &sid, "#{pane_id}"]);
+        panes.push((name.clone(), text.clone(), pane));
+    }
+    env.tend_ok(&["start"]);
+    let all_waiting = wait_until(60, || {
+        panes
+            .iter()
+            .all(|(_, _, p)| env.pane_option(p, "@tend_reason") == "approval")
+    });
+    let states: Vec<String> = panes
+        .iter()
+        .map(|(n, _, p)| format!("{n} {p}: {:?}", env.pane_option(p, "@tend_reason")))
+        .collect();
+    assert!(
+        all_waiting,
+        "not every agent read waiting/approval: {states:?}\n{}",
+        String::from_utf8_lossy(&env.tend(&["doctor"]).stdout)
+    );
+    for (i, (name, text, pane)) in panes.iter().enumerate() {
+        // A note and a reason in the user's words; a label and a message
+        // in an agent's.
+        match i % 3 {
+            0 => {
+                let o = env.tend(&["park", pane, "--note", text]);
+                assert!(
+                    o.status.success(),
+                    "{name}: park: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                );
+            }
+            1 => {
+                let o = env.tend(&["stop-request", pane, text]);
+                assert!(
+                    o.status.success(),
+                    "{name}: stop: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                );
+            }
+            _ => {
+                let o = env.tend(&["report-metadata", text, "--pane", pane]);
+                assert!(
+                    o.status.success(),
+                    "{name}: label: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                );
+            }
+        }
+    }
+    let reporter = &panes[0].2;
+    let _ = env.tend(&[
+        "report",
+        "waiting",
+        "--reason",
+        "question",
+        "--message",
+        &panes[1].1,
+        "--pane",
+        reporter,
+    ]);
+    // A user at a real client looks at everything.
+    let term = Terminal::attach(&env, "main", "table");
+    let client = env.tmux_out(&["list-clients", "-F", "#{client_name}"]);
+    let socket = control_socket(&env).display().to_string();
+    for _ in 0..4 {
+        term.type_keys(&["C-b", "N"]);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    term.type_keys(&["C-b", "A"]);
+    std::thread::sleep(Duration::from_millis(800));
+    term.type_keys(&["Escape"]);
+    for (_, _, pane) in panes.iter().take(4) {
+        let _ = env.tend(&[
+            "key",
+            "--socket",
+            &socket,
+            "agent",
+            &format!("pane={pane}"),
+            &format!("client={client}"),
+        ]);
+        std::thread::sleep(Duration::from_millis(500));
+        term.type_keys(&["Escape"]);
+        let _ = env.tend(&["explain", pane]);
+        let _ = env.tend(&["approve", pane, "--dry-run"]);
+    }
+    for args in [
+        &["list"][..],
+        &["list", "--json"],
+        &["status"],
+        &["next"],
+        &["doctor"],
+    ] {
+        let _ = env.tend(args);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(m.hit(), Vec::<&str>::new(), "hostile text was executed");
+    assert!(
+        env.tmux(&["has-session"]).status.success(),
+        "the server died"
+    );
+    // What tend keeps arrives as written.
+    for (i, (name, text, pane)) in panes.iter().enumerate() {
+        let v: Value = serde_json::from_str(&env.tend_ok(&["get", pane, "--json"])).expect("get");
+        match i % 3 {
+            0 => assert_eq!(v["note"], text.as_str(), "{name}: the note was altered"),
+            1 => {
+                let inbox: Value =
+                    serde_json::from_str(&env.tend_ok(&["inbox", "--pane", pane, "--json"]))
+                        .expect("inbox");
+                assert_eq!(
+                    inbox["stop"]["reason"],
+                    text.as_str(),
+                    "{name}: the reason was altered"
+                );
+            }
+            _ => assert_eq!(v["label"], text.as_str(), "{name}: the label was altered"),
+        }
+    }
+    // tend stop leaves the user's formats as they were.
+    env.tend_ok(&["stop"]);
+    assert_eq!(
+        env.tmux_out(&["show", "-gv", "status-right"]),
+        "#{@tend_summary} #{@tend_marks} #{@tend_state}"
+    );
+}

@@ -1,0 +1,464 @@
+//! Shared helpers for tests against real tmux servers on private sockets.
+#![allow(dead_code)]
+
+pub mod offline;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+pub use tend_testkit::check_tmux_version;
+
+/// A private tmux server with its own tend runtime, state and config
+/// directories. Dropping it stops tend and kills the server.
+pub struct Env {
+    pub name: String,
+    root: PathBuf,
+    owner: Option<tempfile::TempDir>,
+}
+
+/// A test that cannot run on this machine (a tool or input is missing)
+/// says so loudly; under CI (`CI` set) it fails instead, since
+/// scripts/test.sh installs everything the default tier needs and a
+/// missing tool must not pass for a passing test.
+pub fn skip(test: &str, why: &str) {
+    let in_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+    assert!(!in_ci, "{test}: {why}; CI must run this test");
+    eprintln!("SKIPPED {test}: {why}");
+}
+
+pub fn tend_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_tend")
+}
+
+pub fn corpus(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/corpus")
+        .join(rel)
+}
+
+impl Env {
+    /// Writes an executable `name` holding `text` into the test's own
+    /// `bin` folder (a stand-in program for PATH); returns its path.
+    pub fn executable(&self, name: &str, text: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let bin = self.path().join("bin");
+        std::fs::create_dir_all(&bin).expect("mkdir bin");
+        let path = bin.join(name);
+        std::fs::write(&path, text).expect("write a stand-in program");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        path
+    }
+
+    pub fn new(tag: &str) -> Env {
+        check_tmux_version();
+        let name = tend_testkit::unique_name(&format!("tend-{tag}"));
+        let dir = tempfile::tempdir().expect("tempdir");
+        for sub in ["run", "state", "config", "home"] {
+            std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
+        }
+        let env = Env {
+            name,
+            root: dir.path().to_owned(),
+            owner: Some(dir),
+        };
+        let out = env.tmux(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "main",
+            "-x",
+            "200",
+            "-y",
+            "50",
+        ]);
+        assert!(
+            out.status.success(),
+            "tmux new-session: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // tmux 3.2a sizes a window that no client shows by default-size
+        // (80x24), whatever -x and -y the session was made with: the
+        // recordings replayed here are 200x50 and smaller.
+        env.tmux(&["set-option", "-g", "default-size", "200x50"]);
+        env.fit_window("=main:0", 200, 50);
+        env
+    }
+
+    /// Gives `target` (a window) the size its detached session was made
+    /// with. tmux 3.2a makes a detached session's first window 80x23,
+    /// whatever -x and -y (and default-size) say: the size of the command
+    /// client that asked, which has no terminal (80x24 less the status
+    /// line). Later versions already made it `width`x`height`. Returns
+    /// whether the window had to be resized.
+    pub fn fit_window(&self, target: &str, width: u32, height: u32) -> bool {
+        let now = self.tmux_out(&[
+            "display-message",
+            "-p",
+            "-t",
+            target,
+            "#{window_width}x#{window_height}",
+        ]);
+        if now != format!("{width}x{height}") {
+            let o = self.tmux(&[
+                "resize-window",
+                "-t",
+                target,
+                "-x",
+                &width.to_string(),
+                "-y",
+                &height.to_string(),
+            ]);
+            assert!(
+                o.status.success(),
+                "resize-window {target}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            return true;
+        }
+        false
+    }
+
+    /// A second handle on the same server and directories, for another
+    /// thread; dropping it does nothing.
+    pub fn view(&self) -> Env {
+        Env {
+            name: self.name.clone(),
+            root: self.root.clone(),
+            owner: None,
+        }
+    }
+
+    /// The test's private directory.
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    fn apply_env(&self, cmd: &mut Command) {
+        let d = self.root.as_path();
+        cmd.env("XDG_RUNTIME_DIR", d.join("run"))
+            .env("XDG_STATE_HOME", d.join("state"))
+            .env("XDG_CONFIG_HOME", d.join("config"))
+            .env("HOME", d.join("home"))
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .env_remove("TEND_TMUX_SOCKET")
+            // No desktop pop-ups on a developer's machine from these tests.
+            .env_remove("DBUS_SESSION_BUS_ADDRESS");
+    }
+
+    pub fn tmux(&self, args: &[&str]) -> Output {
+        let mut cmd = Command::new("tmux");
+        cmd.arg("-L")
+            .arg(&self.name)
+            .args(args)
+            .stdin(Stdio::null());
+        cmd.output().expect("run tmux")
+    }
+
+    pub fn tmux_out(&self, args: &[&str]) -> String {
+        let o = self.tmux(args);
+        String::from_utf8_lossy(&o.stdout)
+            .trim_end_matches('\n')
+            .to_owned()
+    }
+
+    /// `tend -L <this server> args…` in this environment, not yet run (for
+    /// a test that spawns it or adds to its environment).
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(tend_bin());
+        self.apply_env(&mut cmd);
+        cmd.arg("-L")
+            .arg(&self.name)
+            .args(args)
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    pub fn tend(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("run tend")
+    }
+
+    pub fn tend_ok(&self, args: &[&str]) -> String {
+        let o = self.tend(args);
+        assert!(
+            o.status.success(),
+            "tend {args:?} failed: {}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// The command line a pane runs to replay a recording as agent `agent`.
+    pub fn play_cmd(&self, agent: &str, cast: &Path, hold: u32) -> String {
+        format!(
+            "env TEND_AGENT={agent} '{}' play '{}' --hold {hold}",
+            tend_bin(),
+            cast.display()
+        )
+    }
+
+    /// Opens a window running `cmd`; returns its pane id.
+    pub fn window(&self, session: &str, cmd: &str) -> String {
+        self.tmux_out(&[
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-t",
+            &format!("={session}:"),
+            cmd,
+        ])
+    }
+
+    pub fn pane_option(&self, pane: &str, name: &str) -> String {
+        self.tmux_out(&["show-options", "-pqv", "-t", pane, name])
+    }
+
+    pub fn global_option(&self, name: &str) -> String {
+        self.tmux_out(&["show-options", "-gqv", name])
+    }
+
+    pub fn list_json(&self) -> serde_json::Value {
+        let out = self.tend_ok(&["list", "--json"]);
+        serde_json::from_str(&out).expect("list --json")
+    }
+
+    pub fn daemon_pid(&self) -> Option<u32> {
+        let out = self.tend(&["start", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+        v["pid"].as_u64().map(|p| p as u32)
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        if self.owner.is_none() {
+            return;
+        }
+        let _ = self.tend(&["stop"]);
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+/// A second tmux server whose one pane runs a real tmux client attached to
+/// the server under test: what that pane shows is exactly what a user's
+/// terminal would. Killed on drop.
+pub struct Terminal {
+    pub name: String,
+}
+
+impl Terminal {
+    pub fn attach(env: &Env, session: &str, tag: &str) -> Terminal {
+        let name = format!("{}-{tag}-term", env.name);
+        let client = format!("exec env -u TMUX tmux -L {} attach -t ={session}", env.name);
+        let t = Terminal { name };
+        let out = t.tmux(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "160",
+            "-y",
+            "24",
+            &client,
+        ]);
+        assert!(
+            out.status.success(),
+            "outer tmux: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The outer server's own status line would be in the way.
+        t.tmux(&["set", "-g", "status", "off"]);
+        // Keys typed while the inner client is still starting (reading
+        // its terminal's answers to its queries) can be lost: a user
+        // types at a client that shows its session. Wait until the inner
+        // server lists the client and its status line is drawn.
+        let inner = env.name.clone();
+        let ready = wait_until(20, || {
+            let listed = Command::new("tmux")
+                .env_remove("TMUX")
+                .args(["-L", &inner, "list-clients", "-F", "#{client_session}"])
+                .output()
+                .map(|o| {
+                    String::from_utf8_lossy(&o.stdout)
+                        .lines()
+                        .any(|l| l == session)
+                })
+                .unwrap_or(false);
+            listed && t.status_line().contains(session)
+        });
+        assert!(ready, "the client never showed `{session}`: {}", t.screen());
+        t
+    }
+
+    pub fn tmux(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .env_remove("TMUX")
+            .arg("-L")
+            .arg(&self.name)
+            .args(args)
+            .output()
+            .expect("run tmux")
+    }
+
+    /// The client's bottom line: its status line.
+    pub fn status_line(&self) -> String {
+        let out = self.tmux(&["capture-pane", "-p", "-t", "%0"]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.lines().last().unwrap_or("").to_owned()
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+impl Terminal {
+    /// Everything the client's terminal shows.
+    pub fn screen(&self) -> String {
+        let out = self.tmux(&["capture-pane", "-p", "-t", "%0"]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The client's screen once `ready` holds for it, polled for up to
+    /// `secs`; panics naming `what` and showing the last screen otherwise.
+    pub fn screen_when(
+        &self,
+        secs: u64,
+        what: &str,
+        mut ready: impl FnMut(&str) -> bool,
+    ) -> String {
+        let mut screen = String::new();
+        let ok = wait_until(secs, || {
+            screen = self.screen();
+            ready(&screen)
+        });
+        assert!(ok, "{what}: the client shows\n{screen}");
+        screen
+    }
+
+    /// Types keys into the client, as a user at its keyboard.
+    pub fn type_keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "%0"];
+        args.extend(keys);
+        self.tmux(&args);
+    }
+}
+
+/// Runs a Python `script` as user `nobody` (needs root), after opening
+/// `path`'s directories up to `env`'s root to everyone, so that only the
+/// daemon's own peer check stands between that user and a socket there.
+pub fn python_as_nobody(env: &Env, path: &Path, script: &str) -> Output {
+    use std::os::unix::fs::PermissionsExt;
+    // Opened for the run, and put back after it: tend refuses a runtime
+    // folder others can enter, so `tend stop` at the end needs it private.
+    let mut opened = Vec::new();
+    let mut open = |p: &Path, mode: u32| {
+        if let Ok(m) = std::fs::metadata(p) {
+            opened.push((p.to_owned(), m.permissions().mode()));
+        }
+        let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode));
+    };
+    let mut dir = path.parent().map(Path::to_owned);
+    while let Some(d) = dir {
+        open(&d, 0o755);
+        if d == env.path() {
+            break;
+        }
+        dir = d.parent().map(Path::to_owned);
+    }
+    open(path, 0o666);
+    let out = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "/usr/bin/python3",
+            "-c",
+            script,
+        ])
+        .output()
+        .expect("setpriv");
+    for (p, mode) in opened.into_iter().rev() {
+        let _ = std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode));
+    }
+    out
+}
+
+/// Polls `f` every 50 ms until it returns true or `secs` pass.
+pub fn wait_until(secs: u64, f: impl FnMut() -> bool) -> bool {
+    tend_testkit::poll_until(Duration::from_secs(secs), Duration::from_millis(50), f)
+}
+
+/// The distinct `(state/reason)` values of the labels, in order.
+pub fn label_sequence(labels: &Path) -> Vec<String> {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(labels).expect("labels")).expect("json");
+    let mut out: Vec<String> = Vec::new();
+    for b in v["timeline"].as_array().expect("timeline") {
+        let Some(s) = b["state"].as_str() else {
+            continue;
+        };
+        let s = match b["reason"].as_str() {
+            Some(r) => format!("{s}/{r}"),
+            None => s.to_owned(),
+        };
+        if out.last() != Some(&s) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// The input log without the terminal's answers to the recording's
+/// queries (cursor reports `ESC [ … R`, colour reports `ESC ] … BEL`/ST):
+/// the keys a user or tend typed. A lone ESC (the Escape key) and the
+/// arrow keys (`ESC [ A` to `D`) stay.
+pub fn typed(log: &Path) -> Vec<u8> {
+    let bytes = std::fs::read(log).unwrap_or_default();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match (bytes[i], bytes.get(i + 1)) {
+            // An arrow key (CSI A to D, no parameters) is typed, not a reply.
+            (0x1b, Some(b'[')) if matches!(bytes.get(i + 2), Some(b'A'..=b'D')) => {
+                out.extend_from_slice(&bytes[i..i + 3]);
+                i += 3;
+            }
+            (0x1b, Some(b'[')) => {
+                let end = bytes[i + 2..]
+                    .iter()
+                    .position(|b| (0x40..=0x7e).contains(b))
+                    .map_or(bytes.len(), |p| i + 2 + p + 1);
+                i = end;
+            }
+            (0x1b, Some(b']')) | (0x1b, Some(b'P')) => {
+                let mut j = i + 2;
+                while j < bytes.len()
+                    && bytes[j] != 0x07
+                    && !(bytes[j] == 0x1b && bytes.get(j + 1) == Some(&b'\\'))
+                {
+                    j += 1;
+                }
+                i = if j < bytes.len() && bytes[j] == 0x1b {
+                    j + 2
+                } else {
+                    j + 1
+                };
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    out
+}
