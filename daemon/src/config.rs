@@ -109,8 +109,12 @@ pub fn path() -> Option<PathBuf> {
 /// Parses configuration text; `file` names it in errors. An error quotes
 /// at most a short excerpt of the file's text, once.
 pub fn parse(file: &str, text: &str) -> Result<Config, CliError> {
-    let bad =
-        |what: String| CliError::new("bad_config", format!("{file}: {}", bound_quotes(&what)));
+    let bad = |what: String| {
+        CliError::new(
+            crate::error::ErrorKind::BadConfig,
+            format!("{file}: {}", bound_quotes(&what)),
+        )
+    };
     let cfg: Config = toml::from_str(text).map_err(|e| bad(toml_error(text, &e)))?;
     cfg.detector
         .validate()
@@ -185,7 +189,7 @@ pub fn load() -> Result<Config, CliError> {
         Ok(text) => parse(&p.display().to_string(), &text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
         Err(e) => Err(CliError::new(
-            "bad_config",
+            crate::error::ErrorKind::BadConfig,
             format!("cannot read {}: {e}", p.display()),
         )),
     }
@@ -517,7 +521,7 @@ mod tests {
             "[keys]\nnext = \"#(touch x)\"\n",
         )
         .unwrap_err();
-        assert_eq!(e.code, "bad_config");
+        assert_eq!(e.code(), "bad_config");
         assert_eq!(
             e.message,
             format!("/home/u/.config/tend/config.toml: [keys] next = \"#(touch x)\": {help}")

@@ -21,28 +21,177 @@ macro_rules! say {
     };
 }
 
-/// A failure with a stable machine-readable code (for `--json`) and a
-/// message that says what happened and what to do about it.
+/// What kind of failure an error is: its stable code under `--json`
+/// ([`ErrorKind::as_str`]), which scripts match on. The sentence for
+/// people is the error's message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// `io`.
+    Io,
+    /// `bad_config`.
+    BadConfig,
+    /// `tmux`.
+    Tmux,
+    /// `no_daemon`.
+    NoDaemon,
+    /// `exe`.
+    Exe,
+    /// `bad_request`.
+    BadRequest,
+    /// `manifests`.
+    Manifests,
+    /// `unknown_agent`.
+    UnknownAgent,
+    /// `hooks_write_failed`.
+    HooksWriteFailed,
+    /// `bind`.
+    Bind,
+    /// `signal`.
+    Signal,
+    /// `bad_recording`.
+    BadRecording,
+    /// `spawn`.
+    Spawn,
+    /// `dir_not_empty`.
+    DirNotEmpty,
+    /// `log`.
+    Log,
+    /// `start_failed`.
+    StartFailed,
+    /// `bad_remote`.
+    BadRemote,
+    /// `bad_key`.
+    BadKey,
+    /// `already_running`.
+    AlreadyRunning,
+    /// `runtime`.
+    Runtime,
+    /// `pipes`.
+    Pipes,
+    /// `timeout`.
+    Timeout,
+    /// `bad_response`.
+    BadResponse,
+    /// `missing_agent`.
+    MissingAgent,
+    /// `bad_answer`.
+    BadAnswer,
+    /// `daemon_gone`.
+    DaemonGone,
+    /// `tap`.
+    Tap,
+    /// `no_tmux`.
+    NoTmux,
+    /// `doctor`.
+    Doctor,
+    /// `bad_procs`.
+    BadProcs,
+    /// `duplicate_remote`.
+    DuplicateRemote,
+    /// `unknown_remote`.
+    UnknownRemote,
+    /// `hooks_internal`.
+    HooksInternal,
+    /// `no_home`.
+    NoHome,
+    /// `hooks_config_invalid`.
+    HooksConfigInvalid,
+    /// `file_unreadable`.
+    FileUnreadable,
+    /// `file_not_found`.
+    FileNotFound,
+    /// `unsafe_dir`.
+    UnsafeDir,
+    /// `runtime_dir`.
+    RuntimeDir,
+    /// `state_dir`.
+    StateDir,
+    /// The daemon refused a request: its own code.
+    Daemon(tend_protocol::ErrorCode),
+}
+
+impl ErrorKind {
+    /// The stable code. A daemon's refusal keeps the daemon's code, but for
+    /// the zellij-only ones, which older clients know as `daemon_error`.
+    pub fn as_str(self) -> &'static str {
+        use tend_protocol::ErrorCode;
+        match self {
+            ErrorKind::Io => "io",
+            ErrorKind::BadConfig => "bad_config",
+            ErrorKind::Tmux => "tmux",
+            ErrorKind::NoDaemon => "no_daemon",
+            ErrorKind::Exe => "exe",
+            ErrorKind::BadRequest => "bad_request",
+            ErrorKind::Manifests => "manifests",
+            ErrorKind::UnknownAgent => "unknown_agent",
+            ErrorKind::HooksWriteFailed => "hooks_write_failed",
+            ErrorKind::Bind => "bind",
+            ErrorKind::Signal => "signal",
+            ErrorKind::BadRecording => "bad_recording",
+            ErrorKind::Spawn => "spawn",
+            ErrorKind::DirNotEmpty => "dir_not_empty",
+            ErrorKind::Log => "log",
+            ErrorKind::StartFailed => "start_failed",
+            ErrorKind::BadRemote => "bad_remote",
+            ErrorKind::BadKey => "bad_key",
+            ErrorKind::AlreadyRunning => "already_running",
+            ErrorKind::Runtime => "runtime",
+            ErrorKind::Pipes => "pipes",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::BadResponse => "bad_response",
+            ErrorKind::MissingAgent => "missing_agent",
+            ErrorKind::BadAnswer => "bad_answer",
+            ErrorKind::DaemonGone => "daemon_gone",
+            ErrorKind::Tap => "tap",
+            ErrorKind::NoTmux => "no_tmux",
+            ErrorKind::Doctor => "doctor",
+            ErrorKind::BadProcs => "bad_procs",
+            ErrorKind::DuplicateRemote => "duplicate_remote",
+            ErrorKind::UnknownRemote => "unknown_remote",
+            ErrorKind::HooksInternal => "hooks_internal",
+            ErrorKind::NoHome => "no_home",
+            ErrorKind::HooksConfigInvalid => "hooks_config_invalid",
+            ErrorKind::FileUnreadable => "file_unreadable",
+            ErrorKind::FileNotFound => "file_not_found",
+            ErrorKind::UnsafeDir => "unsafe_dir",
+            ErrorKind::RuntimeDir => "runtime_dir",
+            ErrorKind::StateDir => "state_dir",
+            ErrorKind::Daemon(
+                ErrorCode::Zellij | ErrorCode::NotSeeded | ErrorCode::NotInZellij,
+            ) => ErrorCode::DaemonError.as_str(),
+            ErrorKind::Daemon(code) => code.as_str(),
+        }
+    }
+}
+
+/// A failure with a kind (its stable machine-readable code, for `--json`)
+/// and a message that says what happened and what to do about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CliError {
-    /// Stable code, e.g. `file_not_found`, `bad_recording`, `unknown_agent`.
-    pub code: &'static str,
+    /// What kind of failure.
+    pub kind: ErrorKind,
     /// What happened and what to do.
     pub message: String,
 }
 
 impl CliError {
     /// A new error.
-    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         CliError {
-            code,
+            kind,
             message: message.into(),
         }
     }
 
+    /// The stable code of its kind, e.g. `file_not_found`, `bad_recording`.
+    pub fn code(&self) -> &'static str {
+        self.kind.as_str()
+    }
+
     /// The JSON form printed under `--json`.
     pub fn to_json(&self) -> String {
-        serde_json::json!({"error": {"code": self.code, "message": self.message}}).to_string()
+        serde_json::json!({"error": {"code": self.code(), "message": self.message}}).to_string()
     }
 }
 
@@ -58,9 +207,9 @@ impl std::error::Error for CliError {}
 pub fn read_file(path: &std::path::Path) -> Result<String, CliError> {
     let bytes = std::fs::read(path).map_err(|e| {
         let code = if e.kind() == std::io::ErrorKind::NotFound {
-            "file_not_found"
+            ErrorKind::FileNotFound
         } else {
-            "file_unreadable"
+            ErrorKind::FileUnreadable
         };
         CliError::new(code, format!("cannot read {}: {e}", path.display()))
     })?;

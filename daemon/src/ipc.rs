@@ -176,7 +176,12 @@ pub fn bind(path: &Path) -> Result<UnixListener, CliError> {
     let std = bind_std(path)?;
     std.set_nonblocking(true)
         .and_then(|_| UnixListener::from_std(std))
-        .map_err(|e| CliError::new("bind", format!("cannot listen on {}: {e}", path.display())))
+        .map_err(|e| {
+            CliError::new(
+                crate::error::ErrorKind::Bind,
+                format!("cannot listen on {}: {e}", path.display()),
+            )
+        })
 }
 
 /// [`bind`] for a blocking listener (the tap socket, read by a thread):
@@ -185,7 +190,7 @@ pub fn bind_std(path: &Path) -> Result<std::os::unix::net::UnixListener, CliErro
     if path.exists() {
         if std::os::unix::net::UnixStream::connect(path).is_ok() {
             return Err(CliError::new(
-                "already_running",
+                crate::error::ErrorKind::AlreadyRunning,
                 format!("a tend daemon already listens on {}", path.display()),
             ));
         }
@@ -196,8 +201,12 @@ pub fn bind_std(path: &Path) -> Result<std::os::unix::net::UnixListener, CliErro
     let old = nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o177));
     let listener = std::os::unix::net::UnixListener::bind(path);
     nix::sys::stat::umask(old);
-    let listener = listener
-        .map_err(|e| CliError::new("bind", format!("cannot listen on {}: {e}", path.display())))?;
+    let listener = listener.map_err(|e| {
+        CliError::new(
+            crate::error::ErrorKind::Bind,
+            format!("cannot listen on {}: {e}", path.display()),
+        )
+    })?;
     let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
     Ok(listener)
 }

@@ -131,13 +131,20 @@ pub fn refusal(server: &Server, p: &PlannedKey) -> Result<Option<String>, TmuxEr
 /// before the daemon starts, as a bad config.toml is (it would be left
 /// unbound without a word).
 pub fn check_for_start(server: &Server, cfg: &KeysConfig) -> Result<(), CliError> {
-    let plan = plan(server, cfg)
-        .map_err(|e| CliError::new("tmux", format!("cannot read tend's key options: {e}")))?;
+    let plan = plan(server, cfg).map_err(|e| {
+        CliError::new(
+            crate::error::ErrorKind::Tmux,
+            format!("cannot read tend's key options: {e}"),
+        )
+    })?;
     let mut problems = Vec::new();
     for p in &plan {
-        if let Some(why) = refusal(server, p)
-            .map_err(|e| CliError::new("tmux", format!("cannot check key names: {e}")))?
-        {
+        if let Some(why) = refusal(server, p).map_err(|e| {
+            CliError::new(
+                crate::error::ErrorKind::Tmux,
+                format!("cannot check key names: {e}"),
+            )
+        })? {
             problems.push(why);
         }
     }
@@ -145,7 +152,7 @@ pub fn check_for_start(server: &Server, cfg: &KeysConfig) -> Result<(), CliError
         return Ok(());
     }
     Err(CliError::new(
-        "bad_key",
+        crate::error::ErrorKind::BadKey,
         format!("{}; then run `tend start` again", problems.join("; ")),
     ))
 }

@@ -175,7 +175,12 @@ pub fn run(mut opts: Options) -> Result<(), CliError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| CliError::new("runtime", format!("cannot start the async runtime: {e}")))?;
+        .map_err(|e| {
+            CliError::new(
+                crate::error::ErrorKind::Runtime,
+                format!("cannot start the async runtime: {e}"),
+            )
+        })?;
     rt.block_on(serve(opts))
 }
 
@@ -347,7 +352,7 @@ fn start_loading_manifests() -> Result<
         .spawn(crate::manifests::load)
         .map_err(|e| {
             CliError::new(
-                "manifests",
+                crate::error::ErrorKind::Manifests,
                 format!("cannot start loading the manifests: {e}"),
             )
         })
@@ -359,10 +364,18 @@ fn start_loading_manifests() -> Result<
 /// panes).
 fn stop_signal() -> Result<tokio::sync::oneshot::Receiver<()>, CliError> {
     use tokio::signal::unix::{signal, SignalKind};
-    let mut sigterm = signal(SignalKind::terminate())
-        .map_err(|e| CliError::new("signal", format!("cannot watch SIGTERM: {e}")))?;
-    let mut sigint = signal(SignalKind::interrupt())
-        .map_err(|e| CliError::new("signal", format!("cannot watch SIGINT: {e}")))?;
+    let mut sigterm = signal(SignalKind::terminate()).map_err(|e| {
+        CliError::new(
+            crate::error::ErrorKind::Signal,
+            format!("cannot watch SIGTERM: {e}"),
+        )
+    })?;
+    let mut sigint = signal(SignalKind::interrupt()).map_err(|e| {
+        CliError::new(
+            crate::error::ErrorKind::Signal,
+            format!("cannot watch SIGINT: {e}"),
+        )
+    })?;
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
         tokio::select! {
@@ -403,7 +416,7 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     let taps = ipc::bind_std(&opts.tap)?;
     let mut reader = pipes::Reader::new(taps).map_err(|e| {
         CliError::new(
-            "pipes",
+            crate::error::ErrorKind::Pipes,
             format!("cannot watch the tap socket for the panes' pipes: {e}"),
         )
     })?;
@@ -429,8 +442,18 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     let _ = job_tx.send(Job::Mux(MuxJob::List, None));
     let (registry, errors) = tokio::task::spawn_blocking(move || manifests.join())
         .await
-        .map_err(|e| CliError::new("manifests", format!("loading the manifests failed: {e}")))?
-        .map_err(|_| CliError::new("manifests", "loading the manifests failed (a panic)"))?;
+        .map_err(|e| {
+            CliError::new(
+                crate::error::ErrorKind::Manifests,
+                format!("loading the manifests failed: {e}"),
+            )
+        })?
+        .map_err(|_| {
+            CliError::new(
+                crate::error::ErrorKind::Manifests,
+                "loading the manifests failed (a panic)",
+            )
+        })?;
     for e in &errors {
         crate::say!("manifest not used: {e}");
     }

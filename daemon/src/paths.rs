@@ -83,17 +83,17 @@ impl Private {
         }
     }
 
-    fn code(self) -> &'static str {
+    fn code(self) -> crate::error::ErrorKind {
         match self {
-            Private::Runtime => "runtime_dir",
-            Private::State => "state_dir",
+            Private::Runtime => crate::error::ErrorKind::RuntimeDir,
+            Private::State => crate::error::ErrorKind::StateDir,
         }
     }
 }
 
 /// The error code of a directory refused because someone else could use
 /// it (another owner, open permissions): nothing tend does should go on.
-pub const UNSAFE_DIR: &str = "unsafe_dir";
+pub const UNSAFE_DIR: crate::error::ErrorKind = crate::error::ErrorKind::UnsafeDir;
 
 fn ensure_private_dir(dir: &Path, which: Private) -> Result<(), CliError> {
     use std::os::unix::fs::MetadataExt;
@@ -240,7 +240,7 @@ mod tests {
             for mode in [0o777, 0o755, 0o701, 0o1777] {
                 std::fs::set_permissions(d, std::fs::Permissions::from_mode(mode)).unwrap();
                 let e = ensure_private_dir(d, Private::Runtime).unwrap_err();
-                assert_eq!(e.code, UNSAFE_DIR);
+                assert_eq!(e.kind, UNSAFE_DIR);
                 assert_eq!(
                     e.message,
                     format!(
@@ -264,7 +264,7 @@ mod tests {
             if nix::unistd::getuid().is_root() {
                 nix::unistd::chown(d, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
                 let e = ensure_private_dir(d, Private::State).unwrap_err();
-                assert_eq!(e.code, UNSAFE_DIR);
+                assert_eq!(e.kind, UNSAFE_DIR);
                 assert!(
                     e.message
                         .starts_with(&format!("{} belongs to ", d.display()))
@@ -284,7 +284,7 @@ mod tests {
         with_dir(|d| {
             std::fs::write(d, "x").unwrap();
             let e = ensure_private_dir(d, Private::State).unwrap_err();
-            assert_eq!(e.code, "state_dir");
+            assert_eq!(e.code(), "state_dir");
             assert_eq!(
                 e.message,
                 format!(

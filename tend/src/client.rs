@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde::Serialize;
-use tend_protocol::{Call, Envelope, ErrorCode, Response};
+use tend_protocol::{Call, Envelope, Response};
 
 use crate::error::CliError;
 
@@ -29,7 +29,7 @@ pub fn call_for<C: Call>(
     let method = C::METHOD;
     let mut stream = UnixStream::connect(socket).map_err(|e| {
         CliError::new(
-            "no_daemon",
+            crate::error::ErrorKind::NoDaemon,
             format!(
                 "tend is not running for this tmux server ({}: {e}); start it with `tend start`",
                 socket.display()
@@ -39,28 +39,38 @@ pub fn call_for<C: Call>(
     stream
         .set_read_timeout(timeout)
         .and_then(|_| stream.set_write_timeout(Some(Duration::from_secs(5))))
-        .map_err(|e| CliError::new("io", format!("socket setup failed: {e}")))?;
+        .map_err(|e| {
+            CliError::new(
+                crate::error::ErrorKind::Io,
+                format!("socket setup failed: {e}"),
+            )
+        })?;
     stream
         .write_all(request_line(call).as_bytes())
-        .map_err(|e| CliError::new("io", format!("cannot talk to the tend daemon: {e}")))?;
+        .map_err(|e| {
+            CliError::new(
+                crate::error::ErrorKind::Io,
+                format!("cannot talk to the tend daemon: {e}"),
+            )
+        })?;
     let mut reader = BufReader::new(stream);
     let mut answer = String::new();
     reader.read_line(&mut answer).map_err(|e| {
         CliError::new(
-            "timeout",
+            crate::error::ErrorKind::Timeout,
             format!("the tend daemon did not answer `{method}` ({e}); see `tend doctor`"),
         )
     })?;
     let unreadable = |e: serde_json::Error| {
         CliError::new(
-            "bad_response",
+            crate::error::ErrorKind::BadResponse,
             format!("the tend daemon sent something unreadable ({e}); is it the same version? Try `tend stop && tend start`"),
         )
     };
     let resp: Response = serde_json::from_str(&answer).map_err(unreadable)?;
     let result = resp
         .into_result()
-        .map_err(|err| CliError::new(cli_code(err.code), err.message))?;
+        .map_err(|err| CliError::new(crate::error::ErrorKind::Daemon(err.code), err.message))?;
     serde_json::from_value(result).map_err(unreadable)
 }
 
@@ -75,17 +85,4 @@ pub fn json_text(reply: &impl Serialize) -> String {
     serde_json::to_value(reply)
         .unwrap_or(serde_json::Value::Null)
         .to_string()
-}
-
-/// The code a refusal carries to `--json` and the exit: the daemon's own,
-/// except for the few the CLI has always reported as `daemon_error` (a
-/// zellij action that failed, a pane not read yet, a remote pane in
-/// zellij).
-fn cli_code(code: ErrorCode) -> &'static str {
-    match code {
-        ErrorCode::Zellij | ErrorCode::NotSeeded | ErrorCode::NotInZellij => {
-            ErrorCode::DaemonError.as_str()
-        }
-        other => other.as_str(),
-    }
 }

@@ -25,7 +25,10 @@ use crate::remote::FEED_HEARTBEAT;
 const TIMEOUT: Duration = Duration::from_secs(5);
 
 fn io(e: std::io::Error) -> CliError {
-    CliError::new("io", format!("cannot write output: {e}"))
+    CliError::new(
+        crate::error::ErrorKind::Io,
+        format!("cannot write output: {e}"),
+    )
 }
 
 /// The pane: given, else `$TMUX_PANE` or `$ZELLIJ_PANE_ID` (the pane this
@@ -36,7 +39,7 @@ fn own_pane(given: &Option<String>) -> Result<String, CliError> {
         .or_else(super::target::this_pane)
         .ok_or_else(|| {
             CliError::new(
-                "bad_request",
+                crate::error::ErrorKind::BadRequest,
                 "no pane: run this inside the agent's tmux or zellij pane, or pass --pane %N \
                  (zellij: --pane terminal_N)",
             )
@@ -48,7 +51,12 @@ fn timeout_ms(t: &Option<String>) -> Result<Option<u64>, CliError> {
         .map(|t| {
             parse_duration(t)
                 .map(|d| d.as_millis() as u64)
-                .map_err(|e| CliError::new("bad_request", format!("--timeout: {e}")))
+                .map_err(|e| {
+                    CliError::new(
+                        crate::error::ErrorKind::BadRequest,
+                        format!("--timeout: {e}"),
+                    )
+                })
         })
         .transpose()
 }
@@ -158,7 +166,7 @@ pub fn events(server: &ServerArgs, a: &EventsArgs, out: &mut dyn Write) -> Resul
     let t = Target::resolve(server)?;
     let mut stream = UnixStream::connect(&t.control).map_err(|e| {
         CliError::new(
-            "no_daemon",
+            crate::error::ErrorKind::NoDaemon,
             format!("tend is not running for this tmux server ({e}); start it with `tend start`"),
         )
     })?;
@@ -169,10 +177,20 @@ pub fn events(server: &ServerArgs, a: &EventsArgs, out: &mut dyn Write) -> Resul
     };
     stream
         .write_all(client::request_line(subscribe).as_bytes())
-        .map_err(|e| CliError::new("io", format!("cannot talk to the daemon: {e}")))?;
+        .map_err(|e| {
+            CliError::new(
+                crate::error::ErrorKind::Io,
+                format!("cannot talk to the daemon: {e}"),
+            )
+        })?;
     let reader = BufReader::new(stream);
     for (i, line) in reader.lines().enumerate() {
-        let line = line.map_err(|e| CliError::new("io", format!("event stream ended: {e}")))?;
+        let line = line.map_err(|e| {
+            CliError::new(
+                crate::error::ErrorKind::Io,
+                format!("event stream ended: {e}"),
+            )
+        })?;
         if i == 0 {
             continue; // the subscription acknowledgement
         }
@@ -651,13 +669,18 @@ fn feed(server: &ServerArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     let mut stream = UnixStream::connect(&t.control).map_err(|e| {
         CliError::new(
-            "no_daemon",
+            crate::error::ErrorKind::NoDaemon,
             format!("tend is not running for this tmux server ({e}); start it with `tend start`"),
         )
     })?;
     stream
         .write_all(client::request_line(params::Events::default()).as_bytes())
-        .map_err(|e| CliError::new("io", format!("cannot talk to the daemon: {e}")))?;
+        .map_err(|e| {
+            CliError::new(
+                crate::error::ErrorKind::Io,
+                format!("cannot talk to the daemon: {e}"),
+            )
+        })?;
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     let reader = BufReader::new(stream);
     std::thread::spawn(move || {
@@ -671,7 +694,7 @@ fn feed(server: &ServerArgs, out: &mut dyn Write) -> Result<(), CliError> {
     // no change falls between them.
     rx.recv().map_err(|_| {
         CliError::new(
-            "no_daemon",
+            crate::error::ErrorKind::NoDaemon,
             "the tend daemon closed the event stream at once; see `tend doctor`",
         )
     })?;
@@ -701,7 +724,7 @@ fn feed(server: &ServerArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
                     return Err(CliError::new(
-                        "no_daemon",
+                        crate::error::ErrorKind::NoDaemon,
                         "the tend daemon stopped; the feed ends",
                     ))
                 }

@@ -47,7 +47,10 @@ pub struct CaptureArgs {
 }
 
 fn io(e: std::io::Error) -> CliError {
-    CliError::new("io", format!("cannot write output: {e}"))
+    CliError::new(
+        crate::error::ErrorKind::Io,
+        format!("cannot write output: {e}"),
+    )
 }
 
 /// `YYYYmmdd-HHMMSS` in UTC.
@@ -78,7 +81,7 @@ fn prepare(dir: &Path) -> Result<(), CliError> {
         Ok(mut entries) => {
             if entries.next().is_some() {
                 return Err(CliError::new(
-                    "dir_not_empty",
+                    crate::error::ErrorKind::DirNotEmpty,
                     format!(
                         "{} exists and is not empty; nothing was written. Name a new or empty \
                          directory: tend capture %N DIR",
@@ -91,7 +94,7 @@ fn prepare(dir: &Path) -> Result<(), CliError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             std::fs::create_dir_all(dir).map_err(|e| {
                 CliError::new(
-                    "io",
+                    crate::error::ErrorKind::Io,
                     format!(
                         "cannot create {}: {e}; name another directory",
                         dir.display()
@@ -100,14 +103,14 @@ fn prepare(dir: &Path) -> Result<(), CliError> {
             })
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Err(CliError::new(
-            "dir_not_empty",
+            crate::error::ErrorKind::DirNotEmpty,
             format!(
                 "{} is a file; nothing was written. Name a new or empty directory",
                 dir.display()
             ),
         )),
         Err(e) => Err(CliError::new(
-            "io",
+            crate::error::ErrorKind::Io,
             format!("cannot read {}: {e}; name another directory", dir.display()),
         )),
     }
@@ -166,7 +169,7 @@ pub fn run_at(
     for name in FILES {
         let text = v.files.get(name).ok_or_else(|| {
             CliError::new(
-                "bad_answer",
+                crate::error::ErrorKind::BadAnswer,
                 format!(
                     "the daemon's capture lacks {name}; restart it (tend stop; tend start) so that \
                      it runs this version of tend"
@@ -174,8 +177,12 @@ pub fn run_at(
             )
         })?;
         let path = dir.join(name);
-        std::fs::write(&path, text)
-            .map_err(|e| CliError::new("io", format!("cannot write {}: {e}", path.display())))?;
+        std::fs::write(&path, text).map_err(|e| {
+            CliError::new(
+                crate::error::ErrorKind::Io,
+                format!("cannot write {}: {e}", path.display()),
+            )
+        })?;
     }
     let state = match (&v.state, &v.reason) {
         (Some(s), Some(r)) => format!("{s}/{r}"),
@@ -233,7 +240,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("keep.txt"), "mine").expect("write");
         let e = prepare(dir.path()).expect_err("refused");
-        assert_eq!(e.code, "dir_not_empty");
+        assert_eq!(e.code(), "dir_not_empty");
         assert!(e.message.contains("not empty"), "{}", e.message);
         assert_eq!(
             std::fs::read_to_string(dir.path().join("keep.txt")).expect("kept"),

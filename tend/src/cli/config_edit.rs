@@ -16,15 +16,19 @@ fn read_doc(path: &Path) -> Result<toml_edit::DocumentMut, CliError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => {
             return Err(CliError::new(
-                "bad_config",
+                crate::error::ErrorKind::BadConfig,
                 format!("cannot read {}: {e}", path.display()),
             ))
         }
     };
     // The whole file must be a valid configuration before it is changed.
     crate::config::parse(&path.display().to_string(), &text)?;
-    text.parse::<toml_edit::DocumentMut>()
-        .map_err(|e| CliError::new("bad_config", format!("{}: {e}", path.display())))
+    text.parse::<toml_edit::DocumentMut>().map_err(|e| {
+        CliError::new(
+            crate::error::ErrorKind::BadConfig,
+            format!("{}: {e}", path.display()),
+        )
+    })
 }
 
 fn write_doc(path: &Path, doc: &toml_edit::DocumentMut) -> Result<(), CliError> {
@@ -33,21 +37,25 @@ fn write_doc(path: &Path, doc: &toml_edit::DocumentMut) -> Result<(), CliError> 
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| {
             CliError::new(
-                "bad_config",
+                crate::error::ErrorKind::BadConfig,
                 format!("cannot create {}: {e}", dir.display()),
             )
         })?;
     }
     crate::daemon::store::write_atomic(path, &text)
-        .map_err(|e| CliError::new("bad_config", e.to_string()))
+        .map_err(|e| CliError::new(crate::error::ErrorKind::BadConfig, e.to_string()))
 }
 
 /// Adds `[remotes.NAME]` to the file at `path`, keeping everything else
 /// (comments included) as it was.
 pub fn add(path: &Path, name: &str, r: &RemoteConfig) -> Result<(), CliError> {
-    check_name(name).map_err(|e| CliError::new("bad_remote", e))?;
-    r.validate()
-        .map_err(|e| CliError::new("bad_remote", format!("remote {name}: {e}")))?;
+    check_name(name).map_err(|e| CliError::new(crate::error::ErrorKind::BadRemote, e))?;
+    r.validate().map_err(|e| {
+        CliError::new(
+            crate::error::ErrorKind::BadRemote,
+            format!("remote {name}: {e}"),
+        )
+    })?;
     let mut doc = read_doc(path)?;
     let remotes = doc
         .entry("remotes")
@@ -59,13 +67,13 @@ pub fn add(path: &Path, name: &str, r: &RemoteConfig) -> Result<(), CliError> {
         .as_table_mut()
         .ok_or_else(|| {
             CliError::new(
-                "bad_config",
+                crate::error::ErrorKind::BadConfig,
                 format!("{}: `remotes` is not a table", path.display()),
             )
         })?;
     if remotes.contains_key(name) {
         return Err(CliError::new(
-            "duplicate_remote",
+            crate::error::ErrorKind::DuplicateRemote,
             format!(
                 "a remote named {name} exists already (see `tend remote list`); remove it first \
                  with `tend remote remove {name}`"
@@ -93,7 +101,7 @@ pub fn remove(path: &Path, name: &str) -> Result<(), CliError> {
     let mut doc = read_doc(path)?;
     let unknown = || {
         CliError::new(
-            "unknown_remote",
+            crate::error::ErrorKind::UnknownRemote,
             format!("no remote named {name} (see `tend remote list`)"),
         )
     };
@@ -143,11 +151,11 @@ mod tests {
         let cfg = crate::config::parse("c", &text).unwrap();
         assert_eq!(cfg.remotes.get("build-box"), Some(&r));
         let e = add(&path, "build-box", &remote("other")).unwrap_err();
-        assert_eq!(e.code, "duplicate_remote");
+        assert_eq!(e.code(), "duplicate_remote");
         let e = add(&path, "bad:name", &remote("other")).unwrap_err();
-        assert_eq!(e.code, "bad_remote");
+        assert_eq!(e.code(), "bad_remote");
         let e = remove(&path, "nope").unwrap_err();
-        assert_eq!(e.code, "unknown_remote");
+        assert_eq!(e.code(), "unknown_remote");
         remove(&path, "build-box").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
     }

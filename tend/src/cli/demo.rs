@@ -80,12 +80,19 @@ pub fn play(args: &PlayArgs) -> Result<(), CliError> {
             .find(|(a, _, _)| *a == agent)
             .map(|(_, _, c)| (*c).to_owned())
             .ok_or_else(|| {
-                CliError::new("unknown_agent", format!("no demo recording for `{agent}`"))
+                CliError::new(
+                    crate::error::ErrorKind::UnknownAgent,
+                    format!("no demo recording for `{agent}`"),
+                )
             })?,
         None => read_file(&PathBuf::from(&args.cast))?,
     };
-    let cast = Cast::parse(&text)
-        .map_err(|e| CliError::new("bad_recording", format!("{}: {e}", args.cast)))?;
+    let cast = Cast::parse(&text).map_err(|e| {
+        CliError::new(
+            crate::error::ErrorKind::BadRecording,
+            format!("{}: {e}", args.cast),
+        )
+    })?;
     let lines = quiet_terminal(args.input_log.clone());
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -173,10 +180,15 @@ fn quiet_terminal(log: Option<PathBuf>) -> std::sync::mpsc::Receiver<bool> {
 /// `tend demo`.
 pub fn demo(server: &ServerArgs, args: &DemoArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let srv = server.server();
-    let exe = std::env::current_exe()
-        .map_err(|e| CliError::new("exe", format!("cannot find the tend executable: {e}")))?;
+    let exe = std::env::current_exe().map_err(|e| {
+        CliError::new(
+            crate::error::ErrorKind::Exe,
+            format!("cannot find the tend executable: {e}"),
+        )
+    })?;
     let exe = exe.to_string_lossy().into_owned();
-    let tmux_err = |e: tend_tmux::TmuxError| CliError::new("tmux", e.to_string());
+    let tmux_err =
+        |e: tend_tmux::TmuxError| CliError::new(crate::error::ErrorKind::Tmux, e.to_string());
     let cmd = |agent: &str| {
         // TEND_AGENT declares the agent, as a container would.
         format!(
@@ -218,8 +230,18 @@ pub fn demo(server: &ServerArgs, args: &DemoArgs, out: &mut dyn Write) -> Result
         .args(socket_args(server))
         .arg("start")
         .output()
-        .map_err(|e| CliError::new("spawn", format!("cannot run tend start: {e}")))?;
-    let io = |e: std::io::Error| CliError::new("io", format!("cannot write output: {e}"));
+        .map_err(|e| {
+            CliError::new(
+                crate::error::ErrorKind::Spawn,
+                format!("cannot run tend start: {e}"),
+            )
+        })?;
+    let io = |e: std::io::Error| {
+        CliError::new(
+            crate::error::ErrorKind::Io,
+            format!("cannot write output: {e}"),
+        )
+    };
     out.write_all(&start.stdout).map_err(io)?;
     writeln!(
         out,

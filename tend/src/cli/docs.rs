@@ -40,8 +40,12 @@ pub fn completions(args: &CompletionsArgs, out: &mut dyn Write) -> Result<(), Cl
     // pipe), and an error here must be a message.
     let mut buf = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "tend", &mut buf);
-    out.write_all(&buf)
-        .map_err(|e| CliError::new("io", format!("cannot write the completions: {e}")))
+    out.write_all(&buf).map_err(|e| {
+        CliError::new(
+            crate::error::ErrorKind::Io,
+            format!("cannot write the completions: {e}"),
+        )
+    })
 }
 
 /// The command tree without its hidden commands (tap, poke, key, play,
@@ -69,7 +73,9 @@ fn render(cmd: clap::Command, out: &mut dyn Write) -> std::io::Result<()> {
 /// `tend man [--dir DIR]`.
 pub fn man(args: &ManArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let cmd = Cli::command();
-    let io = |what: String| move |e: std::io::Error| CliError::new("io", format!("{what}: {e}"));
+    let io = |what: String| {
+        move |e: std::io::Error| CliError::new(crate::error::ErrorKind::Io, format!("{what}: {e}"))
+    };
     let Some(dir) = &args.dir else {
         return render(cmd, out).map_err(io("cannot write the manual page".into()));
     };

@@ -60,7 +60,12 @@ pub fn live_at(
         pane: pane.to_owned(),
     };
     let v = client::call(control, explain, Duration::from_secs(5))?;
-    let io = |e: std::io::Error| CliError::new("io", format!("cannot write output: {e}"));
+    let io = |e: std::io::Error| {
+        CliError::new(
+            crate::error::ErrorKind::Io,
+            format!("cannot write output: {e}"),
+        )
+    };
     if args.json {
         writeln!(out, "{}", client::json_text(&v)).map_err(io)?;
         return Ok(());
@@ -352,7 +357,7 @@ pub fn run(server: &ServerArgs, args: &ExplainArgs, out: &mut dyn Write) -> Resu
         return match &args.pane {
             Some(p) => live(server, p, args, out),
             None => Err(CliError::new(
-                "bad_request",
+                crate::error::ErrorKind::BadRequest,
                 "name a pane (`tend explain %3`) or a saved screen (`tend explain --file SCREEN.txt --agent ID`)",
             )),
         };
@@ -363,7 +368,7 @@ pub fn run(server: &ServerArgs, args: &ExplainArgs, out: &mut dyn Write) -> Resu
     }
     let agent = args.agent.as_deref().ok_or_else(|| {
         CliError::new(
-            "missing_agent",
+            crate::error::ErrorKind::MissingAgent,
             format!(
                 "--file needs --agent ID, one of: {}",
                 registry.ids().join(", ")
@@ -372,7 +377,7 @@ pub fn run(server: &ServerArgs, args: &ExplainArgs, out: &mut dyn Write) -> Resu
     })?;
     let manifest = registry.get(agent).ok_or_else(|| {
         CliError::new(
-            "unknown_agent",
+            crate::error::ErrorKind::UnknownAgent,
             format!(
                 "no manifest for agent `{agent}`; known agents: {}",
                 registry.ids().join(", ")
@@ -385,7 +390,12 @@ pub fn run(server: &ServerArgs, args: &ExplainArgs, out: &mut dyn Write) -> Resu
     view.alternate = args.alternate;
     let verdicts = rules::verdicts(&view, manifest);
     let winner = rules::evaluate(&view, manifest);
-    let io = |e: std::io::Error| CliError::new("io", format!("cannot write output: {e}"));
+    let io = |e: std::io::Error| {
+        CliError::new(
+            crate::error::ErrorKind::Io,
+            format!("cannot write output: {e}"),
+        )
+    };
     if args.json {
         let v = serde_json::json!({
             "agent": manifest.id,

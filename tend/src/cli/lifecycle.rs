@@ -43,7 +43,12 @@ fn ping(control: &std::path::Path) -> Option<Pong> {
 /// running one.
 pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let t = Target::resolve(server)?;
-    let io = |e: std::io::Error| CliError::new("io", format!("cannot write output: {e}"));
+    let io = |e: std::io::Error| {
+        CliError::new(
+            crate::error::ErrorKind::Io,
+            format!("cannot write output: {e}"),
+        )
+    };
     if let Some(p) = ping(&t.control) {
         let pid = u64::from(p.pid);
         // tmux was killed and started again at once: the daemon that
@@ -62,7 +67,10 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
         // each source): its fresh status formats may hold placeholders.
         if t.zellij.is_none() {
             t.server.install_status().map_err(|e| {
-                CliError::new("tmux", format!("cannot fill in the status line: {e}"))
+                CliError::new(
+                    crate::error::ErrorKind::Tmux,
+                    format!("cannot fill in the status line: {e}"),
+                )
             })?;
         }
         if args.json {
@@ -82,8 +90,12 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
         }
         return Ok(());
     }
-    let exe = std::env::current_exe()
-        .map_err(|e| CliError::new("exe", format!("cannot find the tend executable: {e}")))?;
+    let exe = std::env::current_exe().map_err(|e| {
+        CliError::new(
+            crate::error::ErrorKind::Exe,
+            format!("cannot find the tend executable: {e}"),
+        )
+    })?;
     // A bad configuration is reported here, naming the file, line and key,
     // not after a 10 s wait in the daemon's log; so is a key tmux does not
     // know (set in config.toml or tmux.conf), which would stay unbound.
@@ -97,7 +109,7 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
     // folder tend cannot use (parks and snoozes neither restored nor
     // saved). Watching the panes matters more; `tend doctor` says it again.
     if let Err(e) = paths::state_dir() {
-        if e.code == paths::UNSAFE_DIR {
+        if e.kind == paths::UNSAFE_DIR {
             return Err(e);
         }
     }
@@ -113,10 +125,18 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
         .create(true)
         .append(true)
         .open(&log)
-        .map_err(|e| CliError::new("log", format!("cannot open {}: {e}", log.display())))?;
-    let err = logf
-        .try_clone()
-        .map_err(|e| CliError::new("log", format!("cannot open {}: {e}", log.display())))?;
+        .map_err(|e| {
+            CliError::new(
+                crate::error::ErrorKind::Log,
+                format!("cannot open {}: {e}", log.display()),
+            )
+        })?;
+    let err = logf.try_clone().map_err(|e| {
+        CliError::new(
+            crate::error::ErrorKind::Log,
+            format!("cannot open {}: {e}", log.display()),
+        )
+    })?;
     let mut cmd = Command::new(&exe);
     cmd.arg("daemon");
     match &t.zellij {
@@ -136,9 +156,12 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
                 .map_err(std::io::Error::from)
         });
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| CliError::new("spawn", format!("cannot start the daemon: {e}")))?;
+    let mut child = cmd.spawn().map_err(|e| {
+        CliError::new(
+            crate::error::ErrorKind::Spawn,
+            format!("cannot start the daemon: {e}"),
+        )
+    })?;
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         if let Some(p) = ping(&t.control) {
@@ -160,7 +183,7 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
             let last: Vec<&str> = text.lines().rev().take(5).collect();
             let last: Vec<&str> = last.into_iter().rev().collect();
             return Err(CliError::new(
-                "start_failed",
+                crate::error::ErrorKind::StartFailed,
                 format!(
                     "the daemon exited at once ({status}); the end of its log {}:\n{}",
                     log.display(),
@@ -170,7 +193,7 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
         }
         if Instant::now() > deadline {
             return Err(CliError::new(
-                "start_failed",
+                crate::error::ErrorKind::StartFailed,
                 format!(
                     "the daemon did not come up within 10 s; see its log {}",
                     log.display()
@@ -201,7 +224,7 @@ fn options(t: &Target, exe: std::path::PathBuf) -> Result<daemon::Options, CliEr
     // folder: state planted there would be obeyed.
     let state = match crate::daemon::store::path(&t.tmux_socket) {
         Ok(p) => p,
-        Err(e) if e.code == paths::UNSAFE_DIR => return Err(e),
+        Err(e) if e.kind == paths::UNSAFE_DIR => return Err(e),
         Err(e) => {
             tend_daemon::say!("{e}; parks and snoozes will not be saved");
             crate::daemon::store::file_in(&paths::state_dir_path()?, &t.tmux_socket)
@@ -226,8 +249,12 @@ fn run_daemon(t: &Target, exe: std::path::PathBuf) -> Result<(), CliError> {
 /// `tend daemon` (run by `tend start`).
 pub fn daemon(server: &ServerArgs) -> Result<(), CliError> {
     let t = Target::resolve(server)?;
-    let exe = std::env::current_exe()
-        .map_err(|e| CliError::new("exe", format!("cannot find the tend executable: {e}")))?;
+    let exe = std::env::current_exe().map_err(|e| {
+        CliError::new(
+            crate::error::ErrorKind::Exe,
+            format!("cannot find the tend executable: {e}"),
+        )
+    })?;
     run_daemon(&t, exe)
 }
 
@@ -235,7 +262,12 @@ pub fn daemon(server: &ServerArgs) -> Result<(), CliError> {
 /// and exits.
 pub fn stop(server: &ServerArgs, args: &StopArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let t = Target::resolve(server)?;
-    let io = |e: std::io::Error| CliError::new("io", format!("cannot write output: {e}"));
+    let io = |e: std::io::Error| {
+        CliError::new(
+            crate::error::ErrorKind::Io,
+            format!("cannot write output: {e}"),
+        )
+    };
     if ping(&t.control).is_none() {
         // A daemon that died left its keys, hooks and "tend is not running"
         // behind (on purpose: the status line should say so until the user

@@ -43,7 +43,10 @@ pub struct NextArgs {
 }
 
 fn io(e: std::io::Error) -> CliError {
-    CliError::new("io", format!("cannot write output: {e}"))
+    CliError::new(
+        crate::error::ErrorKind::Io,
+        format!("cannot write output: {e}"),
+    )
 }
 
 /// `tend status`: one line for scripts and status bars.

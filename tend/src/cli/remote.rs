@@ -82,13 +82,16 @@ impl RemoteArgs {
 }
 
 fn io(e: std::io::Error) -> CliError {
-    CliError::new("io", format!("cannot write output: {e}"))
+    CliError::new(
+        crate::error::ErrorKind::Io,
+        format!("cannot write output: {e}"),
+    )
 }
 
 fn config_path() -> Result<std::path::PathBuf, CliError> {
     crate::config::path().ok_or_else(|| {
         CliError::new(
-            "bad_config",
+            crate::error::ErrorKind::BadConfig,
             "no configuration directory: set HOME or XDG_CONFIG_HOME",
         )
     })

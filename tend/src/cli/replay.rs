@@ -52,7 +52,7 @@ pub fn parse_procs(text: &str, path: &Path) -> Result<Vec<ProcSample>, CliError>
     {
         let l: Line = serde_json::from_str(line).map_err(|e| {
             CliError::new(
-                "bad_procs",
+                crate::error::ErrorKind::BadProcs,
                 format!(
                     "{} line {}: not a process snapshot ({e}); pass --no-procs to replay the screen alone",
                     path.display(),
@@ -214,7 +214,7 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let text = read_file(&args.file)?;
     let cast = Cast::parse(&text).map_err(|e| {
         CliError::new(
-            "bad_recording",
+            crate::error::ErrorKind::BadRecording,
             format!(
                 "{}: {e}; expected an asciicast v2 recording",
                 args.file.display()
@@ -258,8 +258,12 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 if args.json {
                     tend_daemon::say!("{msg}");
                 } else {
-                    writeln!(out, "{msg}")
-                        .map_err(|e| CliError::new("io", format!("cannot write output: {e}")))?;
+                    writeln!(out, "{msg}").map_err(|e| {
+                        CliError::new(
+                            crate::error::ErrorKind::Io,
+                            format!("cannot write output: {e}"),
+                        )
+                    })?;
                 }
                 return Ok(());
             }
@@ -267,7 +271,7 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
     };
     let manifest = registry.get(&agent).cloned().ok_or_else(|| {
         CliError::new(
-            "unknown_agent",
+            crate::error::ErrorKind::UnknownAgent,
             format!(
                 "no manifest for agent `{agent}`; known agents: {}",
                 registry.ids().join(", ")
@@ -282,7 +286,12 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
         &procs,
     );
     let lines = effective_lines(&agent, &replayed.transitions, &replayed.words);
-    let io = |e: std::io::Error| CliError::new("io", format!("cannot write output: {e}"));
+    let io = |e: std::io::Error| {
+        CliError::new(
+            crate::error::ErrorKind::Io,
+            format!("cannot write output: {e}"),
+        )
+    };
     for l in &lines {
         if args.json {
             writeln!(out, "{}", line_json(l)).map_err(io)?;

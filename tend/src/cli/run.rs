@@ -181,7 +181,12 @@ pub fn shell_init(shell: InitShell, commands: &[String]) -> String {
 pub fn init(args: &ShellInitArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let (registry, _errors) = crate::manifests::load();
     out.write_all(shell_init(args.shell, &agent_commands(&registry)).as_bytes())
-        .map_err(|e| CliError::new("io", format!("cannot write output: {e}")))
+        .map_err(|e| {
+            CliError::new(
+                crate::error::ErrorKind::Io,
+                format!("cannot write output: {e}"),
+            )
+        })
 }
 
 // ---------------------------------------------------------------------------

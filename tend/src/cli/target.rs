@@ -102,7 +102,7 @@ impl Target {
         let server = args.server();
         let tmux_socket = server.socket_path().map_err(|e| {
             CliError::new(
-                "no_tmux",
+                crate::error::ErrorKind::NoTmux,
                 format!("no tmux server to watch ({e}). Start tmux first, or name the server with -L NAME / -S PATH"),
             )
         })?;

@@ -121,7 +121,10 @@ pub fn run(args: &HooksArgs, out: &mut dyn Write) -> Result<(), CliError> {
 }
 
 fn io_err(e: std::io::Error) -> CliError {
-    CliError::new("io", format!("cannot write output: {e}"))
+    CliError::new(
+        crate::error::ErrorKind::Io,
+        format!("cannot write output: {e}"),
+    )
 }
 
 /// `tend hooks install <agent>`.
@@ -148,7 +151,7 @@ pub fn install(args: &ChangeArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let check = ConfigFile::from_text(&path, new_text.clone(), true, spec)?;
     if inspect(&check, spec, &desired)?.overall() != Overall::Installed {
         return Err(CliError::new(
-            "hooks_internal",
+            crate::error::ErrorKind::HooksInternal,
             format!(
                 "tend could not produce a clean install for {}; nothing was written. Please report this with the file attached",
                 path.display()
@@ -248,7 +251,7 @@ pub fn uninstall(args: &ChangeArgs, out: &mut dyn Write) -> Result<(), CliError>
         let backup = backup_file(&path)?;
         std::fs::remove_file(&path).map_err(|e| {
             CliError::new(
-                "hooks_write_failed",
+                crate::error::ErrorKind::HooksWriteFailed,
                 format!("cannot remove {}: {e}", path.display()),
             )
         })?;
@@ -430,7 +433,7 @@ fn env_path(var: &str) -> Option<PathBuf> {
 fn home() -> Result<PathBuf, CliError> {
     env_path("HOME").ok_or_else(|| {
         CliError::new(
-            "no_home",
+            crate::error::ErrorKind::NoHome,
             "HOME is not set, so tend cannot find the agent's configuration; set HOME and run the command again",
         )
     })
@@ -458,13 +461,13 @@ pub fn config_path(agent: Agent) -> Result<PathBuf, CliError> {
 fn tend_exe() -> Result<String, CliError> {
     let exe = std::env::current_exe().map_err(|e| {
         CliError::new(
-            "exe",
+            crate::error::ErrorKind::Exe,
             format!("cannot find the tend executable to write into the hooks: {e}"),
         )
     })?;
     let s = exe.to_str().ok_or_else(|| {
         CliError::new(
-            "exe",
+            crate::error::ErrorKind::Exe,
             format!(
                 "the tend executable's path {} is not UTF-8; move tend to a plain path and install again",
                 exe.display()
@@ -473,7 +476,7 @@ fn tend_exe() -> Result<String, CliError> {
     })?;
     if s.chars().any(char::is_control) {
         return Err(CliError::new(
-            "exe",
+            crate::error::ErrorKind::Exe,
             format!("the tend executable's path {s:?} holds control characters; move tend to a plain path and install again"),
         ));
     }

@@ -37,7 +37,7 @@ pub(super) fn backup_file(path: &Path) -> Result<PathBuf, CliError> {
     }
     std::fs::copy(path, &candidate).map_err(|e| {
         CliError::new(
-            "hooks_write_failed",
+            crate::error::ErrorKind::HooksWriteFailed,
             format!(
                 "cannot back up {} to {}: {e}; nothing was changed",
                 path.display(),
@@ -56,7 +56,7 @@ pub(super) fn write_config(
     text: &str,
 ) -> Result<Option<PathBuf>, CliError> {
     let target = resolve_symlink(path);
-    let fail = |what: String| CliError::new("hooks_write_failed", what);
+    let fail = |what: String| CliError::new(crate::error::ErrorKind::HooksWriteFailed, what);
     let dir = target
         .parent()
         .map(Path::to_path_buf)

@@ -189,7 +189,7 @@ impl App {
 }
 
 fn io(e: std::io::Error) -> CliError {
-    CliError::new("io", format!("terminal: {e}"))
+    CliError::new(crate::error::ErrorKind::Io, format!("terminal: {e}"))
 }
 
 /// Subscribes to the event stream on a thread: `Subscribed`, then each
@@ -361,7 +361,12 @@ impl Pilot {
         };
         match self.call(get) {
             Ok(v) => app.upsert(pane, Some(v)),
-            Err(e) if e.code == "unknown_pane" => app.upsert(pane, None),
+            Err(e)
+                if e.kind
+                    == crate::error::ErrorKind::Daemon(tend_protocol::ErrorCode::UnknownPane) =>
+            {
+                app.upsert(pane, None)
+            }
             Err(_) => {}
         }
     }

@@ -14,7 +14,7 @@ use crate::error::CliError;
 
 pub(super) fn bad_file(path: &Path, what: String) -> CliError {
     CliError::new(
-        "hooks_config_invalid",
+        crate::error::ErrorKind::HooksConfigInvalid,
         format!(
             "{}: {what}. tend has not changed the file; fix it (or move it aside) and run the command again",
             path.display()
@@ -145,7 +145,7 @@ impl ConfigFile {
                 ConfigFile::from_text(path, String::new(), false, spec)
             }
             Err(e) => Err(CliError::new(
-                "file_unreadable",
+                crate::error::ErrorKind::FileUnreadable,
                 format!("cannot read {}: {e}", path.display()),
             )),
         }
