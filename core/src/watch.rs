@@ -182,12 +182,12 @@ impl PaneWatch {
     /// behind a wrapper is not named (see [`PaneWatch::poll_reading`]).
     pub fn poll(
         &mut self,
-        sampler: &mut dyn ProcSource,
+        source: &mut dyn ProcSource,
         registry: &Registry,
         at: Duration,
         prompt_visible: bool,
     ) -> WatchUpdate {
-        self.poll_reading(sampler, registry, at, prompt_visible, None)
+        self.poll_reading(source, registry, at, prompt_visible, None)
     }
 
     /// [`PaneWatch::poll`], reading `screen` when a sample finds a wrapper
@@ -195,7 +195,7 @@ impl PaneWatch {
     /// the agent behind it is named from what its screen shows.
     pub fn poll_reading(
         &mut self,
-        sampler: &mut dyn ProcSource,
+        source: &mut dyn ProcSource,
         registry: &Registry,
         at: Duration,
         prompt_visible: bool,
@@ -204,21 +204,21 @@ impl PaneWatch {
         let mut up = WatchUpdate::default();
         if !self.sched.sample_due(at) && self.sched.probe_due(at) {
             up.probed = true;
-            match sampler.probe(self.shell_pid) {
+            match source.probe(self.shell_pid) {
                 Ok(p) => {
                     self.sched.probed(at, p.tpgid);
                 }
                 Err(_) => {
                     up.gone = true;
-                    self.forget_exit(sampler);
+                    self.forget_exit(source);
                     return up;
                 }
             }
         }
         if self.sched.sample_due(at) {
-            return self.sample_reading(sampler, registry, at, prompt_visible, screen);
+            return self.sample_reading(source, registry, at, prompt_visible, screen);
         }
-        self.watch_exit(sampler);
+        self.watch_exit(source);
         up
     }
 
@@ -229,42 +229,42 @@ impl PaneWatch {
     /// pane's own process when the agent is that (`tmux new-window
     /// claude`), or a shell without job control runs it: its end is then
     /// the pane's, and no probe would see a change before it either.
-    fn watch_exit(&mut self, sampler: &mut dyn ProcSource) {
+    fn watch_exit(&mut self, source: &mut dyn ProcSource) {
         let leader = match (self.identity.agent(), self.sched.tpgid()) {
             (Some(_), Some(Some(pgid))) => Some(pgid),
             _ => None,
         };
         match leader {
             Some(pid) => {
-                let on = sampler.watch_exit(self.key, pid);
+                let on = source.watch_exit(self.key, pid);
                 self.sched.watch_exit(on);
             }
-            None => self.forget_exit(sampler),
+            None => self.forget_exit(source),
         }
     }
 
     /// Stops having the end of the foreground job reported (the pane is
     /// gone, or its agent is).
-    pub fn forget_exit(&mut self, sampler: &mut dyn ProcSource) {
-        sampler.unwatch_exit(self.key);
+    pub fn forget_exit(&mut self, source: &mut dyn ProcSource) {
+        source.unwatch_exit(self.key);
         self.sched.watch_exit(false);
     }
 
     /// Samples now, whatever the schedule (without reading the screen).
     pub fn sample_now(
         &mut self,
-        sampler: &mut dyn ProcSource,
+        source: &mut dyn ProcSource,
         registry: &Registry,
         at: Duration,
         prompt_visible: bool,
     ) -> WatchUpdate {
-        self.sample_reading(sampler, registry, at, prompt_visible, None)
+        self.sample_reading(source, registry, at, prompt_visible, None)
     }
 
     /// Samples now, reading `screen` if the sample wants it.
     pub fn sample_reading(
         &mut self,
-        sampler: &mut dyn ProcSource,
+        source: &mut dyn ProcSource,
         registry: &Registry,
         at: Duration,
         prompt_visible: bool,
@@ -274,11 +274,11 @@ impl PaneWatch {
             sampled: true,
             ..WatchUpdate::default()
         };
-        let mut snap = match sampler.sample(self.shell_pid) {
+        let mut snap = match source.sample(self.shell_pid) {
             Ok(s) => s,
             Err(_) => {
                 up.gone = true;
-                self.forget_exit(sampler);
+                self.forget_exit(source);
                 return up;
             }
         };
@@ -290,7 +290,7 @@ impl PaneWatch {
         snap.procs = procs;
         self.relay = relay;
         up.relay = relay;
-        let res = identity::resolve_pane(registry, &snap.procs, &sampler.limits());
+        let res = identity::resolve_pane(registry, &snap.procs, &source.limits());
         // Tools coming and going in the foreground group do not count as a
         // change; another agent or another group does.
         let group = match res.foreground {
@@ -326,7 +326,7 @@ impl PaneWatch {
         let pending = self.identity.unsettled();
         self.sched
             .sampled(at, tpgid, changed || up.change.is_some() || pending);
-        self.watch_exit(sampler);
+        self.watch_exit(source);
         if self.identity.screen_named().is_some() {
             // The agent runs where the process tree cannot show it: no
             // process of it to follow (the wrapper's end drops it).
@@ -337,7 +337,7 @@ impl PaneWatch {
                 self.procs = ProcessTracker::with_ticks_per_sec(self.hz);
             }
         }
-        self.update_version(sampler, registry, &res, &snap.procs);
+        self.update_version(source, registry, &res, &snap.procs);
         up.procs = Some(snap.procs.clone());
         if let Some(agent) = self.followed.clone() {
             let sample = ProcSample {
@@ -358,7 +358,7 @@ impl PaneWatch {
     /// Looks the committed agent's version up once per agent process.
     fn update_version(
         &mut self,
-        sampler: &mut dyn ProcSource,
+        source: &mut dyn ProcSource,
         registry: &Registry,
         res: &Resolution,
         procs: &[ProcessInfo],
@@ -384,10 +384,10 @@ impl PaneWatch {
             paths.extend(p.script_target.as_deref());
             paths.push(p.exe.as_str());
         }
-        self.version = sampler.agent_version(manifest, &paths);
+        self.version = source.agent_version(manifest, &paths);
         if self.version.is_none() {
-            if let Some(launched) = sampler.launched_program(m.pid) {
-                self.version = sampler.agent_version(manifest, &[launched.as_str()]);
+            if let Some(launched) = source.launched_program(m.pid) {
+                self.version = source.agent_version(manifest, &[launched.as_str()]);
             }
         }
         self.version_of = Some(key);
