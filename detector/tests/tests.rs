@@ -1,7 +1,7 @@
 //! `tend-detector`'s integration tests, one binary: each module was a test
 //! file of its own (the corpus replayed against its labels, identity,
 //! property tests of bad input, …). Pick one with its path as the filter:
-//! `cargo test -p tend-detector --test tests corpus::`.
+//! `cargo test -p tend-detector --test tests corpus:: -- --skip _corpus::`.
 
 mod bad_input;
 mod corpus;
