@@ -771,8 +771,9 @@ impl Core {
             self.job(MuxJob::Plugin(status));
             return None;
         }
-        let new = publish::compute(&self.rows(), &self.remote_rows());
-        for t in publish::take_dropped() {
+        let mut dropped = Vec::new();
+        let new = publish::compute_noting(&self.rows(), &self.remote_rows(), &mut dropped);
+        for t in dropped {
             self.log(format!(
                 "a jump target that is not a pane id was left out: {t:?}"
             ));

@@ -109,8 +109,9 @@ pub fn summary_with_remotes(demands: usize, quiet: usize, remote: &RemoteFacts) 
 /// no format in a `-t` target, so the key expands it with `run-shell -C`,
 /// which parses the result as a command). Only an id may get there: a
 /// value of any other shape — which the feed and the config already keep
-/// out — is dropped here too, the last step before tmux, and said.
-pub fn jump_target(target: Option<&str>) -> String {
+/// out — is dropped here too, the last step before tmux, and pushed on
+/// `dropped` for the core to say.
+pub fn jump_target(target: Option<&str>, dropped: &mut Vec<String>) -> String {
     let Some(t) = target else {
         return String::new();
     };
@@ -118,20 +119,9 @@ pub fn jump_target(target: Option<&str>) -> String {
     if is_id {
         t.to_owned()
     } else {
-        DROPPED.with(|d| d.borrow_mut().push(t.chars().take(80).collect()));
+        dropped.push(t.chars().take(80).collect());
         String::new()
     }
-}
-
-std::thread_local! {
-    /// Jump targets [`jump_target`] left out since [`take_dropped`]: said
-    /// by the core in its log.
-    static DROPPED: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// The jump targets left out (not pane ids) since the last call.
-pub fn take_dropped() -> Vec<String> {
-    DROPPED.with(|d| std::mem::take(&mut *d.borrow_mut()))
 }
 
 /// A glyph per band for compact status lines.
@@ -152,6 +142,16 @@ pub fn glyph(band: Band) -> &'static str {
 
 /// The full option set for the current table. Keys are `(scope, name)`.
 pub fn compute(rows: &[PaneRow], remote: &RemoteFacts) -> BTreeMap<(Scope, String), String> {
+    compute_noting(rows, remote, &mut Vec::new())
+}
+
+/// [`compute`], with the jump targets left out for not being pane ids
+/// pushed onto `dropped` (for the log).
+pub fn compute_noting(
+    rows: &[PaneRow],
+    remote: &RemoteFacts,
+    dropped: &mut Vec<String>,
+) -> BTreeMap<(Scope, String), String> {
     let mut out = BTreeMap::new();
     let mut put = |scope: Scope, name: &str, value: String| {
         out.insert((scope, name.to_owned()), value);
@@ -264,24 +264,24 @@ pub fn compute(rows: &[PaneRow], remote: &RemoteFacts) -> BTreeMap<(Scope, Strin
     put(
         Scope::Global,
         "@tend_next",
-        jump_target(attention::next_after(&order, None)),
+        jump_target(attention::next_after(&order, None), dropped),
     );
     put(
         Scope::Global,
         "@tend_next_working",
-        jump_target(attention::next_after(&working, None)),
+        jump_target(attention::next_after(&working, None), dropped),
     );
     for (r, id) in rows.iter().zip(&pane_ids) {
         let p = Scope::Pane(r.pane);
         put(
             p,
             "@tend_next",
-            jump_target(attention::next_after(&order, Some(id))),
+            jump_target(attention::next_after(&order, Some(id)), dropped),
         );
         put(
             p,
             "@tend_next_working",
-            jump_target(attention::next_after(&working, Some(id))),
+            jump_target(attention::next_after(&working, Some(id)), dropped),
         );
         let in_session: Vec<&str> = order
             .iter()
@@ -295,7 +295,7 @@ pub fn compute(rows: &[PaneRow], remote: &RemoteFacts) -> BTreeMap<(Scope, Strin
         put(
             p,
             "@tend_next_session",
-            jump_target(attention::next_after(&in_session, Some(id))),
+            jump_target(attention::next_after(&in_session, Some(id)), dropped),
         );
     }
     out
@@ -388,6 +388,17 @@ mod tests {
             exit_code: None,
             project: None,
         }
+    }
+
+    #[test]
+    fn a_jump_target_that_is_no_pane_id_is_left_out_and_noted() {
+        let mut dropped = Vec::new();
+        assert_eq!(jump_target(Some("%3"), &mut dropped), "%3");
+        assert_eq!(jump_target(Some("box:%3"), &mut dropped), "box:%3");
+        assert_eq!(jump_target(None, &mut dropped), "");
+        assert!(dropped.is_empty());
+        assert_eq!(jump_target(Some("x;kill-server"), &mut dropped), "");
+        assert_eq!(dropped, ["x;kill-server"]);
     }
 
     #[test]
