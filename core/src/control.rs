@@ -240,11 +240,6 @@ impl Core {
                 Ok(self.view(&self.panes[&pane]).into())
             }
             Request::Remotes(_) => Ok(self.remote_links().into()),
-            // Answered once the daemon has read the configuration.
-            Request::RemotesReload(_) => Err(Error::new(
-                ErrorCode::DaemonError,
-                "remotes.reload is answered by the daemon",
-            )),
             Request::Goto(p) => {
                 self.goto(&p.pane, p.client)?;
                 Ok(reply::Moved { pane: p.pane }.into())
@@ -358,10 +353,12 @@ impl Core {
                 self.job(MuxJob::SendKeys { pane, keys: p.keys });
                 Ok(reply::Sent { sent: true }.into())
             }
-            // Handed to the backend thread by `control`.
-            Request::Read(_) | Request::Answer(_) => {
-                Err(Error::new(ErrorCode::BadRequest, "malformed request"))
-            }
+            // `control` hands these on (to the backend thread, to the
+            // daemon's configuration reader) and never asks here.
+            Request::Read(_) | Request::Answer(_) | Request::RemotesReload(_) => Err(Error::new(
+                ErrorCode::DaemonError,
+                format!("`{}` is answered later, not by the table", req.method()),
+            )),
             // The connection answers these itself (see `ipc`).
             Request::Events(_) | Request::Guard(_) | Request::Wait(_) => Err(Error::new(
                 ErrorCode::UnknownMethod,

@@ -26,7 +26,6 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -36,11 +35,9 @@ use support::{corpus, tend_bin, wait_until, Env};
 // Helpers
 // ---------------------------------------------------------------------------
 
-static SERIAL: Mutex<()> = Mutex::new(());
-
-/// One fault test at a time (a failed test must not block the others).
-fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+/// One fault test at a time, and nothing beside it (see `support::alone`).
+fn serial() -> support::Turn {
+    support::alone()
 }
 
 fn soak() -> bool {

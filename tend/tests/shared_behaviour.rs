@@ -547,6 +547,8 @@ struct Zellij {
     dir: tempfile::TempDir,
     tmux_socket: String,
     name: String,
+    /// Held until the session is gone (fields drop after `Drop::drop`).
+    _turn: support::Turn,
 }
 
 impl Zellij {
@@ -583,6 +585,7 @@ impl Zellij {
     }
 
     fn start() -> Zellij {
+        let turn = support::beside_others();
         let n = COUNTER.fetch_add(1, Ordering::SeqCst);
         let pid = std::process::id();
         // Short: zellij's socket path must fit in a Unix socket address.
@@ -634,6 +637,7 @@ impl Zellij {
             .expect("run tmux");
         assert!(status.success(), "tmux new-session failed");
         let z = Zellij {
+            _turn: turn,
             dir,
             tmux_socket,
             name,

@@ -3,8 +3,11 @@
 
 pub mod offline;
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::thread::ThreadId;
 use std::time::Duration;
 
 pub use tend_testkit::check_tmux_version;
@@ -15,6 +18,101 @@ pub struct Env {
     pub name: String,
     root: PathBuf,
     owner: Option<tempfile::TempDir>,
+    /// Held until the server is gone (fields drop after `Drop::drop`).
+    _turn: Turn,
+}
+
+/// The machine, shared by the tests of this binary: the fault tests take
+/// it whole ([`alone`]: a 10 MB/s flood, daemon kills, memory figures),
+/// every test that starts a server takes a share ([`beside_others`]), so
+/// that a flood never runs beside a test that waits on a daemon or on
+/// zellij. (They were separate binaries, run one after another, before
+/// they became modules of one.) A lock of its own rather than `RwLock`:
+/// a turn moves with its `Env` to another thread.
+static MACHINE: Mutex<Machine> = Mutex::new(Machine {
+    shares: 0,
+    whole: false,
+    waiting_whole: 0,
+});
+static MACHINE_FREED: Condvar = Condvar::new();
+
+struct Machine {
+    shares: u32,
+    whole: bool,
+    waiting_whole: u32,
+}
+
+thread_local! {
+    /// How many turns this test's thread holds: a second `Env` in the same
+    /// test must not queue behind a waiting [`alone`] while its first
+    /// holds a share.
+    static TURNS: Cell<u32> = const { Cell::new(0) };
+}
+
+/// A test's hold on [`MACHINE`]; released on drop.
+pub struct Turn {
+    held: Option<(bool, ThreadId)>,
+}
+
+fn machine() -> MutexGuard<'static, Machine> {
+    MACHINE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn wait(m: MutexGuard<'static, Machine>) -> MutexGuard<'static, Machine> {
+    MACHINE_FREED.wait(m).unwrap_or_else(|e| e.into_inner())
+}
+
+/// The whole machine, for a test that loads it or measures it.
+pub fn alone() -> Turn {
+    assert_eq!(
+        TURNS.with(Cell::get),
+        0,
+        "take the machine alone() before starting any server"
+    );
+    let mut m = machine();
+    m.waiting_whole += 1;
+    while m.whole || m.shares > 0 {
+        m = wait(m);
+    }
+    m.waiting_whole -= 1;
+    m.whole = true;
+    TURNS.with(|t| t.set(1));
+    Turn {
+        held: Some((true, std::thread::current().id())),
+    }
+}
+
+/// A share of the machine: waits while a test has it whole, or wants it
+/// and this thread holds no turn yet.
+pub fn beside_others() -> Turn {
+    let nested = TURNS.with(Cell::get) > 0;
+    let mut m = machine();
+    while !nested && (m.whole || m.waiting_whole > 0) {
+        m = wait(m);
+    }
+    m.shares += 1;
+    TURNS.with(|t| t.set(t.get() + 1));
+    Turn {
+        held: Some((false, std::thread::current().id())),
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        let Some((whole, thread)) = self.held else {
+            return;
+        };
+        let mut m = machine();
+        if whole {
+            m.whole = false;
+        } else {
+            m.shares -= 1;
+        }
+        MACHINE_FREED.notify_all();
+        if thread == std::thread::current().id() {
+            TURNS.with(|t| t.set(t.get().saturating_sub(1)));
+        }
+    }
 }
 
 /// A test that cannot run on this machine (a tool or input is missing)
@@ -52,6 +150,7 @@ impl Env {
 
     pub fn new(tag: &str) -> Env {
         check_tmux_version();
+        let turn = beside_others();
         let name = tend_testkit::unique_name(&format!("tend-{tag}"));
         let dir = tempfile::tempdir().expect("tempdir");
         for sub in ["run", "state", "config", "home"] {
@@ -61,6 +160,7 @@ impl Env {
             name,
             root: dir.path().to_owned(),
             owner: Some(dir),
+            _turn: turn,
         };
         let out = env.tmux(&[
             "-f",
@@ -128,6 +228,7 @@ impl Env {
             name: self.name.clone(),
             root: self.root.clone(),
             owner: None,
+            _turn: Turn { held: None },
         }
     }
 
