@@ -13,19 +13,15 @@
 //! it is skipped otherwise.
 
 use crate::support;
+use support::shell::{Shell, ShellOptions};
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use tend::sampler::{PaneWatch, Sampler, WatchUpdate};
 use tend_detector::identity::{ChangeReason, SamplePolicy, Source};
 use tend_detector::Registry;
-
-const PS1: &str = "tend$ ";
-
-static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 fn have(tool: &str) -> bool {
     Command::new(tool)
@@ -38,136 +34,9 @@ fn have(tool: &str) -> bool {
             .is_ok_and(|o| o.status.success())
 }
 
-/// A tmux server on a private socket; killed on drop.
-struct Tmux {
-    socket: String,
-    /// The socket file (tmux leaves it behind when killed).
-    socket_path: Option<PathBuf>,
-}
-
-impl Tmux {
-    /// Starts a server whose only pane runs an interactive bash with a
-    /// known prompt, `path` in front of `PATH` and `home` as `HOME`.
-    fn start(name: &str, home: &Path, path: &[PathBuf], extra_env: &[(&str, String)]) -> Tmux {
-        let socket = format!(
-            "tend-test-{}-{}-{name}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        let mut t = Tmux {
-            socket,
-            socket_path: None,
-        };
-        let mut search: Vec<String> = path.iter().map(|p| p.display().to_string()).collect();
-        search.push(std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into()));
-        let mut args: Vec<String> = vec![
-            "-f".into(),
-            "/dev/null".into(),
-            "new-session".into(),
-            "-d".into(),
-            "-s".into(),
-            "t".into(),
-            "-x".into(),
-            "160".into(),
-            "-y".into(),
-            "40".into(),
-        ];
-        let mut env = vec![
-            ("PS1", PS1.to_owned()),
-            ("HOME", home.display().to_string()),
-            ("HISTFILE", "/dev/null".to_owned()),
-            ("TEND_AGENT", String::new()),
-        ];
-        env.extend(extra_env.iter().cloned());
-        for (k, v) in env {
-            args.push("-e".into());
-            args.push(format!("{k}={v}"));
-        }
-        // Several words: tmux runs them itself (no `sh -c` between) and
-        // `env` execs bash, so the pane's pid is the interactive shell.
-        // `PATH` goes through `env`: tmux sets a new pane's `PATH` from the
-        // client, over `-e`.
-        args.push("env".into());
-        args.push(format!("PATH={}", search.join(":")));
-        for w in ["bash", "--noprofile", "--norc", "-i"] {
-            args.push(w.into());
-        }
-        let out = t.cmd(&args.iter().map(String::as_str).collect::<Vec<_>>());
-        assert!(
-            out.status.success(),
-            "tmux new-session: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let path = t.cmd(&["display", "-p", "#{socket_path}"]);
-        let path = String::from_utf8_lossy(&path.stdout).trim().to_owned();
-        t.socket_path = (!path.is_empty()).then(|| PathBuf::from(path));
-        t
-    }
-
-    fn cmd(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("tmux runs")
-    }
-
-    fn pane_pid(&self) -> u32 {
-        let out = self.cmd(&["display", "-p", "-t", "%0", "#{pane_pid}"]);
-        String::from_utf8_lossy(&out.stdout)
-            .trim()
-            .parse()
-            .expect("pane pid")
-    }
-
-    fn type_line(&self, line: &str) {
-        assert!(self
-            .cmd(&["send-keys", "-t", "%0", "-l", line])
-            .status
-            .success());
-        assert!(self
-            .cmd(&["send-keys", "-t", "%0", "Enter"])
-            .status
-            .success());
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "%0"]).stdout).into_owned()
-    }
-
-    /// The shell's prompt is the last line, waiting for input.
-    fn prompt_visible(&self) -> bool {
-        let screen = self.screen();
-        let last = screen.lines().rev().find(|l| !l.trim().is_empty());
-        last.is_some_and(|l| l.trim_end() == PS1.trim_end())
-    }
-
-    fn wait_prompt(&self) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !self.prompt_visible() {
-            assert!(
-                Instant::now() < deadline,
-                "no prompt; screen:\n{}",
-                self.screen()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.cmd(&["kill-server"]);
-        if let Some(p) = &self.socket_path {
-            let _ = std::fs::remove_file(p);
-        }
-    }
-}
-
 /// One pane under watch: the tmux server, the temp folder, the sampler.
 struct Harness {
-    tmux: Tmux,
+    tmux: Shell,
     dir: tempfile::TempDir,
     sampler: Sampler,
     registry: Registry,
@@ -183,17 +52,18 @@ impl Harness {
     }
 
     fn with_env(name: &str, env: &[(&str, String)]) -> Option<Harness> {
-        if !have("tmux") {
-            support::skip("identity_tmux", "tmux is not installed");
-            return None;
-        }
         let dir = tempfile::tempdir().expect("temp dir");
         let bin = dir.path().join("bin");
         let venv = dir.path().join("venv/bin");
         std::fs::create_dir_all(&bin).expect("bin");
         std::fs::create_dir_all(&venv).expect("venv");
-        let tmux = Tmux::start(name, dir.path(), &[bin, venv], env);
-        tmux.wait_prompt();
+        let path = [bin, venv];
+        let opts = ShellOptions {
+            home: Some(dir.path()),
+            path: &path,
+            env,
+        };
+        let tmux = Shell::start(&format!("identity-{name}"), &opts)?;
         let start = Instant::now();
         let watch = PaneWatch::new(
             tmux.pane_pid(),

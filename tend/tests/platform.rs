@@ -9,8 +9,8 @@
 #![cfg(target_os = "linux")]
 
 use crate::support;
+use support::shell::{Shell, ShellOptions};
 
-use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use tend::platform::linux::ProcFs;
@@ -19,80 +19,6 @@ use tend::platform::{ExitWatch, ProcReader};
 use tend::sampler::{PaneWatch, Sampler};
 use tend_detector::identity::{ProcessInfo, SamplePolicy};
 use tend_detector::Registry;
-
-/// A tmux server on a private socket running an interactive bash; killed
-/// on drop.
-struct Tmux(String);
-
-impl Tmux {
-    fn start(tag: &str) -> Option<Tmux> {
-        if Command::new("tmux").arg("-V").output().is_err() {
-            support::skip("platform", "tmux is not installed");
-            return None;
-        }
-        let t = Tmux(format!("tend-platform-{}-{tag}", std::process::id()));
-        let out = t.cmd(&[
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-x",
-            "120",
-            "-y",
-            "30",
-            "-e",
-            "PS1=tend$ ",
-            "-e",
-            "HISTFILE=/dev/null",
-            "-e",
-            "TEND_AGENT=",
-            "bash",
-            "--noprofile",
-            "--norc",
-            "-i",
-        ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        Some(t)
-    }
-
-    fn cmd(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&self.0)
-            .args(args)
-            .output()
-            .expect("tmux runs")
-    }
-
-    fn pane_pid(&self) -> u32 {
-        let out = self.cmd(&["display", "-p", "-t", "%0", "#{pane_pid}"]);
-        String::from_utf8_lossy(&out.stdout)
-            .trim()
-            .parse()
-            .expect("pane pid")
-    }
-
-    fn type_line(&self, line: &str) {
-        assert!(self
-            .cmd(&["send-keys", "-t", "%0", "-l", line])
-            .status
-            .success());
-        assert!(self
-            .cmd(&["send-keys", "-t", "%0", "Enter"])
-            .status
-            .success());
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.cmd(&["kill-server"]);
-    }
-}
 
 /// What both backends must agree on about a process (not its CPU time:
 /// the portable one does not count reaped children; its start to the
@@ -156,7 +82,9 @@ fn agreeing(shell: u32) -> (Vec<String>, Vec<String>) {
 
 #[test]
 fn both_backends_read_a_terminal_the_same_way() {
-    let Some(t) = Tmux::start("tree") else { return };
+    let Some(t) = Shell::start("platform-tree", &ShellOptions::default()) else {
+        return;
+    };
     let shell = t.pane_pid();
     let mut linux = ProcFs::new();
     let mut portable = SysProcs::new().with_list_fresh(Duration::ZERO);
@@ -213,7 +141,7 @@ fn both_backends_read_a_terminal_the_same_way() {
 
 #[test]
 fn a_sampler_of_each_backend_names_the_same_agent() {
-    let Some(t) = Tmux::start("agent") else {
+    let Some(t) = Shell::start("platform-agent", &ShellOptions::default()) else {
         return;
     };
     let shell = t.pane_pid();

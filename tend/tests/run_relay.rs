@@ -32,11 +32,6 @@ fn shell(env: &Env) -> String {
     env.window("main", "env PS1='$ ' bash --norc --noprofile")
 }
 
-fn type_line(env: &Env, pane: &str, line: &str) {
-    env.tmux(&["send-keys", "-t", pane, "-l", line]);
-    env.tmux(&["send-keys", "-t", pane, "Enter"]);
-}
-
 fn keys(env: &Env, pane: &str, keys: &[&str]) {
     let mut args = vec!["send-keys", "-t", pane];
     args.extend_from_slice(keys);
@@ -75,8 +70,7 @@ fn sizes_follow_the_pane_and_the_exit_code_passes_through() {
     let pane = shell(&env);
     wait_text(&env, &pane, "$ ");
     let before = pane_size(&env, &pane);
-    type_line(
-        &env,
+    env.type_line(
         &pane,
         &format!(
             "{} sh -c 'echo \"size $(stty size)\"; read x; echo \"size $(stty size)\"; exit 7'; echo \"rc=$?\"",
@@ -87,7 +81,7 @@ fn sizes_follow_the_pane_and_the_exit_code_passes_through() {
     env.tmux(&["resize-window", "-t", &pane, "-x", "97", "-y", "31"]);
     let after = pane_size(&env, &pane);
     assert_ne!(after, before);
-    type_line(&env, &pane, "go");
+    env.type_line(&pane, "go");
     wait_text(&env, &pane, &format!("size {after}"));
     wait_text(&env, &pane, "rc=7");
 }
@@ -102,8 +96,7 @@ fn ctrl_c_and_ctrl_z_reach_the_program() {
     let env = Env::new("run-keys");
     let pane = shell(&env);
     wait_text(&env, &pane, "$ ");
-    type_line(
-        &env,
+    env.type_line(
         &pane,
         &format!(
             "{} sh -c 'echo REA\"\"DY1; exec sleep 1000'; echo \"rc1=$?\"",
@@ -114,8 +107,7 @@ fn ctrl_c_and_ctrl_z_reach_the_program() {
     keys(&env, &pane, &["C-c"]);
     wait_text(&env, &pane, "rc1=130");
 
-    type_line(
-        &env,
+    env.type_line(
         &pane,
         &format!(
             "{} sh -c 'trap \"echo CAUGHT_$((40+2)); exit 42\" INT; echo REA\"\"DY2; while :; do sleep 1; done'; echo \"rc2=$?\"",
@@ -127,17 +119,16 @@ fn ctrl_c_and_ctrl_z_reach_the_program() {
     wait_text(&env, &pane, "CAUGHT_42");
     wait_text(&env, &pane, "rc2=42");
 
-    type_line(
-        &env,
+    env.type_line(
         &pane,
         &format!("{} sh -c 'echo REA\"\"DY3; exec sleep 1000'", relay()),
     );
     wait_text(&env, &pane, "READY3");
     keys(&env, &pane, &["C-z"]);
     wait_text(&env, &pane, "Stopped");
-    type_line(&env, &pane, "echo shell-is-back");
+    env.type_line(&pane, "echo shell-is-back");
     wait_text(&env, &pane, "\nshell-is-back");
-    type_line(&env, &pane, "fg; echo \"rc3=$?\"");
+    env.type_line(&pane, "fg; echo \"rc3=$?\"");
     // bash names the job it brings back (the command line, the job's
     // `Stopped` line, and now once more).
     let back = wait_until(30, || text(&env, &pane).matches("sleep 1000").count() >= 3);
@@ -155,8 +146,7 @@ fn a_full_screen_program_works() {
     let file = env.path().join("note.txt");
     let pane = shell(&env);
     wait_text(&env, &pane, "$ ");
-    type_line(
-        &env,
+    env.type_line(
         &pane,
         &format!(
             "{} vi -u NONE -N {}; echo \"rc=$?\"",
@@ -198,8 +188,7 @@ fn ten_megabytes_arrive_byte_for_byte() {
     let got = env.path().join("got.bin");
     let pane = shell(&env);
     wait_text(&env, &pane, "$ ");
-    type_line(
-        &env,
+    env.type_line(
         &pane,
         &format!(
             "{} sh -c 'stty raw -echo; head -c 10000000 /dev/urandom | tee {}' > {}; echo \"rc=$?\"",
@@ -270,24 +259,14 @@ fn agent_cmd(env: &Env, extra: &str) -> String {
     )
 }
 
-fn row(env: &Env, pane: &str) -> Value {
-    env.list_json()
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|r| r["pane"] == pane)
-        .cloned()
-        .unwrap_or_default()
-}
-
 fn explain(env: &Env, pane: &str) -> Value {
     serde_json::from_str(&env.tend_ok(&["explain", pane, "--json"])).expect("explain --json")
 }
 
 /// Waits until the pane's row satisfies `f`.
 fn wait_row(env: &Env, pane: &str, what: &str, f: impl Fn(&Value) -> bool) -> Value {
-    let ok = wait_until(60, || f(&row(env, pane)));
-    let r = row(env, pane);
+    let ok = wait_until(60, || f(&env.row(pane)));
+    let r = env.row(pane);
     assert!(
         ok,
         "never {what}: {r}\n{}\n{}",
@@ -327,8 +306,7 @@ fn the_agents_word_through_the_relay() {
     env.tend_ok(&["start"]);
     let pane = shell(&env);
     wait_text(&env, &pane, "$ ");
-    type_line(
-        &env,
+    env.type_line(
         &pane,
         &format!(
             "{} {}; echo \"rc=$?\"",
@@ -438,7 +416,7 @@ fn without_the_relay_the_screen_decides() {
         let pane = shell(&env);
         wait_text(&env, &pane, "$ ");
         let extra = if force { "--force" } else { "" };
-        type_line(&env, &pane, &agent_cmd(&env, extra));
+        env.type_line(&pane, &agent_cmd(&env, extra));
         wait_row(&env, &pane, "claude, read from the screen", |r| {
             r["agent"] == "claude" && r["state"] == "idle" && r["authority"] == "screen"
         });
@@ -495,8 +473,7 @@ fn shell_init_wraps_the_agents_in_the_relay() {
     let tend_dir = Path::new(tend_bin()).parent().expect("tend's folder");
     let pane = shell(&env);
     wait_text(&env, &pane, "$ ");
-    type_line(
-        &env,
+    env.type_line(
         &pane,
         &format!(
             "export PATH={}:{}:$PATH; eval \"$(tend shell-init bash)\"; type claude | head -1",
@@ -505,7 +482,7 @@ fn shell_init_wraps_the_agents_in_the_relay() {
         ),
     );
     wait_text(&env, &pane, "claude is a function");
-    type_line(&env, &pane, "claude");
+    env.type_line(&pane, "claude");
     let r = wait_row(&env, &pane, "idle by its word", |r| {
         r["state"] == "idle" && r["authority"] == "psp"
     });
@@ -664,7 +641,7 @@ fn behind_ssh_through_the_relay() {
     );
     let pane = shell(&env);
     wait_text(&env, &pane, "$ ");
-    type_line(&env, &pane, &format!("{} {} devbox", relay(), quoted(&ssh)));
+    env.type_line(&pane, &format!("{} {} devbox", relay(), quoted(&ssh)));
     let r = wait_row(&env, &pane, "claude behind ssh, idle by its word", |r| {
         r["agent"] == "claude" && is(r, "idle", None, "psp")
     });

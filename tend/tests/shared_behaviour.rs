@@ -13,8 +13,7 @@
 //! runs `tend` against it.
 //!
 //! zellij runs headless inside a private tmux server, with its own HOME,
-//! config, cache and socket directories (as in the zellij crate's
-//! `tests/real_zellij.rs`). Without zellij 0.45+ the zellij test skips
+//! config, cache and socket directories (`tend_testkit::zellij`). Without zellij 0.45+ the zellij test skips
 //! loudly, and fails under CI. The fleet view (`tend pilot`) opens in a
 //! zellij floating pane from the key binding README.md gives.
 
@@ -23,12 +22,12 @@ use crate::support;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use support::{tend_bin, typed, wait_until, Env};
+use tend_testkit::zellij::{zellij_missing, Headless};
 
 /// One multiplexer with tend running on it and one agent pane.
 trait Multiplexer {
@@ -486,8 +485,6 @@ fn tmux_reports_stop_flags_parks_snoozes_events_and_answers() {
 
 // ---- zellij ----
 
-static COUNTER: AtomicUsize = AtomicUsize::new(0);
-
 const LAYOUT: &str = r#"
 layout {
     // The recording at the full width it was made for, in the tab a
@@ -521,140 +518,38 @@ keybinds {
 }
 "#;
 
-fn have(program: &str, arg: &str) -> Option<String> {
-    let out = Command::new(program).arg(arg).output().ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
-}
-
-/// Why this machine cannot run zellij, if it cannot.
-fn zellij_missing() -> Option<String> {
-    let Some(version) = have("zellij", "--version") else {
-        return Some(
-            "zellij is not installed (scripts/install-zellij.sh installs zellij 0.45)".into(),
-        );
-    };
-    let v = version.trim_start_matches("zellij ").to_owned();
-    let mut parts = v.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
-    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-    (major == 0 && minor < 45).then(|| format!("zellij {v} is older than 0.45"))
-}
-
-/// A headless zellij session (inside a private tmux server) with tend
-/// running on it; all stopped on drop.
+/// A headless zellij session with tend running on it; tend stopped, then
+/// the session, on drop.
 struct Zellij {
-    dir: tempfile::TempDir,
-    tmux_socket: String,
-    name: String,
+    host: Headless,
     /// Held until the session is gone (fields drop after `Drop::drop`).
     _turn: support::Turn,
 }
 
 impl Zellij {
     fn root(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn envs(root: &Path) -> Vec<(&'static str, PathBuf)> {
-        vec![
-            ("HOME", root.join("home")),
-            ("ZELLIJ_CONFIG_DIR", root.join("config")),
-            ("XDG_CONFIG_HOME", root.join("home/.config")),
-            ("XDG_CACHE_HOME", root.join("cache")),
-            ("XDG_DATA_HOME", root.join("home/.local/share")),
-            ("XDG_STATE_HOME", root.join("home/state")),
-            ("XDG_RUNTIME_DIR", root.join("tmp")),
-            ("ZELLIJ_SOCKET_DIR", root.join("sock")),
-            ("TMPDIR", root.join("tmp")),
-        ]
+        self.host.root()
     }
 
     fn zellij(&self, args: &[&str]) -> Output {
-        let mut cmd = Command::new("zellij");
-        cmd.args(args);
-        for (k, v) in Self::envs(self.root()) {
-            cmd.env(k, v);
-        }
-        cmd.env_remove("ZELLIJ")
-            .env_remove("ZELLIJ_SESSION_NAME")
-            .env_remove("ZELLIJ_PANE_ID")
-            .stdin(Stdio::null())
-            .output()
-            .expect("run zellij")
+        self.host.zellij(args)
     }
 
     fn start() -> Zellij {
         let turn = support::beside_others();
-        let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-        let pid = std::process::id();
-        // Short: zellij's socket path must fit in a Unix socket address.
-        let dir = tempfile::Builder::new()
-            .prefix("tsb")
-            .tempdir_in("/tmp")
-            .expect("a temporary directory");
-        let root = dir.path().to_owned();
-        for d in [
-            "home/.config",
-            "home/state",
-            "config",
-            "cache/zellij",
-            "sock",
-            "tmp",
-        ] {
-            std::fs::create_dir_all(root.join(d)).expect("mkdir");
-        }
-        // The fleet view's key binding, as the README gives it.
-        let config = format!(
-            "show_startup_tips false\nshow_release_notes false\nsession_serialization false\n{}",
-            PILOT_BINDING.replace("@TEND@", tend_bin())
-        );
-        std::fs::write(root.join("config/config.kdl"), config).expect("config");
+        let host = Headless::new("tsb");
+        let root = host.root();
         let player: Vec<String> = PLAYER_ARGS.iter().map(|a| format!("\"{a}\"")).collect();
         let layout = LAYOUT
             .replace("@TEND@", tend_bin())
             .replace("@CAST@", &claude_approval().to_string_lossy())
             .replace("@LOG@", &root.join("typed.log").to_string_lossy())
             .replace("@PLAYER@", &player.join(" "));
-        std::fs::write(root.join("layout.kdl"), layout).expect("layout");
-        let name = format!("tsb-{pid}-{n}");
-        let mut shell =
-            String::from("exec env -u ZELLIJ -u ZELLIJ_SESSION_NAME -u ZELLIJ_PANE_ID -u TMUX");
-        for (k, v) in Self::envs(&root) {
-            shell.push_str(&format!(" {k}='{}'", v.display()));
-        }
-        shell.push_str(&format!(
-            " zellij --session '{name}' --new-session-with-layout '{}'",
-            root.join("layout.kdl").display()
-        ));
-        let tmux_socket = format!("tend-sb-{pid}-{n}");
-        let status = Command::new("tmux")
-            .args(["-L", &tmux_socket, "-f", "/dev/null", "new-session", "-d"])
-            .args(["-x", "200", "-y", "50"])
-            .arg(&shell)
-            .env_remove("TMUX")
-            .status()
-            .expect("run tmux");
-        assert!(status.success(), "tmux new-session failed");
-        let z = Zellij {
-            _turn: turn,
-            dir,
-            tmux_socket,
-            name,
-        };
-        // Ask nothing before the client has drawn: zellij 0.45.1's server
-        // panics when a command-line client leaves while the session is
-        // still being created.
-        let drawn = wait_until(30, || {
-            let out = Command::new("tmux")
-                .args(["-L", &z.tmux_socket, "capture-pane", "-p"])
-                .output()
-                .expect("tmux capture-pane");
-            !String::from_utf8_lossy(&out.stdout).trim().is_empty()
-        });
-        assert!(drawn, "zellij drew nothing within 30 s");
+        // The fleet view's key binding, as the README gives it.
+        host.start(&PILOT_BINDING.replace("@TEND@", tend_bin()), &layout);
+        let z = Zellij { host, _turn: turn };
         let listed = wait_until(30, || {
-            let out = z.zellij(&["--session", &z.name, "action", "list-panes", "--json"]);
+            let out = z.zellij(&["--session", z.host.name(), "action", "list-panes", "--json"]);
             let listed = String::from_utf8_lossy(&out.stdout).into_owned();
             listed.contains("codex") && listed.contains("claude")
         });
@@ -673,21 +568,12 @@ impl Zellij {
 impl Zellij {
     /// Keys typed at the zellij client (tmux `send-keys` names).
     fn type_keys(&self, keys: &[&str]) {
-        let status = Command::new("tmux")
-            .args(["-L", &self.tmux_socket, "send-keys"])
-            .args(keys)
-            .status()
-            .expect("tmux send-keys");
-        assert!(status.success(), "send-keys {keys:?}");
+        self.host.type_keys(keys);
     }
 
     /// What the zellij client shows.
     fn screen(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.tmux_socket, "capture-pane", "-p"])
-            .output()
-            .expect("tmux capture-pane");
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        self.host.screen()
     }
 
     /// The client's screen once `ready` holds for it, polled for up to
@@ -704,7 +590,7 @@ impl Zellij {
 
     /// The pane the (one) client has focused, as `terminal_N`.
     fn focused(&self) -> String {
-        let out = self.zellij(&["--session", &self.name, "action", "list-clients"]);
+        let out = self.zellij(&["--session", self.host.name(), "action", "list-clients"]);
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         text.lines()
             .nth(1)
@@ -719,20 +605,12 @@ impl Multiplexer for Zellij {
         "zellij"
     }
     fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(tend_bin());
-        for (k, v) in Self::envs(self.root()) {
-            cmd.env(k, v);
-        }
-        cmd.env_remove("TMUX")
-            .env_remove("TMUX_PANE")
+        let mut cmd = self.host.command(tend_bin());
+        cmd.env_remove("TMUX_PANE")
             .env_remove("TEND_TMUX_SOCKET")
-            .env_remove("ZELLIJ")
-            .env_remove("ZELLIJ_SESSION_NAME")
-            .env_remove("ZELLIJ_PANE_ID")
             .env_remove("DBUS_SESSION_BUS_ADDRESS")
-            .args(["--zellij", &self.name])
-            .args(args)
-            .stdin(Stdio::null());
+            .args(["--zellij", self.host.name()])
+            .args(args);
         cmd
     }
     fn pane_prefix(&self) -> &'static str {
@@ -749,11 +627,6 @@ impl Multiplexer for Zellij {
 impl Drop for Zellij {
     fn drop(&mut self) {
         let _ = self.command(&["stop"]).output();
-        let _ = self.zellij(&["kill-session", &self.name.clone()]);
-        let _ = Command::new("tmux")
-            .args(["-L", &self.tmux_socket, "kill-server"])
-            .stderr(Stdio::null())
-            .status();
     }
 }
 

@@ -97,21 +97,6 @@ fn shell(env: &Env) -> String {
     env.window("main", "env PS1='$ ' bash --norc --noprofile")
 }
 
-fn type_line(env: &Env, pane: &str, line: &str) {
-    env.tmux(&["send-keys", "-t", pane, "-l", line]);
-    env.tmux(&["send-keys", "-t", pane, "Enter"]);
-}
-
-fn row(env: &Env, pane: &str) -> Value {
-    env.list_json()
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|r| r["pane"] == pane)
-        .cloned()
-        .unwrap_or_default()
-}
-
 fn published(env: &Env, pane: &str) -> String {
     env.tmux_out(&[
         "display",
@@ -147,7 +132,7 @@ fn an_agent_behind_ssh_is_named_from_its_screen_and_ends_with_it() {
         ),
     );
     let pane = shell(&env);
-    type_line(&env, &pane, &format!("'{}' devbox", ssh.display()));
+    env.type_line(&pane, &format!("'{}' devbox", ssh.display()));
     let named = wait_until(60, || published(&env, &pane) == "claude/waiting/approval");
     assert!(
         named,
@@ -155,7 +140,7 @@ fn an_agent_behind_ssh_is_named_from_its_screen_and_ends_with_it() {
         published(&env, &pane),
         env.tend_ok(&["explain", &pane])
     );
-    let r = row(&env, &pane);
+    let r = env.row(&pane);
     assert_eq!(
         (
             r["agent"].as_str(),
@@ -189,7 +174,7 @@ fn an_agent_behind_ssh_is_named_from_its_screen_and_ends_with_it() {
     // and the stand-in ssh exits: the agent's exit.
     env.tmux(&["send-keys", "-t", &pane, "Enter"]);
     let exited = wait_until(60, || env.pane_option(&pane, "@tend_state") == "exited");
-    let r = row(&env, &pane);
+    let r = env.row(&pane);
     assert!(exited, "never exited after ssh ended: {r}");
     assert_eq!(
         (
@@ -279,7 +264,7 @@ fn agent_looking_text_is_never_named_and_makes_no_demand() {
     let mut ids = Vec::new();
     for (what, line) in &panes {
         let pane = shell(&env);
-        type_line(&env, &pane, line);
+        env.type_line(&pane, line);
         ids.push((pane, *what));
     }
     // Every pane shows what it prints; the wrapper panes are read (their
@@ -315,7 +300,7 @@ fn agent_looking_text_is_never_named_and_makes_no_demand() {
         std::thread::sleep(Duration::from_millis(200));
     }
     for (p, what) in &ids {
-        let r = row(&env, p);
+        let r = env.row(p);
         assert!(
             r["agent"].is_null() && r["state"].is_null() && r["identified_by"].is_null(),
             "{what}: {r}"

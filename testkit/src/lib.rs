@@ -4,10 +4,13 @@
 //! (`tmux -L <unique>`), so that no test touches the user's server and a
 //! failed one leaves nothing behind under another test's name.
 //!
-//! A dev-dependency of the crates whose tests run real tmux and zellij
-//! (`tend`, `tend-tmux`, `tend-zellij-host`); it depends on nothing.
+//! [`zellij::Headless`] is a zellij session the same way, its client in a
+//! private tmux server. A dev-dependency of the crates whose tests run real
+//! tmux and zellij (`tend`, `tend-tmux`, `tend-zellij-host`).
 
 #![warn(missing_docs)]
+
+pub mod zellij;
 
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -71,6 +74,38 @@ pub fn unique_name(prefix: &str) -> String {
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     )
+}
+
+/// A test that cannot run on this machine (a tool or input is missing)
+/// says so loudly; under CI (`CI` set) it fails instead, since
+/// scripts/test.sh installs everything the default tier needs and a
+/// missing tool must not pass for a passing test.
+pub fn skip(test: &str, why: &str) {
+    let in_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+    assert!(!in_ci, "{test}: {why}; CI must run this test");
+    eprintln!("SKIPPED {test}: {why}");
+}
+
+/// `program ARG`'s output, trimmed, when it runs and succeeds.
+pub fn have(program: &str, arg: &str) -> Option<String> {
+    let out = Command::new(program).arg(arg).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// Removes the socket file a killed private tmux server leaves behind.
+pub fn remove_socket_file(server: &str) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(uid) = std::fs::metadata("/proc/self").map(|m| m.uid()) else {
+        return;
+    };
+    let dir = std::env::var("TMUX_TMPDIR").unwrap_or_else(|_| "/tmp".into());
+    let _ = std::fs::remove_file(
+        std::path::Path::new(&dir)
+            .join(format!("tmux-{uid}"))
+            .join(server),
+    );
 }
 
 /// Runs `tmux -L <server> ARGS` and returns its output, trimmed.

@@ -12,16 +12,15 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use tend_testkit::zellij::{zellij_missing, Headless};
+use tend_testkit::{skip, wait_for};
 use tend_zellij_host::plugin::{grant_permissions, JumpTarget, PluginStatus, PLUGIN_PERMISSIONS};
 use tend_zellij_host::{
     pane_processes, PaneId, Session, SubscribeEvent, SubscribeOptions, Subscription,
 };
-
-static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 /// One zellij at a time: on a two-core machine two sessions starting at
 /// once push zellij past its own 1 s internal deadlines.
@@ -72,41 +71,15 @@ fn plugin_wasm() -> Option<PathBuf> {
     Some(target.join("wasm32-wasip1/release/tend-zellij.wasm")).filter(|p| p.is_file())
 }
 
-fn have(program: &str, arg: &str) -> Option<String> {
-    let out = Command::new(program).arg(arg).output().ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
-}
-
 /// Why this machine cannot run the test, if it cannot.
 fn missing_prerequisite() -> Option<String> {
-    let Some(version) = have("zellij", "--version") else {
-        return Some(
-            "zellij is not installed (scripts/install-zellij.sh installs zellij 0.45)".into(),
-        );
-    };
-    let v = version.trim_start_matches("zellij ").to_owned();
-    let mut parts = v.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
-    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-    if major == 0 && minor < 45 {
-        return Some(format!("zellij {v} is older than 0.45"));
-    }
-    if have("tmux", "-V").is_none() {
-        return Some("tmux is not installed".into());
+    if let Some(why) = zellij_missing() {
+        return Some(why);
     }
     if tend_bin().is_none() {
         return Some("the tend binary is not built (run `cargo build -p tend`)".into());
     }
     None
-}
-
-/// Says loudly that `test` could not run; under CI (`CI` set), where
-/// scripts/test.sh installs zellij, tmux and the plugin, fails instead.
-fn skip(test: &str, why: &str) {
-    let in_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
-    assert!(!in_ci, "{test}: {why}; CI must run this test");
-    eprintln!("SKIPPED {test}: {why}");
 }
 
 /// A busy zellij (two cores, other tests running) can end a fresh
@@ -116,12 +89,10 @@ fn ended_at_once(status: Option<i32>, stderr: &str) -> bool {
     status == Some(0) && stderr.trim().is_empty()
 }
 
-use tend_testkit::wait_for;
-
-/// A zellij session inside a private tmux server; both are killed on drop.
+/// A headless zellij session (`tend_testkit::zellij`) and the
+/// `tend-zellij-host` session that drives it.
 struct Harness {
-    dir: tempfile::TempDir,
-    tmux_socket: String,
+    host: Headless,
     session: Session,
     wasm: Option<PathBuf>,
 }
@@ -131,25 +102,8 @@ impl Harness {
     /// `@WASM@` the plugin copy), then waits until it lists `terminals`
     /// terminal panes.
     fn start(layout: &str, with_plugin: bool, terminals: usize) -> Harness {
-        let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-        let pid = std::process::id();
-        // Short: zellij's socket path must fit in a Unix socket address.
-        let dir = tempfile::Builder::new()
-            .prefix("tzj")
-            .tempdir_in("/tmp")
-            .expect("a temporary directory");
-        let root = dir.path();
-        for d in ["home", "config", "cache/zellij", "sock", "tmp"] {
-            std::fs::create_dir_all(root.join(d)).expect("mkdir");
-        }
-        std::fs::write(
-            root.join("config/config.kdl"),
-            "show_startup_tips false\n\
-             show_release_notes false\n\
-             session_serialization false\n\
-             keybinds {\n    shared {\n        bind \"Ctrl y\" { MessagePlugin { name \"tend_next\"; }; }\n    }\n}\n",
-        )
-        .expect("config");
+        let host = Headless::new("tzj");
+        let root = host.root();
         let wasm = if with_plugin {
             plugin_wasm().map(|src| {
                 let dst = root.join("tend.wasm");
@@ -173,69 +127,20 @@ impl Harness {
                 .map(|w| w.to_string_lossy().into_owned())
                 .unwrap_or_default(),
         );
-        let layout_path = root.join("layout.kdl");
-        std::fs::write(&layout_path, layout).expect("layout");
-
-        let name = format!("tzj-{pid}-{n}");
-        let envs: Vec<(&str, PathBuf)> = vec![
-            ("HOME", root.join("home")),
-            ("ZELLIJ_CONFIG_DIR", root.join("config")),
-            ("XDG_CONFIG_HOME", root.join("home/.config")),
-            ("XDG_CACHE_HOME", root.join("cache")),
-            ("XDG_DATA_HOME", root.join("home/.local/share")),
-            ("ZELLIJ_SOCKET_DIR", root.join("sock")),
-            ("TMPDIR", root.join("tmp")),
-        ];
-        let mut session = Session::new(&name).with_program("zellij");
-        for (k, v) in &envs {
-            session = session.with_env(*k, v);
+        host.start(
+            "keybinds {\n    shared {\n        bind \"Ctrl y\" { MessagePlugin { name \"tend_next\"; }; }\n    }\n}\n",
+            &layout,
+        );
+        let mut session = Session::new(host.name()).with_program("zellij");
+        for (k, v) in host.envs() {
+            session = session.with_env(k, v);
         }
-        let mut shell = String::from("exec env -u ZELLIJ -u ZELLIJ_SESSION_NAME -u ZELLIJ_PANE_ID");
-        for (k, v) in &envs {
-            shell.push_str(&format!(" {k}='{}'", v.display()));
-        }
-        shell.push_str(&format!(
-            " zellij --session '{name}' --new-session-with-layout '{}'",
-            layout_path.display()
-        ));
-        let tmux_socket = format!("tend-zj-{pid}-{n}");
-        let status = Command::new("tmux")
-            .args([
-                "-L",
-                &tmux_socket,
-                "-f",
-                "/dev/null",
-                "new-session",
-                "-d",
-                "-x",
-                "200",
-                "-y",
-                "50",
-            ])
-            .arg(&shell)
-            .env_remove("TMUX")
-            .status()
-            .expect("run tmux");
-        assert!(status.success(), "tmux new-session failed");
         let h = Harness {
-            dir,
-            tmux_socket,
+            host,
             session,
             wasm,
         };
-        // Ask nothing before the client has drawn: zellij 0.45.1's server
-        // panics when a command-line client leaves while the session is
-        // still being created.
         let start = Instant::now();
-        while h.terminal().trim().is_empty() {
-            if start.elapsed() > Duration::from_secs(30) {
-                panic!(
-                    "zellij drew nothing within 30 s.\nzellij log:\n{}",
-                    h.log_tail()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
         loop {
             let listed = h.session.list_panes();
             if let Ok(panes) = &listed {
@@ -248,7 +153,7 @@ impl Harness {
                     "zellij did not list the layout's panes within 30 s.\n\
                      last answer: {listed:?}\nterminal:\n{}\nzellij log:\n{}",
                     h.terminal(),
-                    h.log_tail()
+                    h.host.log_tail()
                 );
             }
             std::thread::sleep(Duration::from_millis(100));
@@ -264,21 +169,13 @@ impl Harness {
     }
 
     fn keys(&self, key: &str) {
-        let status = Command::new("tmux")
-            .args(["-L", &self.tmux_socket, "send-keys", key])
-            .status()
-            .expect("tmux send-keys");
-        assert!(status.success());
+        self.host.type_keys(&[key]);
         std::thread::sleep(Duration::from_millis(300));
     }
 
     /// What the user's terminal shows (tmux's capture of the zellij client).
     fn terminal(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.tmux_socket, "capture-pane", "-p"])
-            .output()
-            .expect("tmux capture-pane");
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        self.host.screen()
     }
 
     fn pane_titled(&self, title: &str) -> PaneId {
@@ -293,81 +190,6 @@ impl Harness {
     fn looked_at(&self) -> Option<PaneId> {
         self.session.focused_pane().expect("list-clients")
     }
-
-    /// The end of zellij's log, for failure messages.
-    fn log_tail(&self) -> String {
-        let log = std::fs::read_dir(self.dir.path().join("tmp"))
-            .ok()
-            .and_then(|mut d| d.next())
-            .and_then(|e| e.ok())
-            .map(|e| e.path().join("zellij-log/zellij.log"));
-        log.and_then(|p| std::fs::read_to_string(p).ok())
-            .map(|t| t.lines().rev().take(30).collect::<Vec<_>>().join("\n"))
-            .unwrap_or_default()
-    }
-}
-
-impl Drop for Harness {
-    fn drop(&mut self) {
-        // The zellij server outlives its client: stop it by name, then the
-        // tmux server, then (if it still runs) the server process by pid.
-        let mut kill = Command::new("zellij");
-        kill.args(["kill-session", self.session.name()])
-            .env("ZELLIJ_SOCKET_DIR", self.dir.path().join("sock"))
-            .env("HOME", self.dir.path().join("home"))
-            .env("TMPDIR", self.dir.path().join("tmp"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null());
-        let _ = kill.status();
-        let _ = Command::new("tmux")
-            .args(["-L", &self.tmux_socket, "kill-server"])
-            .stderr(std::process::Stdio::null())
-            .status();
-        let marker = self.dir.path().join("sock").to_string_lossy().into_owned();
-        let deadline = Instant::now() + Duration::from_secs(3);
-        while let Some(pid) = server_pid(&marker) {
-            if Instant::now() > deadline {
-                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        // tmux leaves its socket file behind.
-        let uid = std::fs::metadata("/proc/self").map(|m| {
-            use std::os::unix::fs::MetadataExt;
-            m.uid()
-        });
-        if let Ok(uid) = uid {
-            let dir = std::env::var("TMUX_TMPDIR").unwrap_or_else(|_| "/tmp".into());
-            let _ = std::fs::remove_file(
-                Path::new(&dir)
-                    .join(format!("tmux-{uid}"))
-                    .join(&self.tmux_socket),
-            );
-        }
-    }
-}
-
-/// The pid of the zellij server whose command line holds `marker` (its
-/// socket directory, unique to one harness).
-fn server_pid(marker: &str) -> Option<u32> {
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline);
-        if cmdline.contains("--server") && cmdline.contains(marker) {
-            return Some(pid);
-        }
-    }
-    None
 }
 
 const AGENTS_LAYOUT: &str = r#"
@@ -632,17 +454,16 @@ fn panes_screens_subscriptions_focus_and_identity() {
 
     // A session that does not run says so.
     let mut other = Session::new("tend-no-such-session").with_program("zellij");
-    for var in ["ZELLIJ_SOCKET_DIR", "HOME", "TMPDIR"] {
-        let sub = match var {
-            "ZELLIJ_SOCKET_DIR" => "sock",
-            "HOME" => "home",
-            _ => "tmp",
-        };
-        other = other.with_env(var, h.dir.path().join(sub));
+    for (k, v) in h.host.envs() {
+        other = other.with_env(k, v);
     }
     let err = other.list_panes().expect_err("no such session");
     assert!(err.is_no_session(), "{err:?}");
-    assert!(s.is_running().expect("list-sessions"), "{}", h.log_tail());
+    assert!(
+        s.is_running().expect("list-sessions"),
+        "{}",
+        h.host.log_tail()
+    );
 }
 
 const PLUGIN_LAYOUT: &str = r#"
@@ -820,7 +641,11 @@ fn plugin_shows_the_status_and_jumps_to_waiting_panes() {
             rows.iter().all(|r| r.trim().is_empty()).then_some(())
         },
     );
-    assert!(s.is_running().expect("list-sessions"), "{}", h.log_tail());
+    assert!(
+        s.is_running().expect("list-sessions"),
+        "{}",
+        h.host.log_tail()
+    );
 }
 
 const DAEMON_LAYOUT: &str = r#"
@@ -857,19 +682,12 @@ fn the_daemon_drives_zellij_and_the_plugin() {
     }
     let _serial = serial();
     let h = Harness::start(DAEMON_LAYOUT, true, 2);
-    let root = h.dir.path().to_owned();
     let tend = tend_bin().expect("tend");
     let name = h.session.name().to_owned();
     let run = |args: &[&str]| -> (bool, String) {
-        let out = Command::new(&tend)
-            .env("HOME", root.join("home"))
-            .env("ZELLIJ_CONFIG_DIR", root.join("config"))
-            .env("XDG_CACHE_HOME", root.join("cache"))
-            .env("ZELLIJ_SOCKET_DIR", root.join("sock"))
-            .env("TMPDIR", root.join("tmp"))
-            .env("XDG_RUNTIME_DIR", root.join("tmp"))
-            .env("XDG_STATE_HOME", root.join("home/state"))
-            .env_remove("TMUX")
+        let out = h
+            .host
+            .command(&tend)
             .args(["--zellij", &name])
             .args(args)
             .output()

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod offline;
+pub mod shell;
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -10,7 +11,7 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use std::thread::ThreadId;
 use std::time::Duration;
 
-pub use tend_testkit::check_tmux_version;
+pub use tend_testkit::{check_tmux_version, skip};
 
 /// A private tmux server with its own tend runtime, state and config
 /// directories. Dropping it stops tend and kills the server.
@@ -113,16 +114,6 @@ impl Drop for Turn {
             TURNS.with(|t| t.set(t.get().saturating_sub(1)));
         }
     }
-}
-
-/// A test that cannot run on this machine (a tool or input is missing)
-/// says so loudly; under CI (`CI` set) it fails instead, since
-/// scripts/test.sh installs everything the default tier needs and a
-/// missing tool must not pass for a passing test.
-pub fn skip(test: &str, why: &str) {
-    let in_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
-    assert!(!in_ci, "{test}: {why}; CI must run this test");
-    eprintln!("SKIPPED {test}: {why}");
 }
 
 pub fn tend_bin() -> &'static str {
@@ -327,6 +318,23 @@ impl Env {
     pub fn list_json(&self) -> serde_json::Value {
         let out = self.tend_ok(&["list", "--json"]);
         serde_json::from_str(&out).expect("list --json")
+    }
+
+    /// `pane`'s row of `tend list --json` (null when it is not listed).
+    pub fn row(&self, pane: &str) -> serde_json::Value {
+        self.list_json()
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|r| r["pane"] == pane)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Types `line` and Enter into `pane`.
+    pub fn type_line(&self, pane: &str, line: &str) {
+        self.tmux(&["send-keys", "-t", pane, "-l", line]);
+        self.tmux(&["send-keys", "-t", pane, "Enter"]);
     }
 
     pub fn daemon_pid(&self) -> Option<u32> {
