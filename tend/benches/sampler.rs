@@ -10,42 +10,17 @@
 //! Needs tmux and node; without them it prints a notice and measures
 //! nothing.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use tend::sampler::Sampler;
 use tend_detector::identity::{self, WalkLimits};
 use tend_detector::Registry;
+use tend_testkit::Server;
 
 const PANES: usize = 50;
-
-/// A tmux server on a private socket; killed on drop.
-struct Server {
-    socket: String,
-    socket_path: Option<PathBuf>,
-}
-
-impl Server {
-    fn cmd(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("tmux runs")
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.cmd(&["kill-server"]);
-        if let Some(p) = &self.socket_path {
-            let _ = std::fs::remove_file(p);
-        }
-    }
-}
 
 fn available(tool: &str) -> bool {
     Command::new(tool)
@@ -69,10 +44,7 @@ fn setup(dir: &Path) -> Option<(Server, Vec<u32>)> {
          setInterval(() => {}, 1000);\n",
     )
     .ok()?;
-    let mut server = Server {
-        socket: format!("tend-bench-{}", std::process::id()),
-        socket_path: None,
-    };
+    let server = Server::new("tend-bench-sampler");
     let shell = ["bash", "--noprofile", "--norc", "-i"];
     let mut args = vec![
         "-f",
@@ -88,8 +60,6 @@ fn setup(dir: &Path) -> Option<(Server, Vec<u32>)> {
     ];
     args.extend(shell);
     assert!(server.cmd(&args).status.success(), "tmux new-session");
-    let path = server.cmd(&["display", "-p", "#{socket_path}"]);
-    server.socket_path = Some(PathBuf::from(String::from_utf8_lossy(&path.stdout).trim()));
     for _ in 1..PANES {
         let mut args = vec!["new-window", "-d", "-t", "b:"];
         args.extend(shell);

@@ -108,6 +108,44 @@ pub fn remove_socket_file(server: &str) {
     );
 }
 
+/// A private tmux server by name, killed (and its socket file removed) on
+/// drop; start it with [`Server::cmd`] (`new-session`).
+pub struct Server {
+    name: String,
+}
+
+impl Server {
+    /// A server named after `prefix` ([`unique_name`]), not yet started.
+    pub fn new(prefix: &str) -> Server {
+        check_tmux_version();
+        Server {
+            name: unique_name(prefix),
+        }
+    }
+
+    /// Its name (`tmux -L NAME`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Runs `tmux -L NAME ARGS`.
+    pub fn cmd(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .arg("-L")
+            .arg(&self.name)
+            .args(args)
+            .output()
+            .expect("tmux runs")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.cmd(&["kill-server"]);
+        remove_socket_file(&self.name);
+    }
+}
+
 /// Runs `tmux -L <server> ARGS` and returns its output, trimmed.
 pub fn tmux(server: &str, args: &[&str]) -> String {
     let o = Command::new("tmux")

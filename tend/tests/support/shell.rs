@@ -1,6 +1,7 @@
 //! A private tmux server whose one pane (`%0`) runs an interactive bash
 //! with a known prompt: real processes for the tests that read process
-//! trees (`identity_tmux`, `platform`) without a tend daemon.
+//! trees (`identity_tmux`, `platform`) without a tend daemon. Killed, and
+//! its socket file removed, on drop.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -20,11 +21,9 @@ pub struct ShellOptions<'a> {
     pub env: &'a [(&'a str, String)],
 }
 
-/// The server; killed (and its socket file removed) on drop.
+/// The server.
 pub struct Shell {
-    socket: String,
-    /// The socket file (tmux leaves it behind when killed).
-    socket_path: Option<PathBuf>,
+    server: tend_testkit::Server,
 }
 
 impl Shell {
@@ -35,9 +34,8 @@ impl Shell {
             super::skip(tag, "tmux is not installed");
             return None;
         }
-        let mut t = Shell {
-            socket: tend_testkit::unique_name(&format!("tend-shell-{tag}")),
-            socket_path: None,
+        let t = Shell {
+            server: tend_testkit::Server::new(&format!("tend-shell-{tag}")),
         };
         let mut search: Vec<String> = opts.path.iter().map(|p| p.display().to_string()).collect();
         search.push(std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into()));
@@ -72,21 +70,13 @@ impl Shell {
             "tmux new-session: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let path = t.cmd(&["display", "-p", "#{socket_path}"]);
-        let path = String::from_utf8_lossy(&path.stdout).trim().to_owned();
-        t.socket_path = (!path.is_empty()).then(|| PathBuf::from(path));
         t.wait_prompt();
         Some(t)
     }
 
     /// Runs a tmux command against this server.
     pub fn cmd(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("tmux runs")
+        self.server.cmd(args)
     }
 
     /// The pid of the pane's shell.
@@ -132,15 +122,6 @@ impl Shell {
                 self.screen()
             );
             std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Shell {
-    fn drop(&mut self) {
-        let _ = self.cmd(&["kill-server"]);
-        if let Some(p) = &self.socket_path {
-            let _ = std::fs::remove_file(p);
         }
     }
 }
