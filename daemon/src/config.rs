@@ -2,6 +2,7 @@
 //! defaults. Every key is optional; unknown keys and bad values are errors
 //! that name the key and the problem.
 
+use crate::error::ErrorKind;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -111,7 +112,7 @@ pub fn path() -> Option<PathBuf> {
 pub fn parse(file: &str, text: &str) -> Result<Config, CliError> {
     let bad = |what: String| {
         CliError::new(
-            crate::error::ErrorKind::BadConfig,
+            ErrorKind::BadConfig,
             format!("{file}: {}", bound_quotes(&what)),
         )
     };
@@ -189,7 +190,7 @@ pub fn load() -> Result<Config, CliError> {
         Ok(text) => parse(&p.display().to_string(), &text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
         Err(e) => Err(CliError::new(
-            crate::error::ErrorKind::BadConfig,
+            ErrorKind::BadConfig,
             format!("cannot read {}: {e}", p.display()),
         )),
     }

@@ -2,6 +2,7 @@
 //! handed over, read in [`super::pipes`]). Both are mode 0600 and check
 //! that the peer runs as our own uid.
 
+use crate::error::ErrorKind;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -178,7 +179,7 @@ pub fn bind(path: &Path) -> Result<UnixListener, CliError> {
         .and_then(|_| UnixListener::from_std(std))
         .map_err(|e| {
             CliError::new(
-                crate::error::ErrorKind::Bind,
+                ErrorKind::Bind,
                 format!("cannot listen on {}: {e}", path.display()),
             )
         })
@@ -190,7 +191,7 @@ pub fn bind_std(path: &Path) -> Result<std::os::unix::net::UnixListener, CliErro
     if path.exists() {
         if std::os::unix::net::UnixStream::connect(path).is_ok() {
             return Err(CliError::new(
-                crate::error::ErrorKind::AlreadyRunning,
+                ErrorKind::AlreadyRunning,
                 format!("a tend daemon already listens on {}", path.display()),
             ));
         }
@@ -203,7 +204,7 @@ pub fn bind_std(path: &Path) -> Result<std::os::unix::net::UnixListener, CliErro
     nix::sys::stat::umask(old);
     let listener = listener.map_err(|e| {
         CliError::new(
-            crate::error::ErrorKind::Bind,
+            ErrorKind::Bind,
             format!("cannot listen on {}: {e}", path.display()),
         )
     })?;

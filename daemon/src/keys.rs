@@ -6,6 +6,7 @@
 //! A tmux option (`@tend-key-*` in tmux.conf) wins over `[keys]` in
 //! config.toml, which wins over the defaults.
 
+use crate::error::ErrorKind;
 use tend_tmux::keys::{
     check_key_name, check_table_name, disables_key, BindReport, KeyAction, ListedBinding,
     KEY_NAME_HELP, KEY_TABLE_OPTION,
@@ -133,18 +134,15 @@ pub fn refusal(server: &Server, p: &PlannedKey) -> Result<Option<String>, TmuxEr
 pub fn check_for_start(server: &Server, cfg: &KeysConfig) -> Result<(), CliError> {
     let plan = plan(server, cfg).map_err(|e| {
         CliError::new(
-            crate::error::ErrorKind::Tmux,
+            ErrorKind::Tmux,
             format!("cannot read tend's key options: {e}"),
         )
     })?;
     let mut problems = Vec::new();
     for p in &plan {
-        if let Some(why) = refusal(server, p).map_err(|e| {
-            CliError::new(
-                crate::error::ErrorKind::Tmux,
-                format!("cannot check key names: {e}"),
-            )
-        })? {
+        if let Some(why) = refusal(server, p)
+            .map_err(|e| CliError::new(ErrorKind::Tmux, format!("cannot check key names: {e}")))?
+        {
             problems.push(why);
         }
     }
@@ -152,7 +150,7 @@ pub fn check_for_start(server: &Server, cfg: &KeysConfig) -> Result<(), CliError
         return Ok(());
     }
     Err(CliError::new(
-        crate::error::ErrorKind::BadKey,
+        ErrorKind::BadKey,
         format!("{}; then run `tend start` again", problems.join("; ")),
     ))
 }

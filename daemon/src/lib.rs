@@ -54,6 +54,7 @@ pub mod zellij;
 pub use tend_core::{mux, publish, status, tape};
 pub use tend_procfs::{platform, sampler};
 
+use crate::error::ErrorKind;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -177,7 +178,7 @@ pub fn run(mut opts: Options) -> Result<(), CliError> {
         .build()
         .map_err(|e| {
             CliError::new(
-                crate::error::ErrorKind::Runtime,
+                ErrorKind::Runtime,
                 format!("cannot start the async runtime: {e}"),
             )
         })?;
@@ -352,7 +353,7 @@ fn start_loading_manifests() -> Result<
         .spawn(crate::manifests::load)
         .map_err(|e| {
             CliError::new(
-                crate::error::ErrorKind::Manifests,
+                ErrorKind::Manifests,
                 format!("cannot start loading the manifests: {e}"),
             )
         })
@@ -364,18 +365,10 @@ fn start_loading_manifests() -> Result<
 /// panes).
 fn stop_signal() -> Result<tokio::sync::oneshot::Receiver<()>, CliError> {
     use tokio::signal::unix::{signal, SignalKind};
-    let mut sigterm = signal(SignalKind::terminate()).map_err(|e| {
-        CliError::new(
-            crate::error::ErrorKind::Signal,
-            format!("cannot watch SIGTERM: {e}"),
-        )
-    })?;
-    let mut sigint = signal(SignalKind::interrupt()).map_err(|e| {
-        CliError::new(
-            crate::error::ErrorKind::Signal,
-            format!("cannot watch SIGINT: {e}"),
-        )
-    })?;
+    let mut sigterm = signal(SignalKind::terminate())
+        .map_err(|e| CliError::new(ErrorKind::Signal, format!("cannot watch SIGTERM: {e}")))?;
+    let mut sigint = signal(SignalKind::interrupt())
+        .map_err(|e| CliError::new(ErrorKind::Signal, format!("cannot watch SIGINT: {e}")))?;
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
         tokio::select! {
@@ -416,7 +409,7 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     let taps = ipc::bind_std(&opts.tap)?;
     let mut reader = pipes::Reader::new(taps).map_err(|e| {
         CliError::new(
-            crate::error::ErrorKind::Pipes,
+            ErrorKind::Pipes,
             format!("cannot watch the tap socket for the panes' pipes: {e}"),
         )
     })?;
@@ -444,13 +437,13 @@ async fn serve(opts: Options) -> Result<(), CliError> {
         .await
         .map_err(|e| {
             CliError::new(
-                crate::error::ErrorKind::Manifests,
+                ErrorKind::Manifests,
                 format!("loading the manifests failed: {e}"),
             )
         })?
         .map_err(|_| {
             CliError::new(
-                crate::error::ErrorKind::Manifests,
+                ErrorKind::Manifests,
                 "loading the manifests failed (a panic)",
             )
         })?;

@@ -10,6 +10,7 @@
 //! its owner or mode and the fix.
 //! * log: the daemon writes `<runtime>/<server>.log`.
 
+use crate::error::ErrorKind;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -85,15 +86,15 @@ impl Private {
 
     fn code(self) -> crate::error::ErrorKind {
         match self {
-            Private::Runtime => crate::error::ErrorKind::RuntimeDir,
-            Private::State => crate::error::ErrorKind::StateDir,
+            Private::Runtime => ErrorKind::RuntimeDir,
+            Private::State => ErrorKind::StateDir,
         }
     }
 }
 
 /// The error code of a directory refused because someone else could use
 /// it (another owner, open permissions): nothing tend does should go on.
-pub const UNSAFE_DIR: crate::error::ErrorKind = crate::error::ErrorKind::UnsafeDir;
+pub const UNSAFE_DIR: crate::error::ErrorKind = ErrorKind::UnsafeDir;
 
 fn ensure_private_dir(dir: &Path, which: Private) -> Result<(), CliError> {
     use std::os::unix::fs::MetadataExt;

@@ -4,6 +4,7 @@
 //! comes back as the type the method names ([`Call::Reply`]), so the CLI
 //! reads fields, not keys.
 
+use crate::error::ErrorKind;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
@@ -29,7 +30,7 @@ pub fn call_for<C: Call>(
     let method = C::METHOD;
     let mut stream = UnixStream::connect(socket).map_err(|e| {
         CliError::new(
-            crate::error::ErrorKind::NoDaemon,
+            ErrorKind::NoDaemon,
             format!(
                 "tend is not running for this tmux server ({}: {e}); start it with `tend start`",
                 socket.display()
@@ -39,17 +40,12 @@ pub fn call_for<C: Call>(
     stream
         .set_read_timeout(timeout)
         .and_then(|_| stream.set_write_timeout(Some(Duration::from_secs(5))))
-        .map_err(|e| {
-            CliError::new(
-                crate::error::ErrorKind::Io,
-                format!("socket setup failed: {e}"),
-            )
-        })?;
+        .map_err(|e| CliError::new(ErrorKind::Io, format!("socket setup failed: {e}")))?;
     stream
         .write_all(request_line(call).as_bytes())
         .map_err(|e| {
             CliError::new(
-                crate::error::ErrorKind::Io,
+                ErrorKind::Io,
                 format!("cannot talk to the tend daemon: {e}"),
             )
         })?;
@@ -57,20 +53,20 @@ pub fn call_for<C: Call>(
     let mut answer = String::new();
     reader.read_line(&mut answer).map_err(|e| {
         CliError::new(
-            crate::error::ErrorKind::Timeout,
+            ErrorKind::Timeout,
             format!("the tend daemon did not answer `{method}` ({e}); see `tend doctor`"),
         )
     })?;
     let unreadable = |e: serde_json::Error| {
         CliError::new(
-            crate::error::ErrorKind::BadResponse,
+            ErrorKind::BadResponse,
             format!("the tend daemon sent something unreadable ({e}); is it the same version? Try `tend stop && tend start`"),
         )
     };
     let resp: Response = serde_json::from_str(&answer).map_err(unreadable)?;
     let result = resp
         .into_result()
-        .map_err(|err| CliError::new(crate::error::ErrorKind::Daemon(err.code), err.message))?;
+        .map_err(|err| CliError::new(ErrorKind::Daemon(err.code), err.message))?;
     serde_json::from_value(result).map_err(unreadable)
 }
 

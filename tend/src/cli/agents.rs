@@ -6,6 +6,7 @@
 //! A timeout or `agent_prompt_stalled` does not prove a prompt was not
 //! delivered: read the pane before retrying.
 
+use crate::error::ErrorKind;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -25,10 +26,7 @@ use crate::remote::FEED_HEARTBEAT;
 const TIMEOUT: Duration = Duration::from_secs(5);
 
 fn io(e: std::io::Error) -> CliError {
-    CliError::new(
-        crate::error::ErrorKind::Io,
-        format!("cannot write output: {e}"),
-    )
+    CliError::new(ErrorKind::Io, format!("cannot write output: {e}"))
 }
 
 /// The pane: given, else `$TMUX_PANE` or `$ZELLIJ_PANE_ID` (the pane this
@@ -39,7 +37,7 @@ fn own_pane(given: &Option<String>) -> Result<String, CliError> {
         .or_else(super::target::this_pane)
         .ok_or_else(|| {
             CliError::new(
-                crate::error::ErrorKind::BadRequest,
+                ErrorKind::BadRequest,
                 "no pane: run this inside the agent's tmux or zellij pane, or pass --pane %N \
                  (zellij: --pane terminal_N)",
             )
@@ -51,12 +49,7 @@ fn timeout_ms(t: &Option<String>) -> Result<Option<u64>, CliError> {
         .map(|t| {
             parse_duration(t)
                 .map(|d| d.as_millis() as u64)
-                .map_err(|e| {
-                    CliError::new(
-                        crate::error::ErrorKind::BadRequest,
-                        format!("--timeout: {e}"),
-                    )
-                })
+                .map_err(|e| CliError::new(ErrorKind::BadRequest, format!("--timeout: {e}")))
         })
         .transpose()
 }
@@ -166,7 +159,7 @@ pub fn events(server: &ServerArgs, a: &EventsArgs, out: &mut dyn Write) -> Resul
     let t = Target::resolve(server)?;
     let mut stream = UnixStream::connect(&t.control).map_err(|e| {
         CliError::new(
-            crate::error::ErrorKind::NoDaemon,
+            ErrorKind::NoDaemon,
             format!("tend is not running for this tmux server ({e}); start it with `tend start`"),
         )
     })?;
@@ -177,20 +170,11 @@ pub fn events(server: &ServerArgs, a: &EventsArgs, out: &mut dyn Write) -> Resul
     };
     stream
         .write_all(client::request_line(subscribe).as_bytes())
-        .map_err(|e| {
-            CliError::new(
-                crate::error::ErrorKind::Io,
-                format!("cannot talk to the daemon: {e}"),
-            )
-        })?;
+        .map_err(|e| CliError::new(ErrorKind::Io, format!("cannot talk to the daemon: {e}")))?;
     let reader = BufReader::new(stream);
     for (i, line) in reader.lines().enumerate() {
-        let line = line.map_err(|e| {
-            CliError::new(
-                crate::error::ErrorKind::Io,
-                format!("event stream ended: {e}"),
-            )
-        })?;
+        let line =
+            line.map_err(|e| CliError::new(ErrorKind::Io, format!("event stream ended: {e}")))?;
         if i == 0 {
             continue; // the subscription acknowledgement
         }
@@ -669,18 +653,13 @@ fn feed(server: &ServerArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     let mut stream = UnixStream::connect(&t.control).map_err(|e| {
         CliError::new(
-            crate::error::ErrorKind::NoDaemon,
+            ErrorKind::NoDaemon,
             format!("tend is not running for this tmux server ({e}); start it with `tend start`"),
         )
     })?;
     stream
         .write_all(client::request_line(params::Events::default()).as_bytes())
-        .map_err(|e| {
-            CliError::new(
-                crate::error::ErrorKind::Io,
-                format!("cannot talk to the daemon: {e}"),
-            )
-        })?;
+        .map_err(|e| CliError::new(ErrorKind::Io, format!("cannot talk to the daemon: {e}")))?;
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     let reader = BufReader::new(stream);
     std::thread::spawn(move || {
@@ -694,7 +673,7 @@ fn feed(server: &ServerArgs, out: &mut dyn Write) -> Result<(), CliError> {
     // no change falls between them.
     rx.recv().map_err(|_| {
         CliError::new(
-            crate::error::ErrorKind::NoDaemon,
+            ErrorKind::NoDaemon,
             "the tend daemon closed the event stream at once; see `tend doctor`",
         )
     })?;
@@ -724,7 +703,7 @@ fn feed(server: &ServerArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
                     return Err(CliError::new(
-                        crate::error::ErrorKind::NoDaemon,
+                        ErrorKind::NoDaemon,
                         "the tend daemon stopped; the feed ends",
                     ))
                 }

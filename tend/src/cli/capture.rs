@@ -1,6 +1,7 @@
 //! `tend capture %N [DIR]`: saves a pane as a test case in the corpus
 //! layout (`tests/corpus/README.md`), for a state tend got wrong.
 
+use crate::error::ErrorKind;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -47,10 +48,7 @@ pub struct CaptureArgs {
 }
 
 fn io(e: std::io::Error) -> CliError {
-    CliError::new(
-        crate::error::ErrorKind::Io,
-        format!("cannot write output: {e}"),
-    )
+    CliError::new(ErrorKind::Io, format!("cannot write output: {e}"))
 }
 
 /// `YYYYmmdd-HHMMSS` in UTC.
@@ -81,7 +79,7 @@ fn prepare(dir: &Path) -> Result<(), CliError> {
         Ok(mut entries) => {
             if entries.next().is_some() {
                 return Err(CliError::new(
-                    crate::error::ErrorKind::DirNotEmpty,
+                    ErrorKind::DirNotEmpty,
                     format!(
                         "{} exists and is not empty; nothing was written. Name a new or empty \
                          directory: tend capture %N DIR",
@@ -94,7 +92,7 @@ fn prepare(dir: &Path) -> Result<(), CliError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             std::fs::create_dir_all(dir).map_err(|e| {
                 CliError::new(
-                    crate::error::ErrorKind::Io,
+                    ErrorKind::Io,
                     format!(
                         "cannot create {}: {e}; name another directory",
                         dir.display()
@@ -103,14 +101,14 @@ fn prepare(dir: &Path) -> Result<(), CliError> {
             })
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Err(CliError::new(
-            crate::error::ErrorKind::DirNotEmpty,
+            ErrorKind::DirNotEmpty,
             format!(
                 "{} is a file; nothing was written. Name a new or empty directory",
                 dir.display()
             ),
         )),
         Err(e) => Err(CliError::new(
-            crate::error::ErrorKind::Io,
+            ErrorKind::Io,
             format!("cannot read {}: {e}; name another directory", dir.display()),
         )),
     }
@@ -169,7 +167,7 @@ pub fn run_at(
     for name in FILES {
         let text = v.files.get(name).ok_or_else(|| {
             CliError::new(
-                crate::error::ErrorKind::BadAnswer,
+                ErrorKind::BadAnswer,
                 format!(
                     "the daemon's capture lacks {name}; restart it (tend stop; tend start) so that \
                      it runs this version of tend"
@@ -179,7 +177,7 @@ pub fn run_at(
         let path = dir.join(name);
         std::fs::write(&path, text).map_err(|e| {
             CliError::new(
-                crate::error::ErrorKind::Io,
+                ErrorKind::Io,
                 format!("cannot write {}: {e}", path.display()),
             )
         })?;

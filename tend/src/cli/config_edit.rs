@@ -5,6 +5,7 @@
 //! file is the daemon's (`tend_daemon::config`); changing it is the
 //! command line's, here.
 
+use crate::error::ErrorKind;
 use std::path::Path;
 
 use crate::error::CliError;
@@ -16,19 +17,15 @@ fn read_doc(path: &Path) -> Result<toml_edit::DocumentMut, CliError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => {
             return Err(CliError::new(
-                crate::error::ErrorKind::BadConfig,
+                ErrorKind::BadConfig,
                 format!("cannot read {}: {e}", path.display()),
             ))
         }
     };
     // The whole file must be a valid configuration before it is changed.
     crate::config::parse(&path.display().to_string(), &text)?;
-    text.parse::<toml_edit::DocumentMut>().map_err(|e| {
-        CliError::new(
-            crate::error::ErrorKind::BadConfig,
-            format!("{}: {e}", path.display()),
-        )
-    })
+    text.parse::<toml_edit::DocumentMut>()
+        .map_err(|e| CliError::new(ErrorKind::BadConfig, format!("{}: {e}", path.display())))
 }
 
 fn write_doc(path: &Path, doc: &toml_edit::DocumentMut) -> Result<(), CliError> {
@@ -37,25 +34,21 @@ fn write_doc(path: &Path, doc: &toml_edit::DocumentMut) -> Result<(), CliError> 
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| {
             CliError::new(
-                crate::error::ErrorKind::BadConfig,
+                ErrorKind::BadConfig,
                 format!("cannot create {}: {e}", dir.display()),
             )
         })?;
     }
     crate::daemon::store::write_atomic(path, &text)
-        .map_err(|e| CliError::new(crate::error::ErrorKind::BadConfig, e.to_string()))
+        .map_err(|e| CliError::new(ErrorKind::BadConfig, e.to_string()))
 }
 
 /// Adds `[remotes.NAME]` to the file at `path`, keeping everything else
 /// (comments included) as it was.
 pub fn add(path: &Path, name: &str, r: &RemoteConfig) -> Result<(), CliError> {
-    check_name(name).map_err(|e| CliError::new(crate::error::ErrorKind::BadRemote, e))?;
-    r.validate().map_err(|e| {
-        CliError::new(
-            crate::error::ErrorKind::BadRemote,
-            format!("remote {name}: {e}"),
-        )
-    })?;
+    check_name(name).map_err(|e| CliError::new(ErrorKind::BadRemote, e))?;
+    r.validate()
+        .map_err(|e| CliError::new(ErrorKind::BadRemote, format!("remote {name}: {e}")))?;
     let mut doc = read_doc(path)?;
     let remotes = doc
         .entry("remotes")
@@ -67,13 +60,13 @@ pub fn add(path: &Path, name: &str, r: &RemoteConfig) -> Result<(), CliError> {
         .as_table_mut()
         .ok_or_else(|| {
             CliError::new(
-                crate::error::ErrorKind::BadConfig,
+                ErrorKind::BadConfig,
                 format!("{}: `remotes` is not a table", path.display()),
             )
         })?;
     if remotes.contains_key(name) {
         return Err(CliError::new(
-            crate::error::ErrorKind::DuplicateRemote,
+            ErrorKind::DuplicateRemote,
             format!(
                 "a remote named {name} exists already (see `tend remote list`); remove it first \
                  with `tend remote remove {name}`"
@@ -101,7 +94,7 @@ pub fn remove(path: &Path, name: &str) -> Result<(), CliError> {
     let mut doc = read_doc(path)?;
     let unknown = || {
         CliError::new(
-            crate::error::ErrorKind::UnknownRemote,
+            ErrorKind::UnknownRemote,
             format!("no remote named {name} (see `tend remote list`)"),
         )
     };

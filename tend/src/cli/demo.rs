@@ -3,6 +3,7 @@
 //! minute without any agent installed. `tend play` is the player each pane
 //! runs.
 
+use crate::error::ErrorKind;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -81,18 +82,14 @@ pub fn play(args: &PlayArgs) -> Result<(), CliError> {
             .map(|(_, _, c)| (*c).to_owned())
             .ok_or_else(|| {
                 CliError::new(
-                    crate::error::ErrorKind::UnknownAgent,
+                    ErrorKind::UnknownAgent,
                     format!("no demo recording for `{agent}`"),
                 )
             })?,
         None => read_file(&PathBuf::from(&args.cast))?,
     };
-    let cast = Cast::parse(&text).map_err(|e| {
-        CliError::new(
-            crate::error::ErrorKind::BadRecording,
-            format!("{}: {e}", args.cast),
-        )
-    })?;
+    let cast = Cast::parse(&text)
+        .map_err(|e| CliError::new(ErrorKind::BadRecording, format!("{}: {e}", args.cast)))?;
     let lines = quiet_terminal(args.input_log.clone());
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -182,13 +179,12 @@ pub fn demo(server: &ServerArgs, args: &DemoArgs, out: &mut dyn Write) -> Result
     let srv = server.server();
     let exe = std::env::current_exe().map_err(|e| {
         CliError::new(
-            crate::error::ErrorKind::Exe,
+            ErrorKind::Exe,
             format!("cannot find the tend executable: {e}"),
         )
     })?;
     let exe = exe.to_string_lossy().into_owned();
-    let tmux_err =
-        |e: tend_tmux::TmuxError| CliError::new(crate::error::ErrorKind::Tmux, e.to_string());
+    let tmux_err = |e: tend_tmux::TmuxError| CliError::new(ErrorKind::Tmux, e.to_string());
     let cmd = |agent: &str| {
         // TEND_AGENT declares the agent, as a container would.
         format!(
@@ -230,18 +226,8 @@ pub fn demo(server: &ServerArgs, args: &DemoArgs, out: &mut dyn Write) -> Result
         .args(socket_args(server))
         .arg("start")
         .output()
-        .map_err(|e| {
-            CliError::new(
-                crate::error::ErrorKind::Spawn,
-                format!("cannot run tend start: {e}"),
-            )
-        })?;
-    let io = |e: std::io::Error| {
-        CliError::new(
-            crate::error::ErrorKind::Io,
-            format!("cannot write output: {e}"),
-        )
-    };
+        .map_err(|e| CliError::new(ErrorKind::Spawn, format!("cannot run tend start: {e}")))?;
+    let io = |e: std::io::Error| CliError::new(ErrorKind::Io, format!("cannot write output: {e}"));
     out.write_all(&start.stdout).map_err(io)?;
     writeln!(
         out,

@@ -2,6 +2,7 @@
 //! pages, generated from the same clap definition as the parser, so they
 //! never drift from the commands.
 
+use crate::error::ErrorKind;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -40,12 +41,8 @@ pub fn completions(args: &CompletionsArgs, out: &mut dyn Write) -> Result<(), Cl
     // pipe), and an error here must be a message.
     let mut buf = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "tend", &mut buf);
-    out.write_all(&buf).map_err(|e| {
-        CliError::new(
-            crate::error::ErrorKind::Io,
-            format!("cannot write the completions: {e}"),
-        )
-    })
+    out.write_all(&buf)
+        .map_err(|e| CliError::new(ErrorKind::Io, format!("cannot write the completions: {e}")))
 }
 
 /// The command tree without its hidden commands (tap, poke, key, play,
@@ -74,7 +71,7 @@ fn render(cmd: clap::Command, out: &mut dyn Write) -> std::io::Result<()> {
 pub fn man(args: &ManArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let cmd = Cli::command();
     let io = |what: String| {
-        move |e: std::io::Error| CliError::new(crate::error::ErrorKind::Io, format!("{what}: {e}"))
+        move |e: std::io::Error| CliError::new(ErrorKind::Io, format!("{what}: {e}"))
     };
     let Some(dir) = &args.dir else {
         return render(cmd, out).map_err(io("cannot write the manual page".into()));

@@ -1,6 +1,7 @@
 //! `tend doctor`: checks every part tend depends on and says what to do
 //! about each problem.
 
+use crate::error::ErrorKind;
 use std::io::Write;
 use std::time::Duration;
 
@@ -237,12 +238,7 @@ pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Resul
         }
     }
     let failed = checks.iter().filter(|c| !c.ok).count();
-    let io = |e: std::io::Error| {
-        CliError::new(
-            crate::error::ErrorKind::Io,
-            format!("cannot write output: {e}"),
-        )
-    };
+    let io = |e: std::io::Error| CliError::new(ErrorKind::Io, format!("cannot write output: {e}"));
     if args.json {
         let v: Vec<_> = checks
             .iter()
@@ -263,7 +259,7 @@ pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Resul
     }
     if failed > 0 {
         return Err(CliError::new(
-            crate::error::ErrorKind::Doctor,
+            ErrorKind::Doctor,
             format!("{failed} check(s) failed"),
         ));
     }
@@ -494,15 +490,10 @@ pub struct ConfigArgs {
 /// and where the file is.
 pub fn config(args: &ConfigArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let cfg = crate::config::load()?;
-    let io = |e: std::io::Error| {
-        CliError::new(
-            crate::error::ErrorKind::Io,
-            format!("cannot write output: {e}"),
-        )
-    };
+    let io = |e: std::io::Error| CliError::new(ErrorKind::Io, format!("cannot write output: {e}"));
     if args.json {
-        let v = serde_json::to_value(&cfg)
-            .map_err(|e| CliError::new(crate::error::ErrorKind::Io, e.to_string()))?;
+        let v =
+            serde_json::to_value(&cfg).map_err(|e| CliError::new(ErrorKind::Io, e.to_string()))?;
         writeln!(out, "{v}").map_err(io)?;
         return Ok(());
     }
@@ -519,8 +510,8 @@ pub fn config(args: &ConfigArgs, out: &mut dyn Write) -> Result<(), CliError> {
         })
     )
     .map_err(io)?;
-    let text = toml::to_string_pretty(&cfg)
-        .map_err(|e| CliError::new(crate::error::ErrorKind::Io, e.to_string()))?;
+    let text =
+        toml::to_string_pretty(&cfg).map_err(|e| CliError::new(ErrorKind::Io, e.to_string()))?;
     write!(out, "{text}").map_err(io)?;
     Ok(())
 }

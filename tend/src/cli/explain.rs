@@ -1,6 +1,7 @@
 //! `tend explain --file SCREEN.txt --agent ID`: every rule's verdict on one
 //! screen.
 
+use crate::error::ErrorKind;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -60,12 +61,7 @@ pub fn live_at(
         pane: pane.to_owned(),
     };
     let v = client::call(control, explain, Duration::from_secs(5))?;
-    let io = |e: std::io::Error| {
-        CliError::new(
-            crate::error::ErrorKind::Io,
-            format!("cannot write output: {e}"),
-        )
-    };
+    let io = |e: std::io::Error| CliError::new(ErrorKind::Io, format!("cannot write output: {e}"));
     if args.json {
         writeln!(out, "{}", client::json_text(&v)).map_err(io)?;
         return Ok(());
@@ -357,7 +353,7 @@ pub fn run(server: &ServerArgs, args: &ExplainArgs, out: &mut dyn Write) -> Resu
         return match &args.pane {
             Some(p) => live(server, p, args, out),
             None => Err(CliError::new(
-                crate::error::ErrorKind::BadRequest,
+                ErrorKind::BadRequest,
                 "name a pane (`tend explain %3`) or a saved screen (`tend explain --file SCREEN.txt --agent ID`)",
             )),
         };
@@ -368,7 +364,7 @@ pub fn run(server: &ServerArgs, args: &ExplainArgs, out: &mut dyn Write) -> Resu
     }
     let agent = args.agent.as_deref().ok_or_else(|| {
         CliError::new(
-            crate::error::ErrorKind::MissingAgent,
+            ErrorKind::MissingAgent,
             format!(
                 "--file needs --agent ID, one of: {}",
                 registry.ids().join(", ")
@@ -377,7 +373,7 @@ pub fn run(server: &ServerArgs, args: &ExplainArgs, out: &mut dyn Write) -> Resu
     })?;
     let manifest = registry.get(agent).ok_or_else(|| {
         CliError::new(
-            crate::error::ErrorKind::UnknownAgent,
+            ErrorKind::UnknownAgent,
             format!(
                 "no manifest for agent `{agent}`; known agents: {}",
                 registry.ids().join(", ")
@@ -390,12 +386,7 @@ pub fn run(server: &ServerArgs, args: &ExplainArgs, out: &mut dyn Write) -> Resu
     view.alternate = args.alternate;
     let verdicts = rules::verdicts(&view, manifest);
     let winner = rules::evaluate(&view, manifest);
-    let io = |e: std::io::Error| {
-        CliError::new(
-            crate::error::ErrorKind::Io,
-            format!("cannot write output: {e}"),
-        )
-    };
+    let io = |e: std::io::Error| CliError::new(ErrorKind::Io, format!("cannot write output: {e}"));
     if args.json {
         let v = serde_json::json!({
             "agent": manifest.id,

@@ -3,6 +3,7 @@
 //! process: the picker), `tend guard` (waits for the daemon's end, see
 //! [`crate::daemon::guard`]).
 
+use crate::error::ErrorKind;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -58,7 +59,7 @@ pub fn guard(args: &GuardArgs) -> Result<(), CliError> {
     use std::io::{BufRead, BufReader, Write};
     let mut stream = std::os::unix::net::UnixStream::connect(&args.socket).map_err(|e| {
         CliError::new(
-            crate::error::ErrorKind::NoDaemon,
+            ErrorKind::NoDaemon,
             format!(
                 "no daemon to guard on {}: {e}; tmux cleans up the status line now",
                 args.socket.display()
@@ -70,12 +71,7 @@ pub fn guard(args: &GuardArgs) -> Result<(), CliError> {
     };
     stream
         .write_all(client::request_line(hello).as_bytes())
-        .map_err(|e| {
-            CliError::new(
-                crate::error::ErrorKind::Io,
-                format!("cannot reach the daemon: {e}"),
-            )
-        })?;
+        .map_err(|e| CliError::new(ErrorKind::Io, format!("cannot reach the daemon: {e}")))?;
     // The answer, then nothing until `bye` or the end of the connection:
     // no timeout, no polling.
     let mut lines = BufReader::new(stream);
@@ -88,7 +84,7 @@ pub fn guard(args: &GuardArgs) -> Result<(), CliError> {
     }
     // Failing is what makes the shell around the guard run the cleanup.
     Err(CliError::new(
-        crate::error::ErrorKind::DaemonGone,
+        ErrorKind::DaemonGone,
         format!(
             "the daemon on {} ended without `tend stop`",
             args.socket.display()
@@ -98,12 +94,8 @@ pub fn guard(args: &GuardArgs) -> Result<(), CliError> {
 
 /// `tend tap`.
 pub fn tap(args: &TapArgs) -> Result<(), CliError> {
-    crate::tap::run(&args.socket, &args.pane).map_err(|e| {
-        CliError::new(
-            crate::error::ErrorKind::Tap,
-            format!("tap for {} ended: {e}", args.pane),
-        )
-    })
+    crate::tap::run(&args.socket, &args.pane)
+        .map_err(|e| CliError::new(ErrorKind::Tap, format!("tap for {} ended: {e}", args.pane)))
 }
 
 /// `tend poke`: a hook fired; ask for a reconcile. Never fails loudly (a
@@ -187,7 +179,7 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
             }
             server
                 .display_menu(&c, "tend: agents", &items)
-                .map_err(|e| CliError::new(crate::error::ErrorKind::Tmux, e.to_string()))
+                .map_err(|e| CliError::new(ErrorKind::Tmux, e.to_string()))
         }
         "agent" => {
             let (Some(c), Some(pane)) = (client_name, pane) else {
@@ -195,12 +187,9 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
             };
             let get = params::Get { pane: pane.clone() };
             let view: PaneView = client::call(&args.socket, get, Duration::from_secs(3))?;
-            let id: tend_tmux::PaneId = pane.parse().map_err(|_| {
-                CliError::new(
-                    crate::error::ErrorKind::BadRequest,
-                    format!("bad pane id {pane}"),
-                )
-            })?;
+            let id: tend_tmux::PaneId = pane
+                .parse()
+                .map_err(|_| CliError::new(ErrorKind::BadRequest, format!("bad pane id {pane}")))?;
             let exe = std::env::current_exe()
                 .map(|p| p.to_string_lossy().into_owned())
                 .unwrap_or_else(|_| "tend".into());
@@ -323,7 +312,7 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
             server
                 .server()
                 .display_menu(&c, &format!("tend: {pane}"), &items)
-                .map_err(|e| CliError::new(crate::error::ErrorKind::Tmux, e.to_string()))
+                .map_err(|e| CliError::new(ErrorKind::Tmux, e.to_string()))
         }
         "approve" | "deny" => {
             let Some(pane) = pane else { return Ok(()) };
@@ -423,7 +412,7 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
             Ok(())
         }
         other => Err(CliError::new(
-            crate::error::ErrorKind::BadRequest,
+            ErrorKind::BadRequest,
             format!("unknown key action `{other}`"),
         )),
     }

@@ -1,5 +1,6 @@
 //! `tend start`, `tend stop` and the hidden `tend daemon`.
 
+use crate::error::ErrorKind;
 use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -43,12 +44,7 @@ fn ping(control: &std::path::Path) -> Option<Pong> {
 /// running one.
 pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let t = Target::resolve(server)?;
-    let io = |e: std::io::Error| {
-        CliError::new(
-            crate::error::ErrorKind::Io,
-            format!("cannot write output: {e}"),
-        )
-    };
+    let io = |e: std::io::Error| CliError::new(ErrorKind::Io, format!("cannot write output: {e}"));
     if let Some(p) = ping(&t.control) {
         let pid = u64::from(p.pid);
         // tmux was killed and started again at once: the daemon that
@@ -68,7 +64,7 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
         if t.zellij.is_none() {
             t.server.install_status().map_err(|e| {
                 CliError::new(
-                    crate::error::ErrorKind::Tmux,
+                    ErrorKind::Tmux,
                     format!("cannot fill in the status line: {e}"),
                 )
             })?;
@@ -92,7 +88,7 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
     }
     let exe = std::env::current_exe().map_err(|e| {
         CliError::new(
-            crate::error::ErrorKind::Exe,
+            ErrorKind::Exe,
             format!("cannot find the tend executable: {e}"),
         )
     })?;
@@ -127,13 +123,13 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
         .open(&log)
         .map_err(|e| {
             CliError::new(
-                crate::error::ErrorKind::Log,
+                ErrorKind::Log,
                 format!("cannot open {}: {e}", log.display()),
             )
         })?;
     let err = logf.try_clone().map_err(|e| {
         CliError::new(
-            crate::error::ErrorKind::Log,
+            ErrorKind::Log,
             format!("cannot open {}: {e}", log.display()),
         )
     })?;
@@ -156,12 +152,9 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
                 .map_err(std::io::Error::from)
         });
     }
-    let mut child = cmd.spawn().map_err(|e| {
-        CliError::new(
-            crate::error::ErrorKind::Spawn,
-            format!("cannot start the daemon: {e}"),
-        )
-    })?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| CliError::new(ErrorKind::Spawn, format!("cannot start the daemon: {e}")))?;
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         if let Some(p) = ping(&t.control) {
@@ -183,7 +176,7 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
             let last: Vec<&str> = text.lines().rev().take(5).collect();
             let last: Vec<&str> = last.into_iter().rev().collect();
             return Err(CliError::new(
-                crate::error::ErrorKind::StartFailed,
+                ErrorKind::StartFailed,
                 format!(
                     "the daemon exited at once ({status}); the end of its log {}:\n{}",
                     log.display(),
@@ -193,7 +186,7 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
         }
         if Instant::now() > deadline {
             return Err(CliError::new(
-                crate::error::ErrorKind::StartFailed,
+                ErrorKind::StartFailed,
                 format!(
                     "the daemon did not come up within 10 s; see its log {}",
                     log.display()
@@ -251,7 +244,7 @@ pub fn daemon(server: &ServerArgs) -> Result<(), CliError> {
     let t = Target::resolve(server)?;
     let exe = std::env::current_exe().map_err(|e| {
         CliError::new(
-            crate::error::ErrorKind::Exe,
+            ErrorKind::Exe,
             format!("cannot find the tend executable: {e}"),
         )
     })?;
@@ -262,12 +255,7 @@ pub fn daemon(server: &ServerArgs) -> Result<(), CliError> {
 /// and exits.
 pub fn stop(server: &ServerArgs, args: &StopArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let t = Target::resolve(server)?;
-    let io = |e: std::io::Error| {
-        CliError::new(
-            crate::error::ErrorKind::Io,
-            format!("cannot write output: {e}"),
-        )
-    };
+    let io = |e: std::io::Error| CliError::new(ErrorKind::Io, format!("cannot write output: {e}"));
     if ping(&t.control).is_none() {
         // A daemon that died left its keys, hooks and "tend is not running"
         // behind (on purpose: the status line should say so until the user

@@ -1,6 +1,7 @@
 //! `tend status`, `tend list`, `tend next`, `tend jump`: questions to the
 //! running daemon.
 
+use crate::error::ErrorKind;
 use std::io::Write;
 use std::time::Duration;
 
@@ -43,10 +44,7 @@ pub struct NextArgs {
 }
 
 fn io(e: std::io::Error) -> CliError {
-    CliError::new(
-        crate::error::ErrorKind::Io,
-        format!("cannot write output: {e}"),
-    )
+    CliError::new(ErrorKind::Io, format!("cannot write output: {e}"))
 }
 
 /// `tend status`: one line for scripts and status bars.

@@ -1,6 +1,7 @@
 //! `tend remote add|list|remove`: the machines whose agents join this
 //! status line, kept in `config.toml` (see [`crate::remote`]).
 
+use crate::error::ErrorKind;
 use std::io::Write;
 use std::time::Duration;
 
@@ -82,16 +83,13 @@ impl RemoteArgs {
 }
 
 fn io(e: std::io::Error) -> CliError {
-    CliError::new(
-        crate::error::ErrorKind::Io,
-        format!("cannot write output: {e}"),
-    )
+    CliError::new(ErrorKind::Io, format!("cannot write output: {e}"))
 }
 
 fn config_path() -> Result<std::path::PathBuf, CliError> {
     crate::config::path().ok_or_else(|| {
         CliError::new(
-            crate::error::ErrorKind::BadConfig,
+            ErrorKind::BadConfig,
             "no configuration directory: set HOME or XDG_CONFIG_HOME",
         )
     })

@@ -2,6 +2,7 @@
 //! program's own word (OSC 7501 reports) in it, with one authority at a
 //! time as the daemon has it.
 
+use crate::error::ErrorKind;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -52,7 +53,7 @@ pub fn parse_procs(text: &str, path: &Path) -> Result<Vec<ProcSample>, CliError>
     {
         let l: Line = serde_json::from_str(line).map_err(|e| {
             CliError::new(
-                crate::error::ErrorKind::BadProcs,
+                ErrorKind::BadProcs,
                 format!(
                     "{} line {}: not a process snapshot ({e}); pass --no-procs to replay the screen alone",
                     path.display(),
@@ -214,7 +215,7 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let text = read_file(&args.file)?;
     let cast = Cast::parse(&text).map_err(|e| {
         CliError::new(
-            crate::error::ErrorKind::BadRecording,
+            ErrorKind::BadRecording,
             format!(
                 "{}: {e}; expected an asciicast v2 recording",
                 args.file.display()
@@ -259,10 +260,7 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
                     tend_daemon::say!("{msg}");
                 } else {
                     writeln!(out, "{msg}").map_err(|e| {
-                        CliError::new(
-                            crate::error::ErrorKind::Io,
-                            format!("cannot write output: {e}"),
-                        )
+                        CliError::new(ErrorKind::Io, format!("cannot write output: {e}"))
                     })?;
                 }
                 return Ok(());
@@ -271,7 +269,7 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
     };
     let manifest = registry.get(&agent).cloned().ok_or_else(|| {
         CliError::new(
-            crate::error::ErrorKind::UnknownAgent,
+            ErrorKind::UnknownAgent,
             format!(
                 "no manifest for agent `{agent}`; known agents: {}",
                 registry.ids().join(", ")
@@ -286,12 +284,7 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
         &procs,
     );
     let lines = effective_lines(&agent, &replayed.transitions, &replayed.words);
-    let io = |e: std::io::Error| {
-        CliError::new(
-            crate::error::ErrorKind::Io,
-            format!("cannot write output: {e}"),
-        )
-    };
+    let io = |e: std::io::Error| CliError::new(ErrorKind::Io, format!("cannot write output: {e}"));
     for l in &lines {
         if args.json {
             writeln!(out, "{}", line_json(l)).map_err(io)?;

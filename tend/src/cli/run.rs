@@ -46,6 +46,7 @@
 //! a Windows abstraction tend does not need, `pty-process` an async
 //! runtime around the same calls.
 
+use crate::error::ErrorKind;
 use std::ffi::OsString;
 use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
@@ -181,12 +182,7 @@ pub fn shell_init(shell: InitShell, commands: &[String]) -> String {
 pub fn init(args: &ShellInitArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let (registry, _errors) = crate::manifests::load();
     out.write_all(shell_init(args.shell, &agent_commands(&registry)).as_bytes())
-        .map_err(|e| {
-            CliError::new(
-                crate::error::ErrorKind::Io,
-                format!("cannot write output: {e}"),
-            )
-        })
+        .map_err(|e| CliError::new(ErrorKind::Io, format!("cannot write output: {e}")))
 }
 
 // ---------------------------------------------------------------------------

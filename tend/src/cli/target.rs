@@ -2,6 +2,7 @@
 //! `-L NAME`, `-S PATH`, else `$TEND_TMUX_SOCKET`, else `$TMUX`, else the
 //! default socket.
 
+use crate::error::ErrorKind;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -102,7 +103,7 @@ impl Target {
         let server = args.server();
         let tmux_socket = server.socket_path().map_err(|e| {
             CliError::new(
-                crate::error::ErrorKind::NoTmux,
+                ErrorKind::NoTmux,
                 format!("no tmux server to watch ({e}). Start tmux first, or name the server with -L NAME / -S PATH"),
             )
         })?;

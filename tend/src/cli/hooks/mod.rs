@@ -19,6 +19,7 @@
 //! `config` reading and editing the file, `write` backing it up and writing
 //! it, `diff` the `--dry-run` output, `run` what an installed hook runs.
 
+use crate::error::ErrorKind;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -121,10 +122,7 @@ pub fn run(args: &HooksArgs, out: &mut dyn Write) -> Result<(), CliError> {
 }
 
 fn io_err(e: std::io::Error) -> CliError {
-    CliError::new(
-        crate::error::ErrorKind::Io,
-        format!("cannot write output: {e}"),
-    )
+    CliError::new(ErrorKind::Io, format!("cannot write output: {e}"))
 }
 
 /// `tend hooks install <agent>`.
@@ -151,7 +149,7 @@ pub fn install(args: &ChangeArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let check = ConfigFile::from_text(&path, new_text.clone(), true, spec)?;
     if inspect(&check, spec, &desired)?.overall() != Overall::Installed {
         return Err(CliError::new(
-            crate::error::ErrorKind::HooksInternal,
+            ErrorKind::HooksInternal,
             format!(
                 "tend could not produce a clean install for {}; nothing was written. Please report this with the file attached",
                 path.display()
@@ -251,7 +249,7 @@ pub fn uninstall(args: &ChangeArgs, out: &mut dyn Write) -> Result<(), CliError>
         let backup = backup_file(&path)?;
         std::fs::remove_file(&path).map_err(|e| {
             CliError::new(
-                crate::error::ErrorKind::HooksWriteFailed,
+                ErrorKind::HooksWriteFailed,
                 format!("cannot remove {}: {e}", path.display()),
             )
         })?;
@@ -433,7 +431,7 @@ fn env_path(var: &str) -> Option<PathBuf> {
 fn home() -> Result<PathBuf, CliError> {
     env_path("HOME").ok_or_else(|| {
         CliError::new(
-            crate::error::ErrorKind::NoHome,
+            ErrorKind::NoHome,
             "HOME is not set, so tend cannot find the agent's configuration; set HOME and run the command again",
         )
     })
@@ -461,13 +459,13 @@ pub fn config_path(agent: Agent) -> Result<PathBuf, CliError> {
 fn tend_exe() -> Result<String, CliError> {
     let exe = std::env::current_exe().map_err(|e| {
         CliError::new(
-            crate::error::ErrorKind::Exe,
+            ErrorKind::Exe,
             format!("cannot find the tend executable to write into the hooks: {e}"),
         )
     })?;
     let s = exe.to_str().ok_or_else(|| {
         CliError::new(
-            crate::error::ErrorKind::Exe,
+            ErrorKind::Exe,
             format!(
                 "the tend executable's path {} is not UTF-8; move tend to a plain path and install again",
                 exe.display()
@@ -476,7 +474,7 @@ fn tend_exe() -> Result<String, CliError> {
     })?;
     if s.chars().any(char::is_control) {
         return Err(CliError::new(
-            crate::error::ErrorKind::Exe,
+            ErrorKind::Exe,
             format!("the tend executable's path {s:?} holds control characters; move tend to a plain path and install again"),
         ));
     }

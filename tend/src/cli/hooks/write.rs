@@ -2,6 +2,7 @@
 //! next to the old file, renamed over it (keeping its mode, through a
 //! symlink).
 
+use crate::error::ErrorKind;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -37,7 +38,7 @@ pub(super) fn backup_file(path: &Path) -> Result<PathBuf, CliError> {
     }
     std::fs::copy(path, &candidate).map_err(|e| {
         CliError::new(
-            crate::error::ErrorKind::HooksWriteFailed,
+            ErrorKind::HooksWriteFailed,
             format!(
                 "cannot back up {} to {}: {e}; nothing was changed",
                 path.display(),
@@ -56,7 +57,7 @@ pub(super) fn write_config(
     text: &str,
 ) -> Result<Option<PathBuf>, CliError> {
     let target = resolve_symlink(path);
-    let fail = |what: String| CliError::new(crate::error::ErrorKind::HooksWriteFailed, what);
+    let fail = |what: String| CliError::new(ErrorKind::HooksWriteFailed, what);
     let dir = target
         .parent()
         .map(Path::to_path_buf)

@@ -14,6 +14,7 @@
 pub mod model;
 mod view;
 
+use crate::error::ErrorKind;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -189,7 +190,7 @@ impl App {
 }
 
 fn io(e: std::io::Error) -> CliError {
-    CliError::new(crate::error::ErrorKind::Io, format!("terminal: {e}"))
+    CliError::new(ErrorKind::Io, format!("terminal: {e}"))
 }
 
 /// Subscribes to the event stream on a thread: `Subscribed`, then each
@@ -361,10 +362,7 @@ impl Pilot {
         };
         match self.call(get) {
             Ok(v) => app.upsert(pane, Some(v)),
-            Err(e)
-                if e.kind
-                    == crate::error::ErrorKind::Daemon(tend_protocol::ErrorCode::UnknownPane) =>
-            {
+            Err(e) if e.kind == ErrorKind::Daemon(tend_protocol::ErrorCode::UnknownPane) => {
                 app.upsert(pane, None)
             }
             Err(_) => {}

@@ -2,6 +2,7 @@
 //! JSON with comments where the agent strips them), an object whose
 //! `hooks` is an object, and an error that names the line otherwise.
 
+use crate::error::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use jsonc_parser::cst::{CstNode, CstObject, CstRootNode};
@@ -14,7 +15,7 @@ use crate::error::CliError;
 
 pub(super) fn bad_file(path: &Path, what: String) -> CliError {
     CliError::new(
-        crate::error::ErrorKind::HooksConfigInvalid,
+        ErrorKind::HooksConfigInvalid,
         format!(
             "{}: {what}. tend has not changed the file; fix it (or move it aside) and run the command again",
             path.display()
@@ -145,7 +146,7 @@ impl ConfigFile {
                 ConfigFile::from_text(path, String::new(), false, spec)
             }
             Err(e) => Err(CliError::new(
-                crate::error::ErrorKind::FileUnreadable,
+                ErrorKind::FileUnreadable,
                 format!("cannot read {}: {e}", path.display()),
             )),
         }
