@@ -21,148 +21,83 @@ macro_rules! say {
     };
 }
 
-/// What kind of failure an error is: its stable code under `--json`
-/// ([`ErrorKind::as_str`]), which scripts match on. The sentence for
-/// people is the error's message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ErrorKind {
-    /// `io`.
-    Io,
-    /// `bad_config`.
-    BadConfig,
-    /// `tmux`.
-    Tmux,
-    /// `no_daemon`.
-    NoDaemon,
-    /// `exe`.
-    Exe,
-    /// `bad_request`.
-    BadRequest,
-    /// `manifests`.
-    Manifests,
-    /// `unknown_agent`.
-    UnknownAgent,
-    /// `hooks_write_failed`.
-    HooksWriteFailed,
-    /// `bind`.
-    Bind,
-    /// `signal`.
-    Signal,
-    /// `bad_recording`.
-    BadRecording,
-    /// `spawn`.
-    Spawn,
-    /// `dir_not_empty`.
-    DirNotEmpty,
-    /// `log`.
-    Log,
-    /// `start_failed`.
-    StartFailed,
-    /// `bad_remote`.
-    BadRemote,
-    /// `bad_key`.
-    BadKey,
-    /// `already_running`.
-    AlreadyRunning,
-    /// `runtime`.
-    Runtime,
-    /// `pipes`.
-    Pipes,
-    /// `timeout`.
-    Timeout,
-    /// `bad_response`.
-    BadResponse,
-    /// `missing_agent`.
-    MissingAgent,
-    /// `bad_answer`.
-    BadAnswer,
-    /// `daemon_gone`.
-    DaemonGone,
-    /// `tap`.
-    Tap,
-    /// `no_tmux`.
-    NoTmux,
-    /// `doctor`.
-    Doctor,
-    /// `bad_procs`.
-    BadProcs,
-    /// `duplicate_remote`.
-    DuplicateRemote,
-    /// `unknown_remote`.
-    UnknownRemote,
-    /// `hooks_internal`.
-    HooksInternal,
-    /// `no_home`.
-    NoHome,
-    /// `hooks_config_invalid`.
-    HooksConfigInvalid,
-    /// `file_unreadable`.
-    FileUnreadable,
-    /// `file_not_found`.
-    FileNotFound,
-    /// `unsafe_dir`.
-    UnsafeDir,
-    /// `runtime_dir`.
-    RuntimeDir,
-    /// `state_dir`.
-    StateDir,
-    /// The daemon refused a request: its own code.
-    Daemon(tend_protocol::ErrorCode),
+/// Declares [`ErrorKind`] with each local kind's stable code written once.
+macro_rules! error_kinds {
+    ($($kind:ident = $code:literal,)*) => {
+        /// What kind of failure an error is: its stable code under `--json`
+        /// ([`ErrorKind::as_str`]), which scripts match on. The sentence for
+        /// people is the error's message.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[non_exhaustive]
+        pub enum ErrorKind {
+            $(#[doc = concat!("`", $code, "`.")] $kind,)*
+            /// The daemon refused a request: its own code.
+            Daemon(tend_protocol::ErrorCode),
+        }
+
+        impl ErrorKind {
+            /// The stable code. A daemon's refusal keeps the daemon's code,
+            /// but for the zellij-only ones, which older clients know as
+            /// `daemon_error`.
+            pub fn as_str(self) -> &'static str {
+                use tend_protocol::ErrorCode;
+                match self {
+                    $(ErrorKind::$kind => $code,)*
+                    ErrorKind::Daemon(
+                        ErrorCode::Zellij | ErrorCode::NotSeeded | ErrorCode::NotInZellij,
+                    ) => ErrorCode::DaemonError.as_str(),
+                    ErrorKind::Daemon(code) => code.as_str(),
+                }
+            }
+        }
+
+        /// Every local kind, for tests.
+        #[cfg(test)]
+        const LOCAL_KINDS: &[ErrorKind] = &[$(ErrorKind::$kind,)*];
+    };
 }
 
-impl ErrorKind {
-    /// The stable code. A daemon's refusal keeps the daemon's code, but for
-    /// the zellij-only ones, which older clients know as `daemon_error`.
-    pub fn as_str(self) -> &'static str {
-        use tend_protocol::ErrorCode;
-        match self {
-            ErrorKind::Io => "io",
-            ErrorKind::BadConfig => "bad_config",
-            ErrorKind::Tmux => "tmux",
-            ErrorKind::NoDaemon => "no_daemon",
-            ErrorKind::Exe => "exe",
-            ErrorKind::BadRequest => "bad_request",
-            ErrorKind::Manifests => "manifests",
-            ErrorKind::UnknownAgent => "unknown_agent",
-            ErrorKind::HooksWriteFailed => "hooks_write_failed",
-            ErrorKind::Bind => "bind",
-            ErrorKind::Signal => "signal",
-            ErrorKind::BadRecording => "bad_recording",
-            ErrorKind::Spawn => "spawn",
-            ErrorKind::DirNotEmpty => "dir_not_empty",
-            ErrorKind::Log => "log",
-            ErrorKind::StartFailed => "start_failed",
-            ErrorKind::BadRemote => "bad_remote",
-            ErrorKind::BadKey => "bad_key",
-            ErrorKind::AlreadyRunning => "already_running",
-            ErrorKind::Runtime => "runtime",
-            ErrorKind::Pipes => "pipes",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::BadResponse => "bad_response",
-            ErrorKind::MissingAgent => "missing_agent",
-            ErrorKind::BadAnswer => "bad_answer",
-            ErrorKind::DaemonGone => "daemon_gone",
-            ErrorKind::Tap => "tap",
-            ErrorKind::NoTmux => "no_tmux",
-            ErrorKind::Doctor => "doctor",
-            ErrorKind::BadProcs => "bad_procs",
-            ErrorKind::DuplicateRemote => "duplicate_remote",
-            ErrorKind::UnknownRemote => "unknown_remote",
-            ErrorKind::HooksInternal => "hooks_internal",
-            ErrorKind::NoHome => "no_home",
-            ErrorKind::HooksConfigInvalid => "hooks_config_invalid",
-            ErrorKind::FileUnreadable => "file_unreadable",
-            ErrorKind::FileNotFound => "file_not_found",
-            ErrorKind::UnsafeDir => "unsafe_dir",
-            ErrorKind::RuntimeDir => "runtime_dir",
-            ErrorKind::StateDir => "state_dir",
-            ErrorKind::Daemon(
-                ErrorCode::Zellij | ErrorCode::NotSeeded | ErrorCode::NotInZellij,
-            ) => ErrorCode::DaemonError.as_str(),
-            ErrorKind::Daemon(code) => code.as_str(),
-        }
-    }
+error_kinds! {
+    Io = "io",
+    BadConfig = "bad_config",
+    Tmux = "tmux",
+    NoDaemon = "no_daemon",
+    Exe = "exe",
+    BadRequest = "bad_request",
+    Manifests = "manifests",
+    UnknownAgent = "unknown_agent",
+    HooksWriteFailed = "hooks_write_failed",
+    Bind = "bind",
+    Signal = "signal",
+    BadRecording = "bad_recording",
+    Spawn = "spawn",
+    DirNotEmpty = "dir_not_empty",
+    Log = "log",
+    StartFailed = "start_failed",
+    BadRemote = "bad_remote",
+    BadKey = "bad_key",
+    AlreadyRunning = "already_running",
+    Runtime = "runtime",
+    Pipes = "pipes",
+    Timeout = "timeout",
+    BadResponse = "bad_response",
+    MissingAgent = "missing_agent",
+    BadAnswer = "bad_answer",
+    DaemonGone = "daemon_gone",
+    Tap = "tap",
+    NoTmux = "no_tmux",
+    Doctor = "doctor",
+    BadProcs = "bad_procs",
+    DuplicateRemote = "duplicate_remote",
+    UnknownRemote = "unknown_remote",
+    HooksInternal = "hooks_internal",
+    NoHome = "no_home",
+    HooksConfigInvalid = "hooks_config_invalid",
+    FileUnreadable = "file_unreadable",
+    FileNotFound = "file_not_found",
+    UnsafeDir = "unsafe_dir",
+    RuntimeDir = "runtime_dir",
+    StateDir = "state_dir",
 }
 
 /// A failure with a kind (its stable machine-readable code, for `--json`)
@@ -267,6 +202,25 @@ pub fn bound_quotes(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_kind_has_its_own_snake_case_code() {
+        let codes: Vec<&str> = LOCAL_KINDS.iter().map(|k| k.as_str()).collect();
+        let unique: std::collections::HashSet<&str> = codes.iter().copied().collect();
+        assert_eq!(unique.len(), codes.len(), "{codes:?}");
+        assert!(codes
+            .iter()
+            .all(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')));
+        assert_eq!(ErrorKind::FileNotFound.as_str(), "file_not_found");
+        assert_eq!(
+            ErrorKind::Daemon(tend_protocol::ErrorCode::NoDialog).as_str(),
+            "no_dialog"
+        );
+        assert_eq!(
+            ErrorKind::Daemon(tend_protocol::ErrorCode::Zellij).as_str(),
+            "daemon_error"
+        );
+    }
 
     #[test]
     fn excerpts_cut_on_a_character_boundary() {
