@@ -92,49 +92,7 @@ fn remote_goto(program: &str, socket: &str) -> Option<String> {
 /// clean `tend stop` removes them). No comma: it sits in a conditional.
 pub const NOT_RUNNING_KEY: &str = "tend is not running: start it with tend start";
 
-fn bindings(server: &Server, opts: &Options) -> Vec<Binding> {
-    // tmux options (`@tend-key-*`) win; then config.toml; then defaults.
-    let plan = match crate::keys::plan(server, &opts.keys) {
-        Ok(plan) => plan,
-        Err(e) => {
-            crate::say!("reading the key options failed, no key bound: {e}");
-            return Vec::new();
-        }
-    };
-    let program = opts.tend_bin.to_string_lossy().into_owned();
-    let socket = opts.control.to_string_lossy().into_owned();
-    plan.into_iter()
-        .filter_map(|p| {
-            let key = p.key?;
-            let remote = remote_goto(&program, &socket);
-            let remote = remote.as_deref();
-            let command = match p.action.id {
-                "next-waiting" => jump_command("@tend_next", "tend: no agent needs you", remote),
-                "next-waiting-session" => jump_command(
-                    "@tend_next_session",
-                    "tend: no agent needs you in this session",
-                    remote,
-                ),
-                "next-working" => {
-                    jump_command("@tend_next_working", "tend: no agent is working", remote)
-                }
-                _ => tend_tmux::keys::action_command(
-                    &program,
-                    &["key", "--socket", &socket],
-                    p.action.id,
-                ),
-            };
-            Some(Binding {
-                table: p.table,
-                key,
-                note: p.action.note.to_owned(),
-                command,
-            })
-        })
-        .collect()
-}
-
-/// [`Job::RemoteAttach`]: one local window per remote session, named for
+/// [`MuxJob::RemoteAttach`]: one local window per remote session, named for
 /// it; a jump into it again restarts its ssh with the new pane selected.
 fn remote_attach(
     server: &Server,
@@ -160,44 +118,7 @@ fn remote_attach(
             pane
         }
         None => {
-            // Sessions by id: tmux 3.4 and 3.5a print a name with escapes
-            // (`\$HOME`, `\037`), which would name no session. On 3.2a
-            // `-c` takes no client: that fails, and the most recently used
-            // client's session is taken, as 3.2a itself would.
-            let session = match client {
-                Some(c) => server
-                    .run(["display-message", "-p", "-c", c, "#{session_id}"])
-                    .ok(),
-                None => None,
-            }
-            .map(|s| s.trim().to_owned())
-            .filter(|s| !s.is_empty());
-            let session = match session {
-                Some(s) => s,
-                None => {
-                    // The most recently used client's session, else the
-                    // first session.
-                    let clients = server
-                        .run(["list-clients", "-F", "#{client_activity} #{session_id}"])
-                        .unwrap_or_default();
-                    let by_client = clients
-                        .lines()
-                        .filter_map(|l| l.split_once(' '))
-                        .filter(|(_, s)| !s.is_empty())
-                        .max_by_key(|(a, _)| a.parse::<u64>().unwrap_or(0))
-                        .map(|(_, s)| s.to_owned());
-                    match by_client {
-                        Some(s) => s,
-                        None => server
-                            .run(["list-sessions", "-F", "#{session_id}"])
-                            .map_err(|e| e.to_string())?
-                            .lines()
-                            .next()
-                            .unwrap_or_default()
-                            .to_owned(),
-                    }
-                }
-            };
+            let session = session_for_window(server, client)?;
             let target = format!("{session}:");
             // new-window expands formats in -n (every version from 3.2a),
             // and the name holds the remote's session name: escaped, it
@@ -225,6 +146,44 @@ fn remote_attach(
         let _ = server.switch_to(client, id);
     }
     Ok(())
+}
+
+/// The session a new remote window goes into, by id: `client`'s, else the
+/// most recently used client's, else the first session. (tmux 3.4 and
+/// 3.5a print a name with escapes, `\$HOME`, `\037`, which would name no
+/// session. On 3.2a `-c` takes no client: that fails, and the most
+/// recently used client's session is taken, as 3.2a itself would.)
+fn session_for_window(server: &Server, client: Option<&str>) -> Result<String, String> {
+    let of_client = client
+        .and_then(|c| {
+            server
+                .run(["display-message", "-p", "-c", c, "#{session_id}"])
+                .ok()
+        })
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty());
+    if let Some(s) = of_client {
+        return Ok(s);
+    }
+    let clients = server
+        .run(["list-clients", "-F", "#{client_activity} #{session_id}"])
+        .unwrap_or_default();
+    let most_recent = clients
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .filter(|(_, s)| !s.is_empty())
+        .max_by_key(|(a, _)| a.parse::<u64>().unwrap_or(0))
+        .map(|(_, s)| s.to_owned());
+    if let Some(s) = most_recent {
+        return Ok(s);
+    }
+    Ok(server
+        .run(["list-sessions", "-F", "#{session_id}"])
+        .map_err(|e| e.to_string())?
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned())
 }
 
 /// Removes everything tend installs in tmux: taps, hooks, key bindings,
@@ -400,6 +359,8 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
     std::thread::spawn(move || {
         let worker = Worker {
             server: opts.server.clone(),
+            program: opts.tend_bin.to_string_lossy().into_owned(),
+            control: opts.control.to_string_lossy().into_owned(),
             opts,
             events,
             server_pid: None,
@@ -413,6 +374,10 @@ pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinH
 struct Worker {
     server: Server,
     opts: Options,
+    /// The tend binary, for the commands tmux runs.
+    program: String,
+    /// The daemon's control socket, for the same.
+    control: String,
     events: Sender<Event>,
     /// The tmux server's process, as the first listing found it.
     server_pid: Option<u32>,
@@ -466,7 +431,7 @@ impl Worker {
     fn tap_command(&self, pane: PaneId) -> String {
         "exec ".to_owned()
             + &shell_join(&[
-                self.opts.tend_bin.to_string_lossy().as_ref(),
+                &self.program,
                 "tap",
                 "--socket",
                 self.opts.tap.to_string_lossy().as_ref(),
@@ -548,16 +513,160 @@ impl Worker {
                         clients: snap.clients.into_iter().map(client_info).collect(),
                     })
                 }
-                Err(e) => {
-                    if e.is_no_server() {
-                        self.send(Input::ServerGone);
-                    } else {
-                        crate::say!("listing panes (or publishing) failed: {e}");
-                    }
-                }
+                Err(e) => self.failed("listing panes (or publishing)", &e),
             }
         }
         job
+    }
+
+    /// A tmux command failed: a server that is gone ends the daemon's
+    /// work, anything else is said in the log.
+    fn failed(&self, doing: &str, e: &tend_tmux::TmuxError) {
+        if e.is_no_server() {
+            self.send(Input::ServerGone);
+        } else {
+            crate::say!("{doing} failed: {e}");
+        }
+    }
+
+    /// [`MuxJob::Guard`]: the daemon's token, and the guard that clears
+    /// what it published when the daemon dies. The cleanup goes through
+    /// the very tmux that runs the server, on its socket.
+    fn start_guard(&self, token: &str) {
+        let (tmux_bin, tmux_socket) = match (self.server.server_pid(), self.server.socket_path()) {
+            (Ok(pid), Ok(path)) => (
+                std::fs::read_link(format!("/proc/{pid}/exe"))
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .unwrap_or_else(|_| "tmux".to_owned()),
+                path.to_string_lossy().into_owned(),
+            ),
+            (Err(e), _) | (_, Err(e)) => return self.failed("starting the guard", &e),
+        };
+        let cmds = [
+            vec![
+                "set-option".to_owned(),
+                "-gq".into(),
+                guard::DAEMON_OPTION.into(),
+                token.to_owned(),
+            ],
+            guard::install_command(&self.program, &self.control, token, &tmux_bin, &tmux_socket),
+        ];
+        if let Err(e) = self.server.run_many(&cmds) {
+            self.failed("starting the guard", &e);
+        }
+    }
+
+    /// [`MuxJob::Setup`]: a previous daemon's options swept, then hooks,
+    /// key bindings and the status line.
+    fn setup(&self) {
+        // A daemon killed before this one left its options (its guard's
+        // cleanup may not have run yet: this daemon's token is set
+        // afterwards, and that cleanup then does nothing). Remove them; the
+        // first publish sets everything again.
+        match self.server.list_tend_options() {
+            Ok(found) => {
+                let stale: Vec<OptionUpdate> = found
+                    .into_iter()
+                    .filter(|(_, name)| guard::is_published(name))
+                    .map(|(scope, name)| OptionUpdate::unset(scope, name))
+                    .collect();
+                if let Err(e) = self.server.set_options(&stale) {
+                    crate::say!("removing a previous daemon's options failed: {e}");
+                }
+            }
+            Err(e) => crate::say!("listing a previous daemon's options failed: {e}"),
+        }
+        let hooks: Vec<(&str, String)> = HOOKS
+            .iter()
+            .map(|h| {
+                let poke = ["poke", "--socket", self.control.as_str()];
+                (*h, tend_tmux::hooks::event_command(&self.program, &poke, h))
+            })
+            .collect();
+        if let Err(e) = self.server.install_hooks(&hooks) {
+            crate::say!("installing hooks failed: {e}");
+        }
+        match self.server.bind_keys(&self.bindings()) {
+            Ok(report) => {
+                for line in crate::keys::report_lines(&report) {
+                    crate::say!("{line}");
+                }
+            }
+            Err(e) => crate::say!("binding keys failed: {e}"),
+        }
+        // The user's placeholders filled in, or tend's segment added, so
+        // that the count shows the moment tend runs.
+        if let Err(e) = self.server.install_status() {
+            crate::say!("filling in the status line failed: {e}");
+        }
+    }
+
+    /// The key bindings to make: tmux options (`@tend-key-*`) win; then
+    /// config.toml; then defaults.
+    fn bindings(&self) -> Vec<Binding> {
+        let plan = match crate::keys::plan(&self.server, &self.opts.keys) {
+            Ok(plan) => plan,
+            Err(e) => {
+                crate::say!("reading the key options failed, no key bound: {e}");
+                return Vec::new();
+            }
+        };
+        let remote = remote_goto(&self.program, &self.control);
+        let remote = remote.as_deref();
+        plan.into_iter()
+            .filter_map(|p| {
+                let key = p.key?;
+                let command = match p.action.id {
+                    "next-waiting" => {
+                        jump_command("@tend_next", "tend: no agent needs you", remote)
+                    }
+                    "next-waiting-session" => jump_command(
+                        "@tend_next_session",
+                        "tend: no agent needs you in this session",
+                        remote,
+                    ),
+                    "next-working" => {
+                        jump_command("@tend_next_working", "tend: no agent is working", remote)
+                    }
+                    _ => tend_tmux::keys::action_command(
+                        &self.program,
+                        &["key", "--socket", &self.control],
+                        p.action.id,
+                    ),
+                };
+                Some(Binding {
+                    table: p.table,
+                    key,
+                    note: p.action.note.to_owned(),
+                    command,
+                })
+            })
+            .collect()
+    }
+
+    /// [`MuxJob::Paste`]: the text as a bracketed paste, then Enter.
+    fn paste(&self, pane: PaneId, text: String, enter: bool) {
+        let target = pane.to_string();
+        let buffer =
+            |args: &[&str]| -> Vec<String> { args.iter().map(|a| (*a).to_owned()).collect() };
+        let mut cmds = vec![
+            buffer(&["set-buffer", "-b", "tend-prompt", "--", &text]),
+            buffer(&[
+                "paste-buffer",
+                "-p",
+                "-d",
+                "-b",
+                "tend-prompt",
+                "-t",
+                &target,
+            ]),
+        ];
+        if enter {
+            cmds.push(buffer(&["send-keys", "-t", &target, "Enter"]));
+        }
+        if let Err(e) = self.server.run_many(&cmds) {
+            crate::say!("prompt to {pane} failed: {e}");
+        }
     }
 
     /// Runs one job of the core's (`reply`: where its answer goes).
@@ -586,11 +695,7 @@ impl Worker {
                 let result = self.server.publish(&updates, &clients);
                 crate::trace!("published updates={}", updates.len());
                 if let Err(e) = result {
-                    if e.is_no_server() {
-                        self.send(Input::ServerGone);
-                        return;
-                    }
-                    crate::say!("publishing to tmux failed: {e}");
+                    self.failed("publishing to tmux", &e);
                 }
             }
             MuxJob::Switch { client, pane } => {
@@ -614,98 +719,8 @@ impl Worker {
                     crate::say!("cannot open the window for {window}: {e}");
                 }
             }
-            MuxJob::Guard { token } => {
-                let program = self.opts.tend_bin.to_string_lossy().into_owned();
-                let socket = self.opts.control.to_string_lossy().into_owned();
-                // The cleanup goes through the very tmux that runs the
-                // server, on its socket.
-                let (tmux_bin, tmux_socket) =
-                    match (self.server.server_pid(), self.server.socket_path()) {
-                        (Ok(pid), Ok(path)) => (
-                            std::fs::read_link(format!("/proc/{pid}/exe"))
-                                .map(|p| p.to_string_lossy().into_owned())
-                                .unwrap_or_else(|_| "tmux".to_owned()),
-                            path.to_string_lossy().into_owned(),
-                        ),
-                        (Err(e), _) | (_, Err(e)) => {
-                            if e.is_no_server() {
-                                self.send(Input::ServerGone);
-                            } else {
-                                crate::say!("starting the guard failed: {e}");
-                            }
-                            return;
-                        }
-                    };
-                let cmds = [
-                    vec![
-                        "set-option".to_owned(),
-                        "-gq".into(),
-                        guard::DAEMON_OPTION.into(),
-                        token.clone(),
-                    ],
-                    guard::install_command(&program, &socket, &token, &tmux_bin, &tmux_socket),
-                ];
-                if let Err(e) = self.server.run_many(&cmds) {
-                    if e.is_no_server() {
-                        self.send(Input::ServerGone);
-                        return;
-                    }
-                    crate::say!("starting the guard failed: {e}");
-                }
-            }
-            MuxJob::Setup => {
-                // A daemon killed before this one left its options
-                // (its guard's cleanup may not have run yet: this
-                // daemon's token is set afterwards, and that cleanup then
-                // does nothing). Remove them; the first publish sets
-                // everything again.
-                match self.server.list_tend_options() {
-                    Ok(found) => {
-                        let stale: Vec<OptionUpdate> = found
-                            .into_iter()
-                            .filter(|(_, name)| guard::is_published(name))
-                            .map(|(scope, name)| OptionUpdate::unset(scope, name))
-                            .collect();
-                        if let Err(e) = self.server.set_options(&stale) {
-                            crate::say!("removing a previous daemon's options failed: {e}");
-                        }
-                    }
-                    Err(e) => {
-                        crate::say!("listing a previous daemon's options failed: {e}")
-                    }
-                }
-                let program = self.opts.tend_bin.to_string_lossy().into_owned();
-                let socket = self.opts.control.to_string_lossy().into_owned();
-                let hooks: Vec<(&str, String)> = HOOKS
-                    .iter()
-                    .map(|h| {
-                        (
-                            *h,
-                            tend_tmux::hooks::event_command(
-                                &program,
-                                &["poke", "--socket", &socket],
-                                h,
-                            ),
-                        )
-                    })
-                    .collect();
-                if let Err(e) = self.server.install_hooks(&hooks) {
-                    crate::say!("installing hooks failed: {e}");
-                }
-                match self.server.bind_keys(&bindings(&self.server, &self.opts)) {
-                    Ok(report) => {
-                        for line in crate::keys::report_lines(&report) {
-                            crate::say!("{line}");
-                        }
-                    }
-                    Err(e) => crate::say!("binding keys failed: {e}"),
-                }
-                // The user's placeholders filled in, or tend's segment
-                // added, so that the count shows the moment tend runs.
-                if let Err(e) = self.server.install_status() {
-                    crate::say!("filling in the status line failed: {e}");
-                }
-            }
+            MuxJob::Guard { token } => self.start_guard(&token),
+            MuxJob::Setup => self.setup(),
             MuxJob::Read { pane, lines, .. } => {
                 let Some(reply) = reply else { return };
                 let r = self
@@ -715,38 +730,7 @@ impl Worker {
                     .map_err(|e| Error::new(ErrorCode::Tmux, e.to_string()));
                 let _ = reply.send(r);
             }
-            MuxJob::Paste { pane, text, enter } => {
-                let target = pane.to_string();
-                let mut cmds = vec![
-                    vec![
-                        "set-buffer".to_string(),
-                        "-b".into(),
-                        "tend-prompt".into(),
-                        "--".into(),
-                        text,
-                    ],
-                    vec![
-                        "paste-buffer".to_string(),
-                        "-p".into(),
-                        "-d".into(),
-                        "-b".into(),
-                        "tend-prompt".into(),
-                        "-t".into(),
-                        target.clone(),
-                    ],
-                ];
-                if enter {
-                    cmds.push(vec![
-                        "send-keys".into(),
-                        "-t".into(),
-                        target,
-                        "Enter".into(),
-                    ]);
-                }
-                if let Err(e) = self.server.run_many(&cmds) {
-                    crate::say!("prompt to {pane} failed: {e}");
-                }
-            }
+            MuxJob::Paste { pane, text, enter } => self.paste(pane, text, enter),
             MuxJob::SendKeys { pane, keys } => {
                 let mut cmd = vec!["send-keys".to_string(), "-t".into(), pane.to_string()];
                 cmd.extend(keys);
