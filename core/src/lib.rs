@@ -772,7 +772,7 @@ impl Core {
             return None;
         }
         let mut dropped = Vec::new();
-        let new = publish::compute_noting(&self.rows(), &self.remote_rows(), &mut dropped);
+        let new = publish::compute(&self.rows(), &self.remote_rows(), &mut dropped);
         for t in dropped {
             self.log(format!(
                 "a jump target that is not a pane id was left out: {t:?}"

@@ -141,13 +141,9 @@ pub fn glyph(band: Band) -> &'static str {
 }
 
 /// The full option set for the current table. Keys are `(scope, name)`.
-pub fn compute(rows: &[PaneRow], remote: &RemoteFacts) -> BTreeMap<(Scope, String), String> {
-    compute_noting(rows, remote, &mut Vec::new())
-}
-
-/// [`compute`], with the jump targets left out for not being pane ids
-/// pushed onto `dropped` (for the log).
-pub fn compute_noting(
+/// Jump targets left out for not being pane ids are pushed onto `dropped`
+/// (for the log).
+pub fn compute(
     rows: &[PaneRow],
     remote: &RemoteFacts,
     dropped: &mut Vec<String>,
@@ -409,7 +405,7 @@ mod tests {
             row(3, 2, 2, Band::Waiting, Some(Reason::Approval), 20.0),
             row(4, 2, 2, Band::Quiet, None, 1.0),
         ];
-        let set = compute(&rows, &RemoteFacts::default());
+        let set = compute(&rows, &RemoteFacts::default(), &mut Vec::new());
         let get = |s: Scope, n: &str| set.get(&(s, n.to_owned())).cloned();
         assert_eq!(get(Scope::Global, "@tend_needs").as_deref(), Some("2"));
         assert_eq!(get(Scope::Global, "@tend_quiet").as_deref(), Some("1"));
@@ -473,7 +469,7 @@ mod tests {
             ],
             down: vec!["vm".into()],
         };
-        let set = compute(&rows, &remote);
+        let set = compute(&rows, &remote, &mut Vec::new());
         let get = |s: Scope, n: &str| set.get(&(s, n.to_owned())).cloned();
         assert_eq!(get(Scope::Global, "@tend_needs").as_deref(), Some("2"));
         assert_eq!(
@@ -498,7 +494,7 @@ mod tests {
             rows: vec![],
             down: vec!["vm".into()],
         };
-        let set = compute(&[], &down);
+        let set = compute(&[], &down, &mut Vec::new());
         assert_eq!(
             set.get(&(Scope::Global, "@tend_summary".to_owned()))
                 .cloned()
