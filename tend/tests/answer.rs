@@ -8,7 +8,6 @@
 
 use crate::support;
 
-use std::path::Path;
 
 use support::{corpus, tend_bin, typed, wait_until, Env, Terminal};
 
@@ -246,16 +245,6 @@ fn picker_shows_the_dialog_and_approves() {
     );
 }
 
-/// A process killed when the test ends, pass or fail.
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// The opt-in tier: the real Claude Code CLI (from `$AGENTS_DIR`, default
 /// `/opt/agents`), offline against a stand-in model server
 /// (`support/anthropic.py`) that asks to run `rm -rf ./build`. `tend deny`
@@ -265,52 +254,19 @@ impl Drop for Killed {
 /// `waiting/approval` throughout.
 #[test]
 fn real_claude_approval_answered() {
-    if std::env::var("TEND_TEST_REAL_AGENTS").as_deref() != Ok("1") {
-        println!("answer: real agents skipped (set TEND_TEST_REAL_AGENTS=1)");
+    if !support::offline::real_agents("answer") {
         return;
     }
-    let agents = std::path::PathBuf::from(
-        std::env::var("AGENTS_DIR").unwrap_or_else(|_| "/opt/agents".into()),
-    );
-    let claude = agents.join("node_modules/.bin/claude");
-    if !claude.exists() {
-        support::skip(
-            "real_claude_approval_answered",
-            &format!("{} is not installed (AGENTS_DIR)", claude.display()),
-        );
+    let Some(agents) = support::offline::claude_installed("real_claude_approval_answered") else {
         return;
-    }
+    };
     let env = Env::new("answer-real");
-    let home = env.path().join("home");
-    let work = env.path().join("work");
-    std::fs::create_dir_all(work.join("build")).unwrap();
-    std::fs::write(work.join("build/app.o"), "object\n").unwrap();
-    let key = support::offline::claude_key();
-    support::offline::configure_claude(&home, &work);
-    let port_file = env.path().join("model.port");
-    let model_log = env.path().join("model.jsonl");
-    let _model = Killed(
-        std::process::Command::new("python3")
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/anthropic.py"))
-            .arg(&port_file)
-            .arg(&model_log)
-            .spawn()
-            .expect("python3 for the stand-in model server"),
-    );
-    assert!(wait_until(10, || port_file.exists()), "no model server");
-    let port = std::fs::read_to_string(&port_file).unwrap();
-    let cmd = format!(
-        "cd '{}' && exec env HOME='{}' PATH='{}:/usr/local/bin:/usr/bin:/bin' TERM=tmux-256color \
-         ANTHROPIC_BASE_URL=http://127.0.0.1:{port} ANTHROPIC_API_KEY={key} DISABLE_TELEMETRY=1 \
-         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 \
-         CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL=1 CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION=false claude",
-        work.display(),
-        home.display(),
-        agents.join("node_modules/.bin").display(),
-    );
+    let claude = support::offline::OfflineClaude::start(env.path(), &agents);
+    let work = &claude.work;
+    let cmd = claude.command("");
     env.tend_ok(&["start"]);
     let pane = env.window("main", &cmd);
-    let log = || std::fs::read_to_string(&model_log).unwrap_or_default();
+    let log = || claude.model_log();
     assert!(
         wait_until(90, || state(&env, &pane) == "idle/"),
         "claude never idle: {} {}",

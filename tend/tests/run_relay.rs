@@ -490,16 +490,6 @@ fn shell_init_wraps_the_agents_in_the_relay() {
     keys(&env, &pane, &["q"]);
 }
 
-/// A process killed when the test ends, pass or fail.
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// The opt-in tier (`TEND_TEST_REAL_AGENTS=1`): the real Claude Code CLI
 /// (from `$AGENTS_DIR`, default `/opt/agents`) under `tend run`, offline
 /// against the stand-in model server that asks to run `rm -rf ./build`.
@@ -507,51 +497,18 @@ impl Drop for Killed {
 /// permission request with its message, done after the approval.
 #[test]
 fn real_claude_reports_through_the_relay() {
-    if std::env::var("TEND_TEST_REAL_AGENTS").as_deref() != Ok("1") {
-        println!("run_relay: real agents skipped (set TEND_TEST_REAL_AGENTS=1)");
+    if !support::offline::real_agents("run_relay") {
         return;
     }
-    let agents =
-        PathBuf::from(std::env::var("AGENTS_DIR").unwrap_or_else(|_| "/opt/agents".into()));
-    let claude = agents.join("node_modules/.bin/claude");
-    if !claude.exists() {
-        support::skip(
-            "real_claude_reports_through_the_relay",
-            &format!("{} is not installed (AGENTS_DIR)", claude.display()),
-        );
+    let Some(agents) = support::offline::claude_installed("real_claude_reports_through_the_relay")
+    else {
         return;
-    }
+    };
     let _serial = serial();
     let env = Env::new("run-real");
-    let home = env.path().join("home");
-    let work = env.path().join("work");
-    std::fs::create_dir_all(work.join("build")).expect("mkdir");
-    std::fs::write(work.join("build/app.o"), "object\n").expect("write");
-    let key = support::offline::claude_key();
-    support::offline::configure_claude(&home, &work);
-    let port_file = env.path().join("model.port");
-    let model_log = env.path().join("model.jsonl");
-    let _model = Killed(
-        std::process::Command::new("python3")
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/anthropic.py"))
-            .arg(&port_file)
-            .arg(&model_log)
-            .spawn()
-            .expect("python3 for the stand-in model server"),
-    );
-    assert!(wait_until(10, || port_file.exists()), "no model server");
-    let port = std::fs::read_to_string(&port_file).expect("port");
-    let cmd = format!(
-        "cd '{}' && exec env HOME='{}' PATH='{}:/usr/local/bin:/usr/bin:/bin' TERM=tmux-256color \
-         ANTHROPIC_BASE_URL=http://127.0.0.1:{port} ANTHROPIC_API_KEY={key} DISABLE_TELEMETRY=1 \
-         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 \
-         CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL=1 CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION=false \
-         {} claude",
-        work.display(),
-        home.display(),
-        agents.join("node_modules/.bin").display(),
-        relay(),
-    );
+    let claude = support::offline::OfflineClaude::start(env.path(), &agents);
+    let work = &claude.work;
+    let cmd = claude.command(&relay());
     env.tend_ok(&["start"]);
     let pane = env.window("main", &cmd);
     let r = wait_row(&env, &pane, "claude idle by its word", |r| {

@@ -305,3 +305,111 @@ pub fn agent_env() -> Vec<(&'static str, String)> {
         ("NO_UPDATE_NOTIFIER", "1".into()),
     ]
 }
+
+/// The opt-in tier's gate: true under `TEND_TEST_REAL_AGENTS=1`; otherwise
+/// says that `module`'s real-agent tests were skipped.
+pub fn real_agents(module: &str) -> bool {
+    let on = std::env::var("TEND_TEST_REAL_AGENTS").as_deref() == Ok("1");
+    if !on {
+        println!("{module}: real agents skipped (set TEND_TEST_REAL_AGENTS=1)");
+    }
+    on
+}
+
+/// The folder whose `node_modules/.bin/claude` is Claude Code (`$AGENTS_DIR`,
+/// default `/opt/agents`); `None`, said through [`super::skip`], when it is
+/// not installed there.
+pub fn claude_installed(test: &str) -> Option<PathBuf> {
+    let agents =
+        PathBuf::from(std::env::var("AGENTS_DIR").unwrap_or_else(|_| "/opt/agents".into()));
+    let claude = agents.join("node_modules/.bin/claude");
+    if !claude.exists() {
+        super::skip(
+            test,
+            &format!("{} is not installed (AGENTS_DIR)", claude.display()),
+        );
+        return None;
+    }
+    Some(agents)
+}
+
+/// A process killed when the test ends, pass or fail.
+pub struct Killed(pub std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The real Claude Code, offline, in a test's folder: its first run
+/// answered ([`configure_claude`]), a `work` folder holding `build/`, and
+/// the stand-in model server (`support/anthropic.py`) that asks to run
+/// `rm -rf ./build`, logging every request. The server is killed on drop.
+pub struct OfflineClaude {
+    /// The project folder Claude Code runs in.
+    pub work: PathBuf,
+    home: PathBuf,
+    agents: PathBuf,
+    port: String,
+    model_log: PathBuf,
+    _model: Killed,
+}
+
+impl OfflineClaude {
+    /// Sets it up under `root` for the Claude Code in `agents` (see
+    /// [`claude_installed`]).
+    pub fn start(root: &Path, agents: &Path) -> OfflineClaude {
+        let home = root.join("home");
+        let work = root.join("work");
+        std::fs::create_dir_all(work.join("build")).expect("mkdir build");
+        std::fs::write(work.join("build/app.o"), "object\n").expect("write build/app.o");
+        configure_claude(&home, &work);
+        let port_file = root.join("model.port");
+        let model_log = root.join("model.jsonl");
+        let model = Killed(
+            std::process::Command::new("python3")
+                .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/anthropic.py"))
+                .arg(&port_file)
+                .arg(&model_log)
+                .spawn()
+                .expect("python3 for the stand-in model server"),
+        );
+        assert!(
+            super::wait_until(10, || port_file.exists()),
+            "no model server"
+        );
+        let port = std::fs::read_to_string(&port_file).expect("the model server's port");
+        OfflineClaude {
+            work,
+            home,
+            agents: agents.to_owned(),
+            port: port.trim().to_owned(),
+            model_log,
+            _model: model,
+        }
+    }
+
+    /// The pane command that starts Claude Code against the stand-in,
+    /// behind `wrapper` (`tend run --`, or nothing).
+    pub fn command(&self, wrapper: &str) -> String {
+        format!(
+            "cd '{}' && exec env HOME='{}' PATH='{}:/usr/local/bin:/usr/bin:/bin' TERM=tmux-256color \
+             ANTHROPIC_BASE_URL=http://127.0.0.1:{} ANTHROPIC_API_KEY={} DISABLE_TELEMETRY=1 \
+             CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 \
+             CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL=1 CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION=false \
+             {wrapper} claude",
+            self.work.display(),
+            self.home.display(),
+            self.agents.join("node_modules/.bin").display(),
+            self.port,
+            claude_key(),
+        )
+    }
+
+    /// What the model server has been asked so far.
+    pub fn model_log(&self) -> String {
+        std::fs::read_to_string(&self.model_log).unwrap_or_default()
+    }
+}
