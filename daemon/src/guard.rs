@@ -173,6 +173,7 @@ mod tests {
         let set = compute(
             &[row(1, Band::Waiting), row(2, Band::Quiet)],
             &crate::publish::RemoteFacts::default(),
+            &mut Vec::new(),
         );
         for (scope, name) in set.keys() {
             let list = match scope {
