@@ -8,7 +8,6 @@
 
 use crate::support;
 
-
 use support::{corpus, tend_bin, typed, wait_until, Env, Terminal};
 
 fn state(env: &Env, pane: &str) -> String {

@@ -1347,16 +1347,7 @@ fn hostile_titles_names_and_notes_never_reach_a_shell_or_a_format() {
         title_file.display(),
         env.play_cmd("claude", &corpus("claude/approval").join("pane.cast"), 120)
     );
-    let pane = env.tmux_out(&[
-        "new-window",
-        "-d",
-        "-P",
-        "-F",
-        "#{pane_id}",
-        "-t",
-        &format!("{sid}:"),
-        &cmd,
-    ]);
+    let pane = env.window_at(&format!("{sid}:"), &cmd);
     assert!(
         wait_until(30, || env.pane_option(&pane, "@tend_reason") == "approval"),
         "approval never published"

@@ -19,6 +19,7 @@ use tend::platform::{ExitWatch, ProcReader};
 use tend::sampler::{PaneWatch, Sampler};
 use tend_detector::identity::{ProcessInfo, SamplePolicy};
 use tend_detector::Registry;
+use tend_testkit::{poll_until, wait_for};
 
 /// What both backends must agree on about a process (not its CPU time:
 /// the portable one does not count reaped children; its start to the
@@ -51,11 +52,12 @@ fn seen(procs: &[ProcessInfo]) -> Vec<String> {
 /// Polls until `done` holds for the Linux backend's sample of the pane
 /// (nothing here is timed; the deadline only ends a hung test).
 fn until(linux: &mut ProcFs, shell: u32, what: &str, done: impl Fn(&[ProcessInfo]) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !done(&linux.sample(shell).expect("sample").procs) {
-        assert!(Instant::now() < deadline, "never: {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert!(
+        poll_until(Duration::from_secs(30), Duration::from_millis(20), || done(
+            &linux.sample(shell).expect("sample").procs
+        )),
+        "never: {what}"
+    );
 }
 
 /// Samples the pane with fresh sources of both backends until they agree
@@ -117,15 +119,10 @@ fn both_backends_read_a_terminal_the_same_way() {
     assert!(pidfd.take_ended().is_empty() && liveness.take_ended().is_empty());
     t.cmd(&["send-keys", "-t", "%0", "C-c"]);
     for w in [&mut pidfd, &mut liveness] {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let ended = loop {
+        let ended = wait_for(Duration::from_secs(10), "the end to be reported", || {
             let ended = w.take_ended();
-            if !ended.is_empty() {
-                break ended;
-            }
-            assert!(Instant::now() < deadline, "the end was not reported");
-            std::thread::sleep(Duration::from_millis(10));
-        };
+            (!ended.is_empty()).then_some(ended)
+        });
         assert_eq!(ended, [3]);
     }
     // The shell holds its terminal again, for both.

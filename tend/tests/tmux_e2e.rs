@@ -386,16 +386,7 @@ fn hostile_names_never_reach_a_shell() {
     ]);
     env.tend_ok(&["start"]);
     let cmd = env.play_cmd("claude", &corpus("claude/approval").join("pane.cast"), 60);
-    let pane = env.tmux_out(&[
-        "new-window",
-        "-d",
-        "-P",
-        "-F",
-        "#{pane_id}",
-        "-t",
-        &format!("{sid}:"),
-        &cmd,
-    ]);
+    let pane = env.window_at(&format!("{sid}:"), &cmd);
     assert!(wait_until(30, || env.pane_option(&pane, "@tend_reason") == "approval"));
     let v = env.list_json();
     assert!(v

@@ -7,6 +7,7 @@ use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use tend_detector::identity::ProcessInfo;
+use tend_testkit::{poll_until, wait_for};
 
 use super::linux::ProcFs;
 use super::portable::SysProcs;
@@ -127,11 +128,12 @@ fn both_backends_read_the_same_tree() {
                 .count()
                 == 3
     };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !settled(&linux.sample(pid).expect("sample").procs) {
-        assert!(Instant::now() < deadline, "the jobs never started");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    assert!(
+        poll_until(Duration::from_secs(30), Duration::from_millis(5), || {
+            settled(&linux.sample(pid).expect("sample").procs)
+        }),
+        "the jobs never started"
+    );
     let (a, b) = agreeing(pid, Default::default());
     assert_eq!(seen(&b.procs), seen(&a.procs));
     assert_eq!((a.truncated, b.truncated), (false, false));
@@ -182,19 +184,13 @@ fn both_backends_hold_the_walk_limits() {
         max_procs: 3,
     };
     let mut linux = ProcFs::new().with_limits(limits);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while linux
-        .sample(pid)
-        .expect("sample")
-        .procs
-        .iter()
-        .filter(|p| p.comm == "sleep")
-        .count()
-        < 2
-    {
-        assert!(Instant::now() < deadline, "the jobs never started");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    assert!(
+        poll_until(Duration::from_secs(30), Duration::from_millis(5), || {
+            let procs = linux.sample(pid).expect("sample").procs;
+            procs.iter().filter(|p| p.comm == "sleep").count() >= 2
+        }),
+        "the jobs never started"
+    );
     let (a, b) = agreeing(pid, limits);
     assert_eq!(a.procs.len(), 3);
     assert!(a.truncated && b.truncated);
@@ -237,15 +233,10 @@ fn both_exit_watches_report_a_real_exit_once() {
     a.0.kill().expect("kill");
     a.0.wait().expect("wait");
     for w in [&mut pidfd, &mut liveness] {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let ended = loop {
+        let ended = wait_for(Duration::from_secs(10), "the end to be reported", || {
             let ended = w.take_ended();
-            if !ended.is_empty() {
-                break ended;
-            }
-            assert!(Instant::now() < deadline, "the end was not reported");
-            std::thread::sleep(Duration::from_millis(5));
-        };
+            (!ended.is_empty()).then_some(ended)
+        });
         assert_eq!(ended, [7]);
         assert_eq!(w.watching(7), None, "reported once, then forgotten");
         assert!(w.take_ended().is_empty());

@@ -294,7 +294,15 @@ impl Env {
     }
 
     /// Opens a window running `cmd`; returns its pane id.
+    /// A new background window in the session named `session` running
+    /// `cmd`; returns its pane id.
     pub fn window(&self, session: &str, cmd: &str) -> String {
+        self.window_at(&format!("={session}:"), cmd)
+    }
+
+    /// [`Env::window`] at any tmux target (`$1:` for a session whose name
+    /// is hostile).
+    pub fn window_at(&self, target: &str, cmd: &str) -> String {
         self.tmux_out(&[
             "new-window",
             "-d",
@@ -302,7 +310,7 @@ impl Env {
             "-F",
             "#{pane_id}",
             "-t",
-            &format!("={session}:"),
+            target,
             cmd,
         ])
     }
