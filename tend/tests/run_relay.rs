@@ -60,6 +60,34 @@ fn relay() -> String {
     format!("'{}' run --", tend_bin())
 }
 
+/// A command that cannot start ends the relay as a shell would: 127 for
+/// no such program, 126 for one that cannot be run, with the reason (on
+/// the relayed terminal: the helper that runs it holds the pty).
+#[test]
+fn a_command_that_cannot_start_exits_127_or_126() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let not_executable = dir.path().join("not-executable");
+    std::fs::write(&not_executable, "#!/bin/sh\n").expect("write");
+    for (program, code, why) in [
+        (dir.path().join("missing"), 127, "No such file"),
+        (not_executable, 126, "Permission denied"),
+    ] {
+        let out = std::process::Command::new(tend_bin())
+            .arg("run")
+            .arg("--")
+            .arg(&program)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run tend");
+        let err = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{program:?}: {err}");
+        assert!(
+            err.contains("cannot run") && err.contains(why),
+            "{program:?}: {err}"
+        );
+    }
+}
+
 /// A resize of the pane reaches the program (the relay's pty takes the
 /// new size, the kernel tells the program), and its exit code is the
 /// relay's.

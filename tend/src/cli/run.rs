@@ -358,6 +358,20 @@ fn fail(msg: String, code: u8) -> ExitCode {
     ExitCode::from(code)
 }
 
+/// The command could not be started: 127 when there is no such program,
+/// 126 otherwise, as a shell says.
+fn cannot_run(program: &std::ffi::OsStr, e: &std::io::Error) -> ExitCode {
+    let code = if e.kind() == std::io::ErrorKind::NotFound {
+        127
+    } else {
+        126
+    };
+    fail(
+        format!("cannot run `{}`: {e}", program.to_string_lossy()),
+        code,
+    )
+}
+
 /// Runs `tend run`: the command on a pty of its own, relayed both ways;
 /// returns its exit status.
 pub fn main(args: &RunArgs) -> ExitCode {
@@ -373,14 +387,7 @@ pub fn main(args: &RunArgs) -> ExitCode {
     if let (Some(name), Some(relay)) = (&outer_name, std::env::var_os(ENV)) {
         if name.as_os_str() == relay {
             let e = std::process::Command::new(program).args(rest).exec();
-            return fail(
-                format!("cannot run `{}`: {e}", program.to_string_lossy()),
-                if e.kind() == std::io::ErrorKind::NotFound {
-                    127
-                } else {
-                    126
-                },
-            );
+            return cannot_run(program, &e);
         }
     }
     let saved = if outer_tty {
@@ -443,16 +450,7 @@ pub fn main(args: &RunArgs) -> ExitCode {
     }
     let child = match cmd.spawn() {
         Ok(c) => c,
-        Err(e) => {
-            return fail(
-                format!("cannot run `{}`: {e}", program.to_string_lossy()),
-                if e.kind() == std::io::ErrorKind::NotFound {
-                    127
-                } else {
-                    126
-                },
-            )
-        }
+        Err(e) => return cannot_run(program, &e),
     };
     drop(cmd);
     drop(slave);
@@ -746,16 +744,7 @@ pub fn session(args: &RunArgs) -> ExitCode {
     }
     let child = match cmd.spawn() {
         Ok(c) => c,
-        Err(e) => {
-            return fail(
-                format!("cannot run `{}`: {e}", program.to_string_lossy()),
-                if e.kind() == std::io::ErrorKind::NotFound {
-                    127
-                } else {
-                    126
-                },
-            )
-        }
+        Err(e) => return cannot_run(program, &e),
     };
     let pid = Pid::from_raw(child.id() as i32);
     std::mem::forget(child);
