@@ -18,6 +18,8 @@
 //! * [`version`] — which package metadata names an agent's version
 //! * [`answer`] — the keys that approve or deny an agent's dialog
 //! * [`psp`] — the agent's own word: OSC 7501 (Program Status Protocol)
+//! * [`session_file`] — the agent's own word in a file: Claude Code's
+//!   session file, read strictly, tied to its process, read as a state
 //! * [`cast`], [`replay`] — asciicast v2 recordings through the detector
 //!
 //! What the daemon makes of a state for the user — bands, self-reports,
@@ -38,6 +40,7 @@ pub mod psp;
 pub mod replay;
 pub mod rules;
 pub mod screen;
+pub mod session_file;
 pub mod signals;
 pub mod state;
 pub mod version;

@@ -717,3 +717,42 @@ fn resize_to_the_largest_sizes_is_clamped() {
     s.process(b"hello\x1b[?1049hworld");
     assert!(s.memory_bytes() <= 256 * MIB, "{}", s.memory_bytes());
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// A session file (`tend_detector::session_file`) of any bytes is read
+    /// or rejected, never a panic; what it keeps is cut to its limits.
+    #[test]
+    fn session_file_survives_garbage(bytes in prop::collection::vec(any::<u8>(), 0..2048)) {
+        use tend_detector::session_file::{parse, MAX_CWD, MAX_WORDS};
+        if let Ok(f) = parse(&bytes) {
+            prop_assert!(f.cwd.len() <= MAX_CWD);
+            prop_assert!(f.waiting_for.map_or(0, |w| w.len()) <= MAX_WORDS);
+        }
+    }
+
+    /// A real file with one field given a random JSON value: read or
+    /// rejected, never a panic.
+    #[test]
+    fn session_file_survives_any_field_value(
+        field in prop::sample::select(vec!["pid", "procStart", "sessionId", "cwd", "version",
+                                           "kind", "status", "waitingFor", "name",
+                                           "statusUpdatedAt"]),
+        value in prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            any::<f64>().prop_map(|f| serde_json::json!(f)),
+            ".{0,300}".prop_map(serde_json::Value::from),
+            Just(serde_json::json!([1, {"a": null}])),
+        ],
+    ) {
+        let mut v: serde_json::Value = serde_json::from_str(
+            r#"{"pid":4242,"sessionId":"s","cwd":"/w","procStart":"1","version":"2.1.332",
+                "kind":"interactive","status":"waiting","waitingFor":"permission prompt"}"#,
+        ).unwrap();
+        v[field] = value;
+        let _ = tend_detector::session_file::parse(v.to_string().as_bytes());
+    }
+}
