@@ -6,63 +6,9 @@
 
 use std::cmp::Ordering;
 
-use serde::{Deserialize, Serialize};
+use tend_vocab::{Reason, State};
 
-use tend_detector::state::{Reason, State};
-
-/// A pane's band, in rank order (most urgent first).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Band {
-    /// Waiting with the error reason: hard-blocked.
-    Blocked,
-    /// Waiting for any other reason.
-    Waiting,
-    /// A live run that has said nothing for `quiet_after`.
-    Quiet,
-    /// Completed and not yet seen.
-    ReadyForReview,
-    /// Working or directing: hued, no demand.
-    Working,
-    /// Shelved by the user.
-    Parked,
-    /// Deferred by the user.
-    Snoozed,
-    /// Completed and seen.
-    Finished,
-    /// Idle at its prompt.
-    Idle,
-    /// The agent process ended.
-    Exited,
-}
-
-impl Band {
-    /// The name used in options and JSON.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Band::Blocked => "blocked",
-            Band::Waiting => "waiting",
-            Band::Quiet => "quiet",
-            Band::ReadyForReview => "ready_for_review",
-            Band::Working => "working",
-            Band::Parked => "parked",
-            Band::Snoozed => "snoozed",
-            Band::Finished => "finished",
-            Band::Idle => "idle",
-            Band::Exited => "exited",
-        }
-    }
-
-    /// Blocked, Waiting and Ready for review ask something of the user.
-    pub fn is_demand(&self) -> bool {
-        matches!(self, Band::Blocked | Band::Waiting | Band::ReadyForReview)
-    }
-
-    /// Demands plus Quiet.
-    pub fn is_attention(&self) -> bool {
-        self.is_demand() || *self == Band::Quiet
-    }
-}
+pub use tend_vocab::Band;
 
 /// What the band of a pane is computed from.
 #[derive(Debug, Clone, PartialEq)]

@@ -42,7 +42,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::bands::{self, Band};
-use tend_detector::state::{Reason, State};
+use tend_vocab::{Reason, State};
 
 mod compose;
 mod notifier;

@@ -29,7 +29,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use tend_detector::state::State;
+use tend_vocab::State;
 
 /// The version written by [`ParkStore::to_text`].
 pub const STORE_VERSION: u32 = 1;

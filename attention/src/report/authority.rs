@@ -6,29 +6,7 @@
 
 use super::*;
 
-/// Who decides a pane's status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Authority {
-    /// The screen detector.
-    Screen,
-    /// The pane's own reports.
-    Report,
-    /// The program's own word through the terminal: OSC 7501, the Program
-    /// Status Protocol (read in `report/word.rs`).
-    Psp,
-}
-
-impl Authority {
-    /// `screen`, `report` or `psp`.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Authority::Screen => "screen",
-            Authority::Report => "report",
-            Authority::Psp => "psp",
-        }
-    }
-}
+pub use tend_vocab::Authority;
 
 /// The screen detector's view of a pane, the fallback.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

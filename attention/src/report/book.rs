@@ -115,7 +115,7 @@ impl ReportBook {
         pane: &str,
         report: Report,
     ) -> Result<Applied, ReportError> {
-        let state = Lifecycle::parse(&report.state)
+        let state = Lifecycle::parse_loose(&report.state)
             .ok_or_else(|| ReportError::UnknownState(report.state.trim().to_owned()))?;
         if !state.is_posted() {
             return Err(ReportError::DerivedState(state));

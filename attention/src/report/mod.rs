@@ -86,7 +86,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use tend_detector::config::dur;
-use tend_detector::state::{Reason, State};
+use tend_vocab::{Reason, State};
 
 mod authority;
 mod book;
@@ -103,107 +103,7 @@ pub use tend_detector::psp::{Reading, Task};
 
 use reporter::{opt_dur, step, Lease};
 
-/// A lifecycle state: the ten an agent may post and the three tend derives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Lifecycle {
-    /// Started and read its instructions; ends on its first piece of work.
-    Up,
-    /// On one item. Leased.
-    Working,
-    /// Folding its own branch in. Leased exactly like working.
-    Merging,
-    /// Alive with nothing to do. Leased.
-    Idle,
-    /// Waiting on the user (or, with reason `work`, polling for work).
-    Waiting,
-    /// One problem it cannot get past; replaced by its next status.
-    Stuck,
-    /// Low on room to work: finishes the item in hand, takes nothing new.
-    Warning,
-    /// Cannot go on; gone without a notification when its lease ends.
-    Stopped,
-    /// Writing its handover for the next agent.
-    HandingOver,
-    /// Signed off; stays done until it posts again.
-    Done,
-    /// Derived: stopped posting but alive another way.
-    Quiet,
-    /// Derived: something ran out.
-    Gone,
-    /// Derived: alive through the panes it dispatched.
-    Dispatching,
-}
-
-impl Lifecycle {
-    /// Every lifecycle state, posted ones first.
-    pub const ALL: [Lifecycle; 13] = [
-        Lifecycle::Up,
-        Lifecycle::Working,
-        Lifecycle::Merging,
-        Lifecycle::Idle,
-        Lifecycle::Waiting,
-        Lifecycle::Stuck,
-        Lifecycle::Warning,
-        Lifecycle::Stopped,
-        Lifecycle::HandingOver,
-        Lifecycle::Done,
-        Lifecycle::Quiet,
-        Lifecycle::Gone,
-        Lifecycle::Dispatching,
-    ];
-
-    /// The name used on the command line and in JSON.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Lifecycle::Up => "up",
-            Lifecycle::Working => "working",
-            Lifecycle::Merging => "merging",
-            Lifecycle::Idle => "idle",
-            Lifecycle::Waiting => "waiting",
-            Lifecycle::Stuck => "stuck",
-            Lifecycle::Warning => "warning",
-            Lifecycle::Stopped => "stopped",
-            Lifecycle::HandingOver => "handing-over",
-            Lifecycle::Done => "done",
-            Lifecycle::Quiet => "quiet",
-            Lifecycle::Gone => "gone",
-            Lifecycle::Dispatching => "dispatching",
-        }
-    }
-
-    /// Parses a name (`handing_over` and `handover` are accepted too).
-    pub fn parse(s: &str) -> Option<Self> {
-        let s = s.trim().to_ascii_lowercase();
-        if s == "handing_over" || s == "handover" {
-            return Some(Lifecycle::HandingOver);
-        }
-        Lifecycle::ALL.into_iter().find(|l| l.as_str() == s)
-    }
-
-    /// Whether an agent may post this state (`quiet`, `gone` and
-    /// `dispatching` are tend's alone).
-    pub fn is_posted(&self) -> bool {
-        !matches!(
-            self,
-            Lifecycle::Quiet | Lifecycle::Gone | Lifecycle::Dispatching
-        )
-    }
-
-    /// The states a dispatcher shows as `dispatching` while its panes live.
-    fn is_running(&self) -> bool {
-        matches!(
-            self,
-            Lifecycle::Up | Lifecycle::Working | Lifecycle::Merging | Lifecycle::Idle
-        )
-    }
-}
-
-impl fmt::Display for Lifecycle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use tend_vocab::Lifecycle;
 
 /// What a reported `waiting` waits on (`--reason`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -419,17 +319,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parse_states_and_reasons() {
-        for l in Lifecycle::ALL {
-            assert_eq!(Lifecycle::parse(l.as_str()), Some(l));
-        }
-        assert_eq!(
-            Lifecycle::parse("handing_over"),
-            Some(Lifecycle::HandingOver)
-        );
-        assert_eq!(Lifecycle::parse(" Working "), Some(Lifecycle::Working));
-        assert_eq!(Lifecycle::parse("busy"), None);
-        assert_eq!(Lifecycle::ALL.iter().filter(|l| l.is_posted()).count(), 10);
+    fn parse_wait_reasons() {
         assert_eq!(WaitReason::parse("work"), Some(WaitReason::Work));
         assert_eq!(
             WaitReason::parse("question"),

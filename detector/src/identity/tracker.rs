@@ -60,29 +60,7 @@ impl Default for HysteresisConfig {
     }
 }
 
-/// How a pane's agent was identified.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum IdentifiedBy {
-    /// Its process: the executable, a package path, argv, `comm`.
-    Process,
-    /// Its live UI on the screen, behind a wrapper whose agent the process
-    /// tree cannot show (`ssh`, `docker exec`, …).
-    Screen,
-    /// Declared by `TEND_AGENT` in its environment.
-    Declared,
-}
-
-impl IdentifiedBy {
-    /// `process`, `screen` or `declared`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            IdentifiedBy::Process => "process",
-            IdentifiedBy::Screen => "screen",
-            IdentifiedBy::Declared => "declared",
-        }
-    }
-}
+pub use tend_vocab::IdentifiedBy;
 
 impl IdentityMatch {
     /// How this match identifies its agent.
