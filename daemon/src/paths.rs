@@ -98,6 +98,9 @@ pub const UNSAFE_DIR: crate::error::ErrorKind = ErrorKind::UnsafeDir;
 
 fn ensure_private_dir(dir: &Path, which: Private) -> Result<(), CliError> {
     use std::os::unix::fs::MetadataExt;
+    // The parents first: nothing is created inside a folder someone else
+    // controls.
+    check_parents(dir, which)?;
     if std::fs::symlink_metadata(dir).is_err() {
         std::fs::DirBuilder::new()
             .recursive(true)
@@ -130,13 +133,7 @@ fn ensure_private_dir(dir: &Path, which: Private) -> Result<(), CliError> {
     }
     let me = nix::unistd::getuid().as_raw();
     if meta.uid() != me {
-        let owner = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(meta.uid()))
-            .ok()
-            .flatten()
-            .map_or_else(
-                || format!("uid {}", meta.uid()),
-                |u| format!("{} (uid {})", u.name, meta.uid()),
-            );
+        let owner = owner_name(meta.uid());
         return Err(CliError::new(
             UNSAFE_DIR,
             format!(
@@ -161,6 +158,74 @@ fn ensure_private_dir(dir: &Path, which: Private) -> Result<(), CliError> {
         ));
     }
     Ok(())
+}
+
+/// Whether someone else could swap a folder on the way to `dir` for one of
+/// their own, as OpenSSH's StrictModes asks of `~/.ssh`: each folder that
+/// holds it, up to and including the first one the user owns, must belong
+/// to the user or root, and no one else may write to it — unless it is
+/// root's and has the sticky bit (`/tmp`), where no one can rename what is
+/// not theirs. The folders are those of the real path: a symbolic link on
+/// the way is followed, and the folders it leads through are checked.
+fn check_parents(dir: &Path, which: Private) -> Result<(), CliError> {
+    let cannot_read = |p: &Path, e: std::io::Error| {
+        CliError::new(which.code(), format!("cannot read {}: {e}", p.display()))
+    };
+    // `dir` itself when it exists (it may be a link), else the nearest
+    // folder above it that does: tend makes the rest, 0700.
+    let (existing, is_dir) = match dir.ancestors().find(|p| p.exists()) {
+        Some(p) => (p, p == dir),
+        None => return Ok(()),
+    };
+    let real = std::fs::canonicalize(existing).map_err(|e| cannot_read(existing, e))?;
+    let first = if is_dir {
+        real.parent()
+    } else {
+        Some(real.as_path())
+    };
+    let me = nix::unistd::getuid().as_raw();
+    for holder in first.into_iter().flat_map(Path::ancestors) {
+        let meta = std::fs::metadata(holder).map_err(|e| cannot_read(holder, e))?;
+        if let Some(why) = unsafe_holder(&meta, me) {
+            return Err(CliError::new(
+                UNSAFE_DIR,
+                format!(
+                    "{} {why}, so they could put a folder of their own in place of {}: tend keeps {} only under folders that you or root own and no one else can write. Set {} to a folder of yours (such as /run/user/{me}, or a folder in your home created with mode 0700)",
+                    holder.display(),
+                    dir.display(),
+                    which.holds(),
+                    which.variable()
+                ),
+            ));
+        }
+        if std::os::unix::fs::MetadataExt::uid(&meta) == me {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Why a folder that holds tend's folder is not safe, if it is not.
+fn unsafe_holder(meta: &std::fs::Metadata, me: u32) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let mode = meta.permissions().mode() & 0o7777;
+    if meta.uid() != me && meta.uid() != 0 {
+        return Some(format!("belongs to {}", owner_name(meta.uid())));
+    }
+    let sticky_root = meta.uid() == 0 && mode & 0o1000 != 0;
+    (mode & 0o022 != 0 && !sticky_root)
+        .then(|| format!("has mode {mode:04o}: other users can write to it"))
+}
+
+/// `name (uid N)`, or `uid N` for a user with no name.
+fn owner_name(uid: u32) -> String {
+    nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
+        .ok()
+        .flatten()
+        .map_or_else(
+            || format!("uid {uid}"),
+            |u| format!("{} (uid {uid})", u.name),
+        )
 }
 
 /// A file-name-safe name for a tmux server, from its socket path: the
@@ -278,6 +343,74 @@ mod tests {
                 );
             }
         });
+    }
+
+    #[test]
+    fn a_folder_that_others_can_write_or_own_above_tend_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        // XDG_RUNTIME_DIR as another user's world-writable folder: they
+        // could rename tend/ and put their own in its place.
+        let shared = root.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let dir = shared.join("tend");
+        let e = ensure_private_dir(&dir, Private::Runtime).unwrap_err();
+        assert_eq!(e.kind, UNSAFE_DIR);
+        assert_eq!(
+            e.message,
+            format!(
+                "{} has mode 0777: other users can write to it, so they could put a folder \
+                 of their own in place of {}: tend keeps its sockets and log only under \
+                 folders that you or root own and no one else can write. Set \
+                 XDG_RUNTIME_DIR to a folder of yours (such as /run/user/{}, or a folder in \
+                 your home created with mode 0700)",
+                shared.display(),
+                dir.display(),
+                nix::unistd::getuid()
+            )
+        );
+        assert!(!dir.exists(), "nothing is made inside such a folder");
+        // Made before the folder opened up: refused all the same.
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o700)).unwrap();
+        ensure_private_dir(&dir, Private::Runtime).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o770)).unwrap();
+        assert_eq!(
+            ensure_private_dir(&dir, Private::Runtime).unwrap_err().kind,
+            UNSAFE_DIR
+        );
+        // Through a link: the folders the link leads through count.
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let mine = root.path().join("mine");
+        std::fs::create_dir(&mine).unwrap();
+        std::os::unix::fs::symlink(&dir, mine.join("tend")).unwrap();
+        assert_eq!(
+            ensure_private_dir(&mine.join("tend"), Private::State)
+                .unwrap_err()
+                .kind,
+            UNSAFE_DIR
+        );
+        // Another owner, even with no one else allowed to write (root only).
+        if nix::unistd::getuid().is_root() {
+            std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).unwrap();
+            nix::unistd::chown(&shared, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+            let e = ensure_private_dir(&dir, Private::Runtime).unwrap_err();
+            assert!(
+                e.message
+                    .starts_with(&format!("{} belongs to ", shared.display())),
+                "{}",
+                e.message
+            );
+        }
+    }
+
+    #[test]
+    fn sticky_folders_of_root_and_the_users_own_folders_hold_tend() {
+        // /tmp: root's, sticky, everyone writes; no one renames another's.
+        let tmp = std::env::temp_dir();
+        let dir = tmp.join(format!("tend-paths-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        ensure_private_dir(&dir.join("tend"), Private::Runtime).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -67,6 +67,19 @@ pub fn run(socket: &Path, pane: &str) -> std::io::Result<()> {
             Err(_) => std::thread::sleep(Duration::from_millis(50)),
         }
     };
+    // The pane's output goes only to a daemon of this user's: a socket
+    // someone else put in the way would read everything the pane shows.
+    let me = nix::unistd::getuid().as_raw();
+    let owner = tend_procfs::platform::os::peer_uid(std::os::fd::AsFd::as_fd(&stream))?;
+    if owner != me {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "the daemon at {} runs as uid {owner}, not as you (uid {me}); the pane is not handed to it",
+                socket.display()
+            ),
+        ));
+    }
     // A descriptor in flight stays open after this process exits: the
     // daemon receives it whenever it reads the message.
     send_fd(&stream, pane, &std::io::stdin())

@@ -28,15 +28,7 @@ pub fn call_for<C: Call>(
     timeout: Option<Duration>,
 ) -> Result<C::Reply, CliError> {
     let method = C::METHOD;
-    let mut stream = UnixStream::connect(socket).map_err(|e| {
-        CliError::new(
-            ErrorKind::NoDaemon,
-            format!(
-                "tend is not running for this tmux server ({}: {e}); start it with `tend start`",
-                socket.display()
-            ),
-        )
-    })?;
+    let mut stream = connect(socket)?;
     stream
         .set_read_timeout(timeout)
         .and_then(|_| stream.set_write_timeout(Some(Duration::from_secs(5))))
@@ -68,6 +60,48 @@ pub fn call_for<C: Call>(
         .into_result()
         .map_err(|err| CliError::new(ErrorKind::Daemon(err.code), err.message))?;
     serde_json::from_value(result).map_err(unreadable)
+}
+
+/// Connects to the daemon's socket at `socket`, and makes sure the
+/// process listening there runs as this user: a socket in a folder
+/// someone else could reach might be theirs, and what the CLI sends (a
+/// prompt, a note) would go to them.
+pub fn connect(socket: &Path) -> Result<UnixStream, CliError> {
+    let stream = UnixStream::connect(socket).map_err(|e| {
+        CliError::new(
+            ErrorKind::NoDaemon,
+            format!(
+                "tend is not running for this tmux server ({}: {e}); start it with `tend start`",
+                socket.display()
+            ),
+        )
+    })?;
+    check_owner(&stream, socket)?;
+    Ok(stream)
+}
+
+/// Refuses a socket whose listener is another user (see [`connect`]).
+fn check_owner(stream: &UnixStream, socket: &Path) -> Result<(), CliError> {
+    use std::os::fd::AsFd;
+    let me = nix::unistd::getuid().as_raw();
+    match tend_procfs::platform::os::peer_uid(stream.as_fd()) {
+        Ok(uid) if uid == me => Ok(()),
+        Ok(uid) => Err(CliError::new(
+            tend_daemon::paths::UNSAFE_DIR,
+            format!(
+                "the daemon at {} runs as uid {uid}, not as you (uid {me}): someone else put it there, so tend sends it nothing. Remove the socket, check who can write to its folder (`ls -ld {}`), then `tend start`",
+                socket.display(),
+                socket.parent().unwrap_or(socket).display()
+            ),
+        )),
+        Err(e) => Err(CliError::new(
+            ErrorKind::Io,
+            format!(
+                "cannot tell who runs the daemon at {} ({e}); tend sends nothing to a daemon it cannot check",
+                socket.display()
+            ),
+        )),
+    }
 }
 
 /// The request line that asks `call` (id 1), newline included: for the

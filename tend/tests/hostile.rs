@@ -560,3 +560,145 @@ fn every_payload_through_every_local_place_runs_nothing() {
         "#{@tend_summary} #{@tend_marks} #{@tend_state}"
     );
 }
+
+/// A Python listener on `path`, run as user `nobody`, that writes every
+/// byte a client sends into `log` and answers each line as the daemon
+/// would (`{"id":1,"result":[]}`). The folders up to `env`'s root are
+/// opened only while it binds.
+fn listener_as_nobody(env: &Env, path: &Path, log: &Path) -> std::process::Child {
+    use std::os::unix::fs::PermissionsExt;
+    let mut opened = Vec::new();
+    let mut dir = path.parent().map(Path::to_owned);
+    while let Some(d) = dir {
+        let mode = std::fs::metadata(&d).expect("folder").permissions().mode();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        opened.push((d.clone(), mode));
+        if d == env.path() {
+            break;
+        }
+        dir = d.parent().map(Path::to_owned);
+    }
+    std::fs::write(log, "").expect("log");
+    std::fs::set_permissions(log, std::fs::Permissions::from_mode(0o666)).expect("chmod log");
+    let ready = log.with_extension("ready");
+    let script = format!(
+        r#"
+import socket, os
+s = socket.socket(socket.AF_UNIX)
+s.bind({path:?}); s.listen(8)
+open({ready:?}, "w").close()
+while True:
+    c, _ = s.accept()
+    data = c.recv(65536)
+    with open({log:?}, "ab") as f: f.write(data)
+    try: c.sendall(b'{{"id":1,"result":[]}}\n')
+    except OSError: pass
+    c.close()
+"#,
+        path = path.display().to_string(),
+        ready = ready.display().to_string(),
+        log = log.display().to_string(),
+    );
+    let child = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "/usr/bin/python3",
+            "-c",
+        ])
+        .arg(script)
+        .spawn()
+        .expect("setpriv");
+    assert!(
+        wait_until(10, || ready.exists()),
+        "the listener never bound"
+    );
+    for (d, mode) in opened.into_iter().rev() {
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(mode)).expect("chmod back");
+    }
+    child
+}
+
+/// Another user's runtime folder, or another user's daemon behind tend's
+/// socket name: tend starts nothing there and sends nothing to it — not a
+/// request, not a pane's output.
+#[test]
+fn another_users_runtime_folder_or_daemon_gets_nothing() {
+    use std::os::unix::fs::PermissionsExt;
+    if !nix::unistd::getuid().is_root() {
+        eprintln!("skipped: needs root to act as another user");
+        return;
+    }
+    let env = Env::new("hostile-runtime");
+    // XDG_RUNTIME_DIR owned by `nobody`, open to all: they could rename
+    // tend/ and put their own in its place.
+    let theirs = env.path().join("theirs");
+    std::fs::create_dir(&theirs).expect("mkdir");
+    std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    nix::unistd::chown(&theirs, Some(nix::unistd::Uid::from_raw(65534)), None).expect("chown");
+    for args in [&["start"][..], &["list"]] {
+        let o = env
+            .command(args)
+            .env("XDG_RUNTIME_DIR", &theirs)
+            .output()
+            .expect("tend");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "tend {args:?} used their folder");
+        assert!(
+            err.contains(&format!(
+                "{} belongs to nobody (uid 65534)",
+                theirs.display()
+            )),
+            "{err}"
+        );
+    }
+    assert!(
+        !theirs.join("tend").exists(),
+        "tend made a folder in theirs"
+    );
+
+    // Their daemon behind tend's own socket name (a folder of ours that
+    // they could once reach): the CLI and the tap refuse it.
+    env.tend_ok(&["start"]);
+    let sock = control_socket(&env);
+    env.tend_ok(&["stop"]);
+    let _ = std::fs::remove_file(&sock);
+    let log = env.path().join("theirs.log");
+    let mut fake = listener_as_nobody(&env, &sock, &log);
+    let o = env
+        .command(&["prompt", "%0", "API_KEY=sk-secret-123"])
+        .output()
+        .expect("tend prompt");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "tend prompt talked to their daemon");
+    assert!(err.contains("runs as uid 65534, not as you"), "{err}");
+    let tap = sock.with_extension("tap");
+    let _ = std::fs::remove_file(&tap);
+    let log2 = env.path().join("theirs-tap.log");
+    let mut fake_tap = listener_as_nobody(&env, &tap, &log2);
+    let o = std::process::Command::new(support::tend_bin())
+        .args(["tap", "--socket"])
+        .arg(&tap)
+        .args(["--pane", "%0"])
+        .stdin(std::process::Stdio::piped())
+        .output()
+        .expect("tend tap");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "the tap handed a pane to their daemon");
+    assert!(err.contains("runs as uid 65534, not as you"), "{err}");
+    let _ = fake.kill();
+    let _ = fake_tap.kill();
+    let _ = fake.wait();
+    let _ = fake_tap.wait();
+    assert_eq!(
+        std::fs::read(&log).expect("log"),
+        b"",
+        "a request reached them"
+    );
+    assert_eq!(
+        std::fs::read(&log2).expect("log"),
+        b"",
+        "the tap reached them"
+    );
+}

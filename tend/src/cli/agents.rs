@@ -8,7 +8,6 @@
 
 use crate::error::ErrorKind;
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::net::UnixStream;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
@@ -157,12 +156,7 @@ pub fn events(server: &ServerArgs, a: &EventsArgs, out: &mut dyn Write) -> Resul
         return feed(server, out);
     }
     let t = Target::resolve(server)?;
-    let mut stream = UnixStream::connect(&t.control).map_err(|e| {
-        CliError::new(
-            ErrorKind::NoDaemon,
-            format!("tend is not running for this tmux server ({e}); start it with `tend start`"),
-        )
-    })?;
+    let mut stream = client::connect(&t.control)?;
     let subscribe = params::Events {
         pane: a.pane.as_deref().map(|p| t.pane_name(p)),
         kind: a.kind.clone(),
@@ -651,12 +645,7 @@ fn feed(server: &ServerArgs, out: &mut dyn Write) -> Result<(), CliError> {
             &mut std::io::sink(),
         )?;
     }
-    let mut stream = UnixStream::connect(&t.control).map_err(|e| {
-        CliError::new(
-            ErrorKind::NoDaemon,
-            format!("tend is not running for this tmux server ({e}); start it with `tend start`"),
-        )
-    })?;
+    let mut stream = client::connect(&t.control)?;
     stream
         .write_all(client::request_line(params::Events::default()).as_bytes())
         .map_err(|e| CliError::new(ErrorKind::Io, format!("cannot talk to the daemon: {e}")))?;

@@ -57,12 +57,12 @@ pub struct GuardArgs {
 /// guard has tmux clean up.
 pub fn guard(args: &GuardArgs) -> Result<(), CliError> {
     use std::io::{BufRead, BufReader, Write};
-    let mut stream = std::os::unix::net::UnixStream::connect(&args.socket).map_err(|e| {
+    let mut stream = client::connect(&args.socket).map_err(|e| {
         CliError::new(
-            ErrorKind::NoDaemon,
+            e.kind,
             format!(
-                "no daemon to guard on {}: {e}; tmux cleans up the status line now",
-                args.socket.display()
+                "no daemon to guard: {}; tmux cleans up the status line now",
+                e.message
             ),
         )
     })?;

@@ -16,7 +16,6 @@ mod view;
 
 use crate::error::ErrorKind;
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -200,9 +199,9 @@ fn subscribe(control: PathBuf, tx: Sender<Msg>) {
         let lost = |e: String| {
             let _ = tx.send(Msg::Lost(e));
         };
-        let mut stream = match UnixStream::connect(&control) {
+        let mut stream = match client::connect(&control) {
             Ok(s) => s,
-            Err(e) => return lost(format!("tend is not running ({e})")),
+            Err(e) => return lost(e.message),
         };
         let subscribe = client::request_line(params::Events::default());
         if let Err(e) = stream.write_all(subscribe.as_bytes()) {
