@@ -243,16 +243,17 @@ fn notes_and_reasons_typed_at_the_picker_arrive_as_typed() {
     let term = Terminal::attach(&env, "main", "prompt");
     let client = env.tmux_out(&["list-clients", "-F", "#{client_name}"]);
     let socket = control_socket(&env);
-    // No `%%` in the text: tmux 3.3a gives command-prompt's template the
-    // typed text twice, and its second pass puts the text in again for a
-    // typed `%%` (docs/RELIABILITY.md). Every later version and 3.2a keep it.
+    // What tmux 3.3a's command-prompt put into its template a second
+    // time, unescaped (`%2`, `%%`), beside every other quoting breaker:
+    // the text never reaches a template now, on any version.
     let note = format!(
-        "it's \"plain\" %1 % $HOME ~ ; #(touch {}) $(touch {}) \\ end",
+        "a %2 b %% it's \"plain\" %1 % $HOME ~ ; #(touch {}) $(touch {}) \\ end",
         m.path("note-format"),
         m.path("note-shell")
     );
     let reason = format!(
-        "stop'; run-shell \"touch {}\" ; #{{pane_id}} %12",
+        "%2\" ; run-shell \"touch {}\" ; # stop'; run-shell \"touch {}\" ; #{{pane_id}} %12 %%%",
+        m.path("reason-percent"),
         m.path("reason")
     );
     for (key, text) in [("p", &note), ("s", &reason)] {

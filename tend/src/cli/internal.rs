@@ -11,7 +11,7 @@ use clap::Args;
 use tend_protocol::params;
 use tend_protocol::reply::Answered;
 use tend_tmux::command::{Command, Commands};
-use tend_tmux::escape::{run_shell_command, shell_words, Word};
+use tend_tmux::escape::{run_shell_command, Word};
 use tend_tmux::MenuItem;
 
 use super::target::ServerArgs;
@@ -209,27 +209,22 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
             let tend_cmd = |method: &str, extra: &[&str]| {
                 run_shell_command(&tend_words(method, extra), tend_tmux::MARKER)
             };
-            // Free text (a note, a reason) never passes through a shell: the
-            // prompt stores it in a pane option, and tend reads it back. The
-            // template is built from separate arguments (a pane id's `%1`
-            // would otherwise be replaced by the typed text).
-            let prompt_then = |label: &str, option: &str, method: &str| {
-                let store = Commands::from(
-                    Command::new("set-option")
-                        .args(["-p", "-t", pane.as_str(), option])
-                        .prompt_input(),
-                )
-                .then(
-                    Command::new("run-shell")
-                        .arg("-b")
-                        .arg(shell_words(&tend_words(method, &[]))),
-                );
-                Commands::from(
-                    Command::new("command-prompt")
-                        .args(["-p", label])
-                        .arg(store.prompt_template()),
-                )
-                .command_string()
+            // Free text (a note, a reason) is typed in a popup that tend
+            // itself reads (`ask-note`, `ask-reason`, cli/ask.rs): it never
+            // passes through a tmux template or a shell.
+            let version_has_title = server
+                .server()
+                .server_version()
+                .is_none_or(|v| v.at_least(3, 3));
+            let ask = |title: &str, method: &str| {
+                let mut popup = Command::new("display-popup").args(["-E", "-w", "72", "-h", "4"]);
+                if version_has_title {
+                    popup = popup.args(["-T", title]);
+                }
+                let popup = popup
+                    .args([exe.as_str(), "key", "--socket", socket.as_str(), method])
+                    .arg(format!("pane={pane}"));
+                Commands::from(popup).command_string()
             };
             let mut items = vec![MenuItem::Disabled(picker_label(&view))];
             // Waiting for approval: the dialog's own text (read from the
@@ -281,7 +276,7 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
                 items.push(MenuItem::Entry {
                     label: "Park… (with a note)".into(),
                     key: "p".into(),
-                    command: prompt_then("park note:", "@tend-input-note", "park-from-input"),
+                    command: ask("tend: park with a note", "ask-note"),
                 });
             }
             if view.snoozed {
@@ -307,7 +302,7 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
             items.push(MenuItem::Entry {
                 label: "Ask it to stop… (stop flag)".into(),
                 key: "s".into(),
-                command: prompt_then("stop reason:", "@tend-input-reason", "stop-from-input"),
+                command: ask("tend: ask it to stop", "ask-reason"),
             });
             server
                 .server()
@@ -340,44 +335,15 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
                 .display_message(client_name.as_deref(), &said, None);
             Ok(())
         }
-        "park-from-input" | "stop-from-input" | "unpark" | "unsnooze" | "snooze" => {
+        "ask-note" | "ask-reason" => {
             let Some(pane) = pane else { return Ok(()) };
-            let srv = server.server();
-            // tmux 3.4 prints `$HOME` as `\$HOME` and 3.4 and 3.5a print
-            // control characters as `\ooo`: the text is read back as typed.
-            // Where that is not certain (a backslash before a digit or a
-            // letter), the printed text is kept: a prompt's text holds no
-            // control characters, so its backslashes are the user's own.
-            let printing = srv.capabilities().printing;
-            let read_option = |name: &str| -> String {
-                let v = srv
-                    .run(["show-options", "-pqv", "-t", pane.as_str(), name])
-                    .unwrap_or_default();
-                let _ = srv.run(["set-option", "-pu", "-t", pane.as_str(), name]);
-                let printed = v.strip_suffix('\n').unwrap_or(&v);
-                printing
-                    .unprint(printed)
-                    .unwrap_or_else(|| printed.to_owned())
-            };
+            ask_and_send(&args.socket, action, pane)
+        }
+        "unpark" | "unsnooze" | "snooze" => {
+            let Some(pane) = pane else { return Ok(()) };
             let socket = &args.socket;
             let wait = Duration::from_secs(3);
             match action {
-                "park-from-input" => {
-                    let park = params::Park {
-                        note: read_option("@tend-input-note"),
-                        pane,
-                        gate: None,
-                    };
-                    client::call(socket, park, wait).map(drop)
-                }
-                "stop-from-input" => {
-                    let stop = params::StopRequest {
-                        reason: read_option("@tend-input-reason"),
-                        pane,
-                        by: Some("user".into()),
-                    };
-                    client::call(socket, stop, wait).map(drop)
-                }
                 "snooze" => {
                     let length = args
                         .rest
@@ -424,6 +390,42 @@ pub const PICKER_VIEW_OPTION: &str = "@tend-picker-view";
 
 /// Opens `tend pilot` in a popup on `client`; false when the user chose
 /// the menu, the server has no popup, or tmux refused it.
+/// `ask-note` / `ask-reason`: asks in the popup this runs in, then parks
+/// the pane with the note or puts a stop flag on it with the reason. A
+/// refusal is shown in the popup until a key is pressed.
+fn ask_and_send(socket: &std::path::Path, action: &str, pane: String) -> Result<(), CliError> {
+    let label = if action == "ask-note" {
+        "park note:"
+    } else {
+        "stop reason:"
+    };
+    let terminal = |e: std::io::Error| CliError::new(ErrorKind::Io, format!("terminal: {e}"));
+    let text = match super::ask::ask(label).map_err(terminal)? {
+        super::ask::Outcome::Answered(text) => text,
+        super::ask::Outcome::Cancelled => return Ok(()),
+    };
+    let wait = Duration::from_secs(3);
+    let sent = if action == "ask-note" {
+        let park = params::Park {
+            note: text,
+            pane,
+            gate: None,
+        };
+        client::call(socket, park, wait).map(drop)
+    } else {
+        let stop = params::StopRequest {
+            reason: text,
+            pane,
+            by: Some("user".into()),
+        };
+        client::call(socket, stop, wait).map(drop)
+    };
+    if let Err(e) = &sent {
+        super::ask::tell(&format!("tend: {}", e.message)).map_err(terminal)?;
+    }
+    sent
+}
+
 fn open_pilot(server: &ServerArgs, control: &std::path::Path, client: &str) -> bool {
     let srv = server.server();
     if !srv.capabilities().popup {

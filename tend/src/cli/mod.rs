@@ -1,6 +1,7 @@
 //! Command-line commands, one module each.
 
 pub mod agents;
+pub mod ask;
 pub mod capture;
 pub mod config_edit;
 pub mod demo;
