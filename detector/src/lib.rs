@@ -15,6 +15,7 @@
 //! * [`machine`] — the narrow state machine with strong-evidence locks
 //! * [`engine`] — [`PaneDetector`], tying the above to time
 //! * [`identity`] — which agent a process tree runs
+//! * [`limit`] — when a usage limit resets, from the words an agent draws
 //! * [`version`] — which package metadata names an agent's version
 //! * [`answer`] — the keys that approve or deny an agent's dialog
 //! * [`psp`] — the agent's own word: OSC 7501 (Program Status Protocol)
@@ -34,6 +35,7 @@ pub mod cast;
 pub mod config;
 pub mod engine;
 pub mod identity;
+pub mod limit;
 pub mod machine;
 pub mod manifest;
 pub mod psp;
