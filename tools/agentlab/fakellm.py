@@ -30,7 +30,8 @@ Control endpoints (loopback only):
 Scenarios: idle, working_then_done, approval, question, error, long_tool, exit,
 deny, esc_stream, ctrlc_stream, esc_tool, ctrlc_tool, multi_turn, resize,
 approval_edit, approval_fetch, plan, long_output, error_429, error_overload,
-error_401, error_conn (see build_scenarios below).  Knobs (env): FAKELLM_STREAM_SECS (default 20) is the
+error_401, error_conn, limit, limit_weekly, limit_resume (see build_scenarios
+below; limit_response says what each provider sends for a plan limit).  Knobs (env): FAKELLM_STREAM_SECS (default 20) is the
 duration of the slow answer of working_then_done; FAKELLM_LONG_CMD (default
 "python3 -c 'import time; time.sleep(40)'; echo done" - Claude Code
 refuses a foreground `sleep 40`); FAKELLM_APPROVAL_CMD (default "rm -rf ./build");
@@ -69,6 +70,7 @@ STATE = {
     "req_seq": 0,
     "log_path": None,
     "dump_dir": None,
+    "limit_resets": {},
 }
 
 POEM = (
@@ -237,6 +239,16 @@ def build_scenarios():
         "error_overload": errs("overload"),
         "error_401": errs(401),
         "error_conn": errs(503),   # never served: the listener is closed before the turn
+        # --- a plan's usage limit (limit_response): every request until the
+        # reset is refused; limit_resume's reset comes during the recording
+        # and the request after it is answered
+        "limit": [{"kind": "limit", "reset_in": env_float("FAKELLM_LIMIT_RESET_SECS", 3 * 3600 + 600)}],
+        "limit_weekly": [{"kind": "limit", "window": "seven_day", "daily": True,
+                          "reset_in": env_float("FAKELLM_LIMIT_RESET_SECS", 3 * 86400)}],
+        "limit_resume": [
+            {"kind": "limit", "reset_in": env_float("FAKELLM_LIMIT_RESET_SECS", 60)},
+            {"kind": "text", "text": POEM, "duration": env_float("FAKELLM_LIMIT_ANSWER_SECS", 8), "ttft": ttft},
+        ],
         # --- a shell in the background: the turn's text ends while it runs on;
         # the agent hears of its end and answers that (the third step)
         "background": [
@@ -289,12 +301,30 @@ def next_step(tool_result=None, rid=None):
     with LOCK:
         steps = SCENARIOS.get(STATE["scenario"], [])
         i = STATE["step"]
-        STATE["step"] = i + 1
         STATE["main_requests"] += 1
         step = steps[i] if i < len(steps) else DEFAULT_STEP
+        if step.get("kind") == "limit":
+            # a plan limit holds every request until its reset, then the
+            # scenario goes on with the next step
+            reset = STATE["limit_resets"].setdefault(i, limit_reset_at(step))
+            if time.time() < reset:
+                return i, dict(step, reset_at=reset)
+            log_event("limit_reset_passed", step=i, reset_at=reset)
+            i += 1
+            step = steps[i] if i < len(steps) else DEFAULT_STEP
+        STATE["step"] = i + 1
     if step.get("ttft"):
         time.sleep(step["ttft"])
     return i, step
+
+
+def limit_reset_at(step):
+    """The reset of a plan limit served from now: `reset_in` seconds ahead,
+    moved up to the next whole minute, because the agents draw the reset to
+    the minute ("resets 3:05pm", "Try again at 3:05 PM") and a recording's
+    label must say the time the screen shows."""
+    t = time.time() + float(step.get("reset_in", 3 * 3600))
+    return float(int(t // 60 + (1 if t % 60 else 0)) * 60)
 
 
 def peek_step():
@@ -688,6 +718,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             with LOCK:
                 STATE["scenario"] = name
                 STATE["step"] = 0
+                STATE["limit_resets"] = {}
             log_event("scenario_set", scenario=name)
             return self._json(200, {"ok": True, "scenario": name})
         if p == "/_ctl/close":
@@ -731,6 +762,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         kind = step["kind"]
         if kind == "error":
             return self.error_response(rid, "anthropic", step["status"], idx)
+        if step["kind"] == "limit":
+            return self.limit_response(rid, "anthropic", step, idx)
         mid = "msg_" + uuid.uuid4().hex[:20]
         self._sse_start({"request-id": "req_" + rid})
         usage = {"input_tokens": 1200, "output_tokens": 1, "cache_creation_input_tokens": 0,
@@ -852,6 +885,91 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self._json(status, obj, headers)
         log_event("error_returned", id=rid, api=api, step=idx, status=status)
 
+    # ---------------------------------------------------------- plan limits
+    def limit_response(self, rid, api, step, idx):
+        """A plan's usage limit, as each provider sends it: unlike a plain
+        429 (error_response: retry-after 2, the agent retries) it names when
+        the limit resets, and the agents stop and say so.
+
+        * anthropic: the 429 of a subscriber's (or a Claude gateway's) usage
+          limit, `anthropic-ratelimit-unified-status: rejected` with the
+          window that ran out (`-representative-claim`) and its reset (Unix
+          seconds).  Claude Code composes "You've hit your 5-hour limit ·
+          resets 3pm (UTC)" from these headers only for a subscriber or a
+          gateway sign-in (its bundle: the 429 branch reads them when the
+          account is claude.ai or the bearer is a gateway token; the
+          gateway protocol it embeds, "Usage-limit headers", gives the
+          headers and says that with `representative-claim` "the client
+          composes its own 'You've hit your limit' line"); harness.py signs
+          the limit cases in with a gateway token for that reason.
+        * openai_responses (Codex): 429 `{"error": {"type":
+          "usage_limit_reached", "plan_type", "resets_at"}}`
+          (codex-rs/codex-api/src/api_bridge.rs maps it to
+          UsageLimitReached; "You've hit your usage limit. ... try again at
+          3:05 PM.", codex-rs error.rs).
+        * gemini: 429 RESOURCE_EXHAUSTED whose ErrorInfo says QUOTA_EXHAUSTED
+          from the Code Assist domain, with a RetryInfo delay (gemini-cli
+          classifyGoogleError: TerminalQuotaError with the delay; the CLI
+          shows "Usage limit reached for <model>. Access resets at 3:05 PM
+          UTC."); `step["daily"]` sends the Gemini API's free-tier daily
+          quota instead (a QuotaFailure whose quotaId says PerDay: "You have
+          exhausted your daily quota on this model.", no reset time).
+        * openai_chat: OpenAI's own quota answer, 429 `insufficient_quota`
+          (no reset time; the chat agents show it as an error)."""
+        reset = int(step["reset_at"])
+        secs = max(1, int(reset - time.time()))
+        headers = {"retry-after": str(secs)}
+        if api == "anthropic":
+            claim = step.get("window", "five_hour")
+            short = {"five_hour": "5h", "seven_day": "7d"}.get(claim, "5h")
+            headers.update({
+                "x-should-retry": "false",
+                "anthropic-ratelimit-unified-status": "rejected",
+                "anthropic-ratelimit-unified-reset": str(reset),
+                "anthropic-ratelimit-unified-representative-claim": claim,
+                "anthropic-ratelimit-unified-%s-status" % short: "rejected",
+                "anthropic-ratelimit-unified-%s-reset" % short: str(reset),
+                "anthropic-ratelimit-unified-%s-utilization" % short: "1.0",
+                "anthropic-ratelimit-unified-%s-surpassed-threshold" % short: "1.0",
+            })
+            obj = {"type": "error", "error": {
+                "type": "rate_limit_error",
+                "message": "This request would exceed your account's rate limit. Please try again later."}}
+        elif api == "openai_responses":
+            # no x-codex-primary-* usage headers: with them Codex 0.171 puts
+            # a model-switch nudge ("Approaching rate limits / Switch to …?")
+            # under the limit line, a dialog of its own
+            obj = {"error": {"type": "usage_limit_reached", "message": "The usage limit has been reached",
+                             "plan_type": step.get("plan", "pro"), "resets_at": reset,
+                             "resets_in_seconds": secs}}
+        elif api == "gemini":
+            model = "gemini-2.5-pro"
+            if step.get("daily"):
+                details = [
+                    {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{
+                        "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                        "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+                        "quotaDimensions": {"location": "global", "model": model}, "quotaValue": "50"}]},
+                    {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "%ds" % secs}]
+                msg = ("You exceeded your current quota, please check your plan and billing details. "
+                       "* Quota exceeded for metric: generativelanguage.googleapis.com/"
+                       "generate_content_free_tier_requests, limit: 50, model: %s" % model)
+            else:
+                details = [
+                    {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "QUOTA_EXHAUSTED",
+                     "domain": "cloudcode-pa.googleapis.com", "metadata": {"model": model}},
+                    {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "%ds" % secs}]
+                # not "exhausted your capacity": gemini-cli takes that for a
+                # busy model and waits the delay out in silence
+                msg = "Resource has been exhausted (e.g. check quota)."
+            obj = {"error": {"code": 429, "message": msg, "status": "RESOURCE_EXHAUSTED", "details": details}}
+        else:
+            obj = {"error": {"message": "You exceeded your current quota, please check your plan and billing "
+                                        "details.", "type": "insufficient_quota", "param": None,
+                             "code": "insufficient_quota"}}
+        self._json(429, obj, headers)
+        log_event("limit_returned", id=rid, api=api, step=idx, reset_at=reset, status=429)
+
     # ------------------------------------------------------------ openai chat
     def openai_chat(self, rid, path, body):
         main, why = classify_openai_chat(body)
@@ -875,6 +993,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         kind = step["kind"]
         if kind == "error":
             return self.error_response(rid, "openai_chat", step["status"], idx)
+        if step["kind"] == "limit":
+            return self.limit_response(rid, "openai_chat", step, idx)
         if tools and kind != "text":
             name, args = chat_tool_call(step, tools)
             if name:
@@ -1025,6 +1145,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         idx, step = next_step(tool_result_responses(body), rid)
         if step["kind"] == "error":
             return self.error_response(rid, "openai_responses", step["status"], idx)
+        if step["kind"] == "limit":
+            return self.limit_response(rid, "openai_responses", step, idx)
         return self.responses_stream(rid, idx, step, body)
 
     def responses_stream(self, rid, idx, step, body, aux=False):
@@ -1198,6 +1320,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         kind = step["kind"]
         if kind == "error":
             return self.error_response(rid, "gemini", step["status"], idx)
+        if step["kind"] == "limit":
+            return self.limit_response(rid, "gemini", step, idx)
         self._sse_start()
 
         def cand(parts, finish=None):

@@ -79,9 +79,14 @@ PY = sys.executable or "python3"
 BASE_SCENARIOS = ["idle", "working_then_done", "approval", "question", "error", "long_tool", "exit"]
 NEW_SCENARIOS = ["deny", "esc_stream", "ctrlc_stream", "esc_tool", "ctrlc_tool", "multi_turn", "resize",
                  "approval_edit", "approval_fetch", "plan", "long_output",
-                 "error_429", "error_overload", "error_401", "error_conn", "background"]
+                 "error_429", "error_overload", "error_401", "error_conn", "background",
+                 "limit", "limit_weekly", "limit_resume"]
 SCENARIOS = BASE_SCENARIOS + NEW_SCENARIOS
 ERROR_SCENARIOS = ("error", "error_429", "error_overload", "error_401")
+# a plan's usage limit (fakellm limit_response): the agent stops and says when
+# the limit resets; limit_resume's reset comes during the case, and the driver
+# types "continue" after it, as a user would (or tend's resume)
+LIMIT_SCENARIOS = ("limit", "limit_weekly", "limit_resume")
 TOOL_PREAPPROVED = ("long_tool", "esc_tool", "ctrlc_tool", "background")
 # what an agent lacks (see NOTES.md, "Scenarios an agent does not have")
 UNSUPPORTED = {
@@ -151,6 +156,9 @@ PROMPTS = {
     "error_401": "Write a short poem about tmux.",
     "error_conn": "Write a short poem about tmux.",
     "background": "Run the long command in the background.",
+    "limit": "Write a short poem about tmux.",
+    "limit_weekly": "Write a short poem about tmux.",
+    "limit_resume": "Write a short poem about tmux.",
 }
 
 
@@ -214,7 +222,27 @@ def setup_claude(home, work, port, scenario):
     if scenario in ("approval_fetch", "plan"):
         # 2.1.332 defers WebFetch / ExitPlanMode behind ToolSearch; offer them directly
         env["ENABLE_TOOL_SEARCH"] = "false"
+    if scenario in LIMIT_SCENARIOS:
+        # Claude Code draws its own usage-limit screen ("You've hit your
+        # 5-hour limit · resets 3pm") only for a claude.ai subscriber or a
+        # gateway sign-in; an API key gets "API Error: Request rejected (429)".
+        # A bearer token whose `aud` is "claude-gateway" with a custom
+        # ANTHROPIC_BASE_URL is a gateway sign-in (see NOTES.md, "Plan limits")
+        del env["ANTHROPIC_API_KEY"]
+        env["ANTHROPIC_AUTH_TOKEN"] = gateway_token()
     return env, "claude"
+
+
+def gateway_token():
+    """An unsigned JWT saying `aud: claude-gateway` (Claude Code reads the
+    claim to tell a gateway bearer; the fake server checks nothing)."""
+    import base64
+
+    def b64(obj):
+        return base64.urlsafe_b64encode(json.dumps(obj, separators=(",", ":")).encode()).rstrip(b"=").decode()
+    return "%s.%s.%s" % (b64({"alg": "none", "typ": "JWT"}),
+                         b64({"aud": "claude-gateway", "sub": "acc-user", "iat": 1700000000, "exp": 4102444800}),
+                         "fakesig")
 
 
 def setup_codex(home, work, port, scenario):
@@ -603,6 +631,11 @@ PROFILES = {
         conn_max=130,  # gave up ~95 s after the prompt ("fetch failed sending request")
         interrupted_screen=r"Request cancelled",
         error_quiet=25, error_max=90,
+        # the usage-limit dialog ("Usage limit reached for all Pro models." /
+        # "● 1. Keep trying  2. Stop"): Enter keeps trying; the Gemini API's
+        # daily quota (limit_weekly) names no reset
+        limit_resume_keys=[("Enter", False)],
+        limit_reset_hidden=("limit_weekly",),
     ),
     "aider": dict(
         setup=setup_aider,
@@ -1152,10 +1185,12 @@ class Case:
                 f.write(json.dumps(rec) + "\n")
         return rec
 
-    def label(self, state, reason=None, ts=None, src="key", unc=(0.0, 0.3), **kw):
+    def label(self, state, reason=None, ts=None, src="key", unc=(0.0, 0.3), resets_at=None, **kw):
         lab = {"state": state}
         if reason:
             lab["reason"] = reason
+        if resets_at is not None:
+            lab["resets_at"] = resets_at
         return self.ev("label", ts=ts, label=lab, src=src, unc=list(unc), **kw)
 
     # ---- fakellm
@@ -1886,6 +1921,8 @@ class Case:
                 self.notes.append("no request after the background shell ended")
         elif s in ERROR_SCENARIOS:
             self.wait_error_phase(quiet=p.get("error_quiet", 45), max_total=p.get("error_max", 300))
+        elif s in LIMIT_SCENARIOS:
+            self.limit_turn(resume=(s == "limit_resume"), quiet=p.get("limit_quiet", 12))
         time.sleep(tail)
 
     def wait_conn_error(self, max_total=90):
@@ -1955,6 +1992,51 @@ class Case:
         elif what == "prompt_back":
             self.label("completed", ts=t, src="screen:prompt_back", unc=(-0.25, 0.0))
         return True
+
+    def limit_turn(self, resume=False, quiet=12, max_total=150):
+        """A plan limit: the server refuses every request until the reset
+        (fakellm limit_response).  The agent may ask again a few times before
+        it shows its limit screen: the label goes on the last refusal once
+        none has come for `quiet` s.  With resume, the driver types
+        "continue" once the reset has passed (2 s after it), as a user
+        would; the server then answers it."""
+        start = time.time()
+        last = None
+        while time.time() - start < max_total:
+            evs = [e for e in self.server_events() if e.get("event") == "limit_returned"]
+            if evs:
+                last = evs[-1]
+                if time.time() - last["ts"] > quiet:
+                    break
+            time.sleep(0.5)
+        if last is None:
+            self.notes.append("no limit refusal served")
+            return
+        n = sum(1 for e in self.server_events() if e.get("event") == "limit_returned")
+        self.ev("limit_phase_end", n_refusals=n, reset_at=last["reset_at"])
+        # the reset goes into the label only where the agent shows it
+        shown = self.scenario not in self.prof.get("limit_reset_hidden", ())
+        self.label("waiting", "limit", ts=last["ts"], src="server:last_limit", unc=(0.0, 1.0),
+                   resets_at=int(last["reset_at"]) if shown else None, n_refusals=n)
+        if not resume:
+            time.sleep(float(os.environ.get("ACC_LIMIT_HOLD", "10")))
+            return
+        time.sleep(max(0.0, last["reset_at"] + 2 - time.time()))
+        n0 = self.n_requests()
+        if self.prof.get("limit_resume_keys"):
+            # the limit screen is a dialog: its own answer asks again
+            t = self.keys(self.prof["limit_resume_keys"], "resume_keys")
+        else:
+            self.keys([("continue", True)], "type_continue")
+            time.sleep(self.prof.get("submit_delay", 0.4))
+            t = self.keys([("Enter", False)], "submit_continue")
+        self.label("working", ts=t, src="key:continue")
+        e = self.wait_server(lambda e: e.get("event") == "stream_end" and e.get("kind") == "text"
+                             and e.get("step", -1) >= 1, 90, "answer_after_reset")
+        if e:
+            self.label("completed", ts=e["ts"], src="server:stream_end", unc=(0.0, 0.5))
+        elif self.n_requests() == n0:
+            self.notes.append("continue sent no request")
 
     def wait_error_phase(self, quiet=45, max_total=300):
         """Wait until the agent stops retrying (no main request for `quiet` s)."""

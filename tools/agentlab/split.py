@@ -24,6 +24,11 @@ Recordings of a newer version of an agent (`agent/scenario-vVERSION@WxH`,
 recorded with ACC_VERSION_TAG=1) are split like an agent added later: held
 out exactly at the fresh sizes, recorded after the manifest change.
 
+Recordings of a plan's usage limit (`agent/limit…@WxH`: limit,
+limit_weekly, limit_resume; issue #46) are split like an agent added
+later: read to write the limit rules at 80x24 and 120x40, held out at the
+fresh sizes, recorded after the manifests' limit rules were committed.
+
 Recordings of an agent behind a wrapper (`agent/scenario~VIA@WxH`, made with
 `harness.py record --via ssh|script|script-ssh|tend-run|tend-run-ssh`) have a rule of their own:
 held out exactly when at 140x35, the batch recorded through ssh after the
@@ -63,7 +68,8 @@ HEADER = """# The corpus split. Detection rules are written against every record
 # batch recorded through ssh after the others and never read); the rest of
 # them were read to check their labels and are in-sample. Recordings of a
 # newer version of an agent (`agent/scenario-vVERSION@WxH`) are held out
-# exactly at those fresh sizes, recorded after the manifest change. The
+# exactly at those fresh sizes, recorded after the manifest change, and so
+# are the recordings of a plan's usage limit (`agent/limit…@WxH`). The
 # wide-screen batch (140x40, 200x50, 250x60 and a tall narrow 72x60, every
 # agent) is split by the name rule, whatever the agent. `burned`
 # lists held-out recordings that were looked at to mend a rule after all:
@@ -127,6 +133,12 @@ WRAPPER_HELD_SIZE = "@140x35"
 VERSIONED = re.compile(r"-v\d[^/@~]*(~[^@]*)?@")
 
 
+# Recordings of a plan's usage limit (fakellm's limit scenarios): read to
+# write the limit rules at their first sizes, held out at the fresh sizes
+# recorded after those rules were committed, whatever the hash of the name.
+LIMIT = re.compile(r"^[^/]+/limit(_[a-z]+)?@")
+
+
 # The wide-screen batch (2026-12-05): every agent at the widths users run
 # full-screen agents at, and a tall narrow pane. Fixed before any of it was
 # recorded: at these sizes a recording of any agent, the five added later
@@ -146,7 +158,7 @@ def held_out(name):
     # any versioned recording at these sizes was made)
     if name.endswith(WIDE_SIZES):
         return hashed_out(name)
-    if VERSIONED.search(name):
+    if VERSIONED.search(name) or LIMIT.search(name):
         return name.endswith(FRESH_SIZES)
     # the fresh sizes are held out for every agent: an agent added later has
     # its rules written on its other recordings, then a batch at these sizes
