@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tend_detector::State;
 use tend_protocol::PaneId;
+use tend_vocab::{Authority, State};
 
 use crate::{Core, PaneEntry};
 use tend_protocol::reply::Captured;
@@ -20,7 +20,10 @@ impl Core {
     /// to say (an agent reporting its own state is not read from the
     /// screen).
     pub(crate) fn unrecognised_since(&self, p: &PaneEntry) -> Option<f64> {
-        let by_screen = p.eff.as_ref().is_some_and(|e| e.authority == "screen");
+        let by_screen = p
+            .eff
+            .as_ref()
+            .is_some_and(|e| e.authority == Authority::Screen);
         p.det
             .unrecognised_since()
             .filter(|_| by_screen)
@@ -87,8 +90,7 @@ impl Core {
         }
         let labels = draft_labels(p, &agent, &rec, t0, now, &rel);
         let version = p.watch.version().map(str::to_owned);
-        let state = status.state.map(|s| s.as_str());
-        let reason = status.reason.map(|r| r.as_str());
+        let (state, reason) = (status.state, status.reason);
         let meta = json!({
             "agent": agent,
             "scenario": "capture",
@@ -132,8 +134,8 @@ impl Core {
         Ok(Captured {
             pane,
             agent,
-            state: state.map(str::to_owned),
-            reason: reason.map(str::to_owned),
+            state,
+            reason,
             size: format!("{cols}x{rows}"),
             seconds: rel(now),
             wraps: rec.wraps,

@@ -9,18 +9,18 @@ use std::time::Duration;
 use tend_attention as attention;
 use tend_attention::park::SnoozeFor;
 use tend_attention::report::Report;
-use tend_detector::{Reason, State};
 use tend_protocol::reply::{self, Reply};
 use tend_protocol::PaneId;
 use tend_protocol::{params, BusEvent, Error, ErrorCode, PaneView, Request, TaskView};
+use tend_vocab::{Authority, PaneBand, PaneState, Reason, State, Tap};
 
 use crate::{Core, Effect, MuxJob, PaneEntry, RequestId};
 
 fn task_view(t: &tend_attention::report::Task) -> TaskView {
     TaskView {
         id: t.id.clone(),
-        state: t.state.to_owned(),
-        kind: t.kind.map(str::to_owned),
+        state: t.state,
+        kind: t.kind,
         title: t.title.clone(),
         message: t.message.clone(),
         progress: t.progress,
@@ -52,18 +52,18 @@ impl Core {
             pane: self.mux.name(p.info.pane_id),
             session: p.info.session_name.clone(),
             window: self.mux.window(&p.info),
-            identified_by: identified.map(|i| i.by.as_str().to_owned()),
+            identified_by: identified.map(|i| i.by),
             wrapper: identified.and_then(|i| i.wrapper.clone()),
             agent,
-            state: e.and_then(|e| e.state).map(|s| s.as_str().to_owned()),
-            reason: e.and_then(|e| e.reason).map(|r| r.as_str().to_owned()),
-            band: e.and_then(|e| e.band).map(|b| b.as_str().to_owned()),
+            state: e.and_then(|e| e.state).map(PaneState::from),
+            reason: e.and_then(|e| e.reason),
+            band: e.and_then(|e| e.band).map(PaneBand::from),
             since: e.and_then(|e| e.state).map(|_| p.eff_since),
             rule: e.and_then(|e| e.state.map(|_| e.rule.clone())),
             quiet: e.is_some_and(|e| e.quiet),
             state_change_seq: p.eff_seq,
-            tap: self.tap_word(p).to_owned(),
-            authority: e.map_or("screen", |e| e.authority).to_owned(),
+            tap: self.tap(p),
+            authority: e.map_or(Authority::Screen, |e| e.authority),
             lifecycle: e.and_then(|e| e.lifecycle.clone()),
             message: e.and_then(|e| e.message.clone()),
             tasks: e
@@ -99,11 +99,11 @@ impl Core {
     /// How the pane's output reaches the daemon: tmux's tap state; in
     /// zellij the subscription for the tabs a client looks at (their
     /// window is active), `dump-screen` polling for the rest.
-    fn tap_word(&self, p: &PaneEntry) -> &'static str {
+    fn tap(&self, p: &PaneEntry) -> Tap {
         match self.mux {
             super::mux::Mux::Tmux => p.tap.word(),
-            super::mux::Mux::Zellij if p.info.window_active => "subscribe",
-            super::mux::Mux::Zellij => "polling",
+            super::mux::Mux::Zellij if p.info.window_active => Tap::Subscribe,
+            super::mux::Mux::Zellij => Tap::Polling,
         }
     }
 
@@ -385,7 +385,7 @@ impl Core {
     /// `explain`: the pane's view, the detector's explanation, the identity
     /// evidence, the screen, and who decides.
     fn explain(&self, pane: PaneId) -> tend_protocol::explain::Explained {
-        use tend_protocol::explain::{Authority, Document, Explained, ScreenReading};
+        use tend_protocol::explain::{AuthorityView, Document, Explained, ScreenReading};
         let e = &self.panes[&pane];
         let view = self.view(e);
         let version_warning = match (&view.agent, &view.version) {
@@ -402,14 +402,13 @@ impl Core {
             .map(|m| m.verified_versions.clone());
         // Who decides, and what the screen alone reads.
         let screen = e.det.status();
-        let state = screen.state.map(|s| s.as_str().to_owned());
-        let reason = screen.reason.map(|r| r.as_str().to_owned());
-        let screen_agrees = state == view.state && reason == view.reason;
-        let authority = Authority {
-            holder: view.authority.clone(),
+        let screen_agrees =
+            screen.state.map(PaneState::from) == view.state && screen.reason == view.reason;
+        let authority = AuthorityView {
+            holder: view.authority,
             screen: ScreenReading {
-                state,
-                reason,
+                state: screen.state,
+                reason: screen.reason,
                 rule: screen.rule,
             },
             screen_agrees,
@@ -423,7 +422,7 @@ impl Core {
             pane: view,
             explain: Document::new(&e.det.explain()),
             identity: Document::new(&e.watch.evidence()),
-            tap: self.tap_word(e).to_owned(),
+            tap: self.tap(e),
             screen: e.det.screen().rows(),
             report: serde_json::to_value(self.book.reporter(&self.mux.name(pane)))
                 .unwrap_or_default(),
@@ -566,8 +565,8 @@ impl Core {
         let flag_events = self.flags.on_report(&name, now.as_secs(), p.ack);
         self.dirty(pane);
         Ok(reply::Reported {
-            from: applied.from.map(|l| l.as_str().to_owned()),
-            to: applied.to.as_str().to_owned(),
+            from: applied.from,
+            to: applied.to,
             seq: applied.seq,
             stop: self.flags.get(&name).map(stop_flag),
             flag_events: flag_events.iter().map(|e| format!("{e:?}")).collect(),

@@ -9,8 +9,10 @@
 //! * ids must be ids: a pane `%N`, a window `@N`, a gate `%N`; a pane
 //!   whose pane or window id is anything else is dropped whole (and
 //!   counted), since everything else about it would hang on a lie;
-//! * words (agent, state, reason, band, rule, …) must be words: lower-case
-//!   ASCII letters, digits and `-_./`, bounded; anything else is dropped;
+//! * tend's own words (state, reason, band, tap, authority, …) are read
+//!   as `tend-vocab`'s enums: one this version does not know is absent;
+//! * other words (agent, rule, version) must be words: lower-case ASCII
+//!   letters, digits and `-_./`, bounded; anything else is dropped;
 //! * free text (session names, messages, notes, the host name) is kept
 //!   without control characters and cut to a bound;
 //! * a snapshot holds at most [`MAX_PANES`] panes.
@@ -106,15 +108,9 @@ pub fn pane(mut p: PaneView) -> Option<PaneView> {
     p.window = p.window.parse::<WindowId>().ok()?.to_string();
     p.session = text(&p.session, MAX_NAME).unwrap_or_default();
     p.agent = p.agent.as_deref().and_then(word);
-    p.identified_by = p.identified_by.as_deref().and_then(word);
     p.wrapper = p.wrapper.as_deref().and_then(|t| text(t, MAX_NAME));
-    p.state = p.state.as_deref().and_then(word);
-    p.reason = p.reason.as_deref().and_then(word);
-    p.band = p.band.as_deref().and_then(word);
     p.rule = p.rule.as_deref().and_then(word);
     p.version = p.version.as_deref().and_then(word);
-    p.tap = word(&p.tap).unwrap_or_default();
-    p.authority = word(&p.authority).unwrap_or_default();
     p.lifecycle = p.lifecycle.as_deref().and_then(|t| text(t, MAX_NAME));
     p.label = p.label.as_deref().and_then(|t| text(t, MAX_NAME));
     p.message = p.message.as_deref().and_then(|t| text(t, MAX_TEXT));
@@ -253,7 +249,7 @@ mod tests {
         assert_eq!(p.band, None);
         assert_eq!(p.gate, None);
         assert_eq!(p.host, None);
-        assert_eq!(p.reason.as_deref(), Some("approval"));
+        assert_eq!(p.reason, Some(tend_vocab::Reason::Approval));
     }
 
     #[test]

@@ -49,15 +49,14 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
 use tend_attention::park::ParkStore;
 use tend_attention::report::{ReportBook, ReportConfig};
 use tend_attention::stopflag::StopFlags;
-use tend_attention::Band;
 use tend_detector::engine::PaneDetector;
 use tend_detector::identity::ProcessInfo;
 use tend_detector::{DetectorConfig, Registry};
 use tend_protocol::{BusEvent, PaneId};
+use tend_vocab::PaneBand;
 
 pub mod answer;
 mod capture;
@@ -149,12 +148,12 @@ pub enum TapState {
 }
 
 impl TapState {
-    pub(crate) fn word(self) -> &'static str {
+    pub(crate) fn word(self) -> tend_vocab::Tap {
         match self {
             // A tap is running but its pipe is not in hand yet: not tapped.
-            TapState::None | TapState::Installed => "none",
-            TapState::Connected => "pipe",
-            TapState::Polling => "polling",
+            TapState::None | TapState::Installed => tend_vocab::Tap::None,
+            TapState::Connected => tend_vocab::Tap::Pipe,
+            TapState::Polling => tend_vocab::Tap::Polling,
         }
     }
 }
@@ -701,7 +700,7 @@ impl Core {
                     session: p.info.session_id,
                     session_name: p.info.session_name.clone(),
                     agent: e.and_then(|e| e.agent.clone()),
-                    state: e.and_then(|e| e.state).map(|s| s.as_str().to_owned()),
+                    state: e.and_then(|e| e.state),
                     reason: e.and_then(|e| e.reason),
                     band: e.and_then(|e| e.band),
                     since: e.and_then(|e| e.state).map(|_| p.eff_since),
@@ -739,11 +738,8 @@ impl Core {
             facts.rows.push(publish::RemoteRow {
                 session_name: format!("{host}:{}", v.session),
                 host,
-                band: v
-                    .band
-                    .as_deref()
-                    .and_then(|b| serde_json::from_value::<Band>(Value::String(b.to_owned())).ok()),
-                reason: v.reason.as_deref().and_then(tend_detector::Reason::parse),
+                band: v.band.and_then(PaneBand::agent),
+                reason: v.reason,
                 since: v.since.unwrap_or(0.0),
                 id: v.pane,
             });

@@ -12,6 +12,7 @@ use crate::remote::{LinkConfig, RemoteConfig};
 use crate::{Core, Effect, MuxJob};
 use tend_protocol::reply;
 use tend_protocol::{BusEvent, PaneView, StatusChanged};
+use tend_vocab::{PaneBand, PaneState};
 
 /// How much of ssh's stderr is kept per link, for `tend doctor`.
 pub const STDERR_KEEP: usize = 4096;
@@ -31,27 +32,7 @@ pub enum LinkEvent {
     },
 }
 
-/// Where a link stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LinkState {
-    /// ssh runs; no snapshot yet.
-    Connecting,
-    /// Snapshots arrive.
-    Up,
-    /// ssh ended; waiting to try again.
-    Down,
-}
-
-impl LinkState {
-    /// The word in `tend remote list --json` and `doctor`.
-    pub fn word(self) -> &'static str {
-        match self {
-            LinkState::Connecting => "connecting",
-            LinkState::Up => "up",
-            LinkState::Down => "unreachable",
-        }
-    }
-}
+pub use tend_vocab::LinkState;
 
 /// One remote's link, as the pane table keeps it.
 #[derive(Debug)]
@@ -159,9 +140,9 @@ pub fn view_of(name: &str, link: &Link, p: &PaneView) -> PaneView {
     v.pane = format!("{name}:{}", p.pane);
     v.host = Some(name.to_owned());
     if link.state != LinkState::Up {
-        v.state = Some("unreachable".into());
+        v.state = Some(PaneState::Unreachable);
         v.reason = None;
-        v.band = Some("unreachable".into());
+        v.band = Some(PaneBand::Unreachable);
         v.quiet = false;
         v.rule = Some("remote/unreachable".into());
         v.since = Some(link.since);
@@ -301,7 +282,7 @@ impl Core {
         let wall = self.epoch().as_secs_f64();
         for (id, v) in &new {
             let before = old.get(id);
-            let key = |p: &PaneView| (p.state.clone(), p.reason.clone(), p.band.clone(), p.quiet);
+            let key = |p: &PaneView| (p.state, p.reason, p.band, p.quiet);
             if before.map(key) == Some(key(v)) {
                 continue;
             }
@@ -310,12 +291,9 @@ impl Core {
                 .as_deref()
                 .and_then(|a| self.registry.get(a))
                 .map(|m| format!("{} on {name}", m.short_name));
-            // `unreachable` is not a band the notifier knows: it reads as
-            // no band, which makes no demand.
-            let band = |p: Option<&PaneView>| {
-                p.and_then(|p| p.band.clone())
-                    .filter(|b| b != "unreachable")
-            };
+            // `unreachable` is no agent's band: the event carries none,
+            // which makes no demand.
+            let band = |p: Option<&PaneView>| p.and_then(|p| p.band).and_then(PaneBand::agent);
             // The pane view carries the message: the event does not.
             self.events
                 .push_back(BusEvent::StatusChanged(Box::new(StatusChanged {
@@ -326,15 +304,15 @@ impl Core {
                     session: v.session.clone(),
                     window: v.window.clone(),
                     focused: false,
-                    state: v.state.clone(),
-                    reason: v.reason.clone(),
+                    state: v.state,
+                    reason: v.reason,
                     band: band(Some(v)),
                     prev_band: band(before),
                     quiet: v.quiet,
-                    prev_state: before.and_then(|b| b.state.clone()),
-                    prev_reason: before.and_then(|b| b.reason.clone()),
+                    prev_state: before.and_then(|b| b.state),
+                    prev_reason: before.and_then(|b| b.reason),
                     rule: v.rule.clone(),
-                    authority: v.authority.clone(),
+                    authority: v.authority,
                     message: None,
                     state_change_seq: v.state_change_seq,
                     run: v.run,
@@ -359,7 +337,7 @@ impl Core {
             .map(|(name, l)| reply::Link {
                 name: name.clone(),
                 dest: l.cfg.dest.clone(),
-                state: l.state.word().to_owned(),
+                state: l.state,
                 error: l.error.clone(),
                 since: l.since,
                 attempts: l.attempts,
@@ -398,6 +376,7 @@ impl Core {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tend_vocab::{Band, Reason, State};
 
     #[test]
     fn unreachable_panes_stay_listed_and_make_no_demand() {
@@ -424,30 +403,30 @@ mod tests {
             session: "work".into(),
             window: "@1".into(),
             agent: Some("claude".into()),
-            state: Some("waiting".into()),
-            reason: Some("approval".into()),
-            band: Some("waiting".into()),
+            state: Some(State::Waiting.into()),
+            reason: Some(Reason::Approval),
+            band: Some(Band::Waiting.into()),
             since: Some(50.0),
             ..PaneView::default()
         };
         let up = view_of("box", &link, &p);
         assert_eq!(up.pane, "box:%3");
         assert_eq!(up.host.as_deref(), Some("box"));
-        assert_eq!(up.state.as_deref(), Some("waiting"));
-        assert_eq!(up.band.as_deref(), Some("waiting"));
+        assert_eq!(up.state, Some(State::Waiting.into()));
+        assert_eq!(up.band, Some(Band::Waiting.into()));
         link.state = LinkState::Down;
         let down = view_of("box", &link, &p);
         assert_eq!(down.pane, "box:%3");
         assert_eq!(down.agent.as_deref(), Some("claude"));
-        assert_eq!(down.state.as_deref(), Some("unreachable"));
-        assert_eq!(down.band.as_deref(), Some("unreachable"));
+        assert_eq!(down.state, Some(PaneState::Unreachable));
+        assert_eq!(down.band, Some(PaneBand::Unreachable));
         assert_eq!(down.reason, None);
         assert_eq!(down.since, Some(100.0));
         // Reconnecting after a failure is still unreachable.
         link.state = LinkState::Connecting;
         assert_eq!(
-            view_of("box", &link, &p).state.as_deref(),
-            Some("unreachable")
+            view_of("box", &link, &p).state,
+            Some(PaneState::Unreachable)
         );
     }
 }

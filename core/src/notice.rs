@@ -2,33 +2,26 @@
 //! daemon's notifications and the tests' use the same reading.
 
 use tend_attention::notify::{Happening, StatusChange};
-use tend_attention::Band;
-use tend_detector::{Reason, State};
 use tend_protocol::{BusEvent, ReleaseReason};
+use tend_vocab::{Lifecycle, PaneState};
 
 /// Reads one bus event as something the notifier knows; `None` for the
 /// events it does not care about.
 pub fn happening(ev: &BusEvent) -> Option<Happening> {
     match ev {
         BusEvent::StatusChanged(c) => {
-            let state = |s: &Option<String>| s.as_deref().and_then(State::parse);
-            let reason = |r: &Option<String>| r.as_deref().and_then(Reason::parse);
-            let band = |b: &Option<String>| {
-                b.as_ref().and_then(|b| {
-                    serde_json::from_value::<Band>(serde_json::Value::String(b.clone())).ok()
-                })
-            };
+            let state = |s: Option<PaneState>| s.and_then(PaneState::agent);
             Some(Happening::Status(StatusChange {
                 pane: c.pane.clone(),
                 name: c.name.clone().or_else(|| c.agent.clone()),
                 session: Some(c.session.clone()),
                 focused: c.focused,
-                state: state(&c.state),
-                reason: reason(&c.reason),
-                band: band(&c.band),
-                prev_state: state(&c.prev_state),
-                prev_reason: reason(&c.prev_reason),
-                prev_band: band(&c.prev_band),
+                state: state(c.state),
+                reason: c.reason,
+                band: c.band,
+                prev_state: state(c.prev_state),
+                prev_reason: c.prev_reason,
+                prev_band: c.prev_band,
                 message: c.message.clone().flatten(),
             }))
         }
@@ -45,7 +38,7 @@ pub fn happening(ev: &BusEvent) -> Option<Happening> {
         }),
         BusEvent::ReportChanged {
             pane, to, notify, ..
-        } if to == "gone" => Some(Happening::Gone {
+        } if *to == Lifecycle::Gone => Some(Happening::Gone {
             pane: pane.clone(),
             notify: *notify,
         }),

@@ -40,7 +40,7 @@ pub fn plugin_status(rows: &[PaneRow], remote: &RemoteFacts) -> PluginStatus {
             Some(JumpTarget {
                 pane: r.pane.0,
                 band: r.band.map(|b| b.as_str().to_owned()),
-                state: r.state.clone(),
+                state: r.state.map(|s| s.as_str().to_owned()),
                 reason: r.reason.map(|x| x.as_str().to_owned()),
                 agent: r.agent.clone(),
             })
@@ -71,7 +71,7 @@ mod tests {
             session: SessionId(0),
             session_name: "s".into(),
             agent: Some("claude".into()),
-            state: Some("waiting".into()),
+            state: Some(tend_vocab::State::Waiting),
             reason,
             band: Some(band),
             since: Some(since),

@@ -31,10 +31,10 @@ pub struct PaneRow {
     pub session_name: String,
     /// Agent id.
     pub agent: Option<String>,
-    /// State name.
-    pub state: Option<String>,
-    /// Reason name.
-    pub reason: Option<tend_detector::Reason>,
+    /// State.
+    pub state: Option<tend_vocab::State>,
+    /// Reason.
+    pub reason: Option<tend_vocab::Reason>,
     /// Band.
     pub band: Option<Band>,
     /// Unix seconds the state was entered.
@@ -159,7 +159,11 @@ pub fn compute(
         let Some(agent) = &r.agent else { continue };
         let p = Scope::Pane(r.pane);
         put(p, "@tend_agent", agent.clone());
-        put(p, "@tend_state", r.state.clone().unwrap_or_default());
+        put(
+            p,
+            "@tend_state",
+            r.state.map(|s| s.as_str().to_owned()).unwrap_or_default(),
+        );
         put(
             p,
             "@tend_reason",
@@ -376,7 +380,7 @@ mod tests {
             session: SessionId(s),
             session_name: format!("s{s}"),
             agent: Some("claude".into()),
-            state: Some("waiting".into()),
+            state: Some(tend_vocab::State::Waiting),
             reason,
             band: Some(band),
             since: Some(since),

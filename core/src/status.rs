@@ -23,8 +23,8 @@ pub struct EffView {
     pub quiet: bool,
     /// The band.
     pub band: Option<Band>,
-    /// `screen`, `report` or `psp`.
-    pub authority: &'static str,
+    /// Who decided: the screen, a report or the program's own word.
+    pub authority: Authority,
     /// The rule (screen), `report/<lifecycle>` or the program's word
     /// (`psp/blocked:permission`).
     pub rule: String,
@@ -104,7 +104,7 @@ pub fn fold(
         reason: e.reason,
         quiet,
         band,
-        authority: e.authority.as_str(),
+        authority: e.authority,
         rule,
         lifecycle: e.word,
         message: e.message,

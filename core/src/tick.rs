@@ -7,10 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tend_attention::report::{Alive, PaneLife};
-use tend_attention::Band;
-use tend_detector::State;
 use tend_protocol::PaneId;
 use tend_protocol::{BusEvent, ReleaseReason, StatusChanged};
+use tend_vocab::{Authority, Band, PaneState, State};
 
 use crate::status::{self, EffView};
 use crate::{
@@ -170,8 +169,8 @@ impl Core {
             for c in changes {
                 self.events.push_back(BusEvent::ReportChanged {
                     pane: c.pane.clone(),
-                    from: c.from.as_str().to_owned(),
-                    to: c.to.as_str().to_owned(),
+                    from: c.from,
+                    to: c.to,
                     notify: c.notify,
                 });
                 visited.extend(self.mux.parse(&c.pane));
@@ -285,7 +284,7 @@ impl Core {
         let mut seen = p.seen;
         let mut view = fold(seen);
         let old = p.eff.clone();
-        if view.authority == "psp" && old.as_ref().and_then(|o| o.state) != view.state {
+        if view.authority == Authority::Psp && old.as_ref().and_then(|o| o.state) != view.state {
             // The agent's own word moved the state, not the screen's
             // transitions (which is what `seen` follows): a turn it says is
             // done is new to the user unless they are looking at it now.
@@ -349,21 +348,15 @@ impl Core {
                         session: p.info.session_name.clone(),
                         window: self.mux.window(&p.info),
                         focused: p.focused,
-                        state: view.state.map(|s| s.as_str().to_owned()),
-                        reason: view.reason.map(|r| r.as_str().to_owned()),
-                        band: view.band.map(|b| b.as_str().to_owned()),
-                        prev_band: old
-                            .as_ref()
-                            .and_then(|o| o.band)
-                            .map(|b| b.as_str().to_owned()),
+                        state: view.state.map(PaneState::from),
+                        reason: view.reason,
+                        band: view.band,
+                        prev_band: old.as_ref().and_then(|o| o.band),
                         quiet: view.quiet,
-                        prev_state: prev_state.map(|s| s.as_str().to_owned()),
-                        prev_reason: old
-                            .as_ref()
-                            .and_then(|o| o.reason)
-                            .map(|r| r.as_str().to_owned()),
+                        prev_state: prev_state.map(PaneState::from),
+                        prev_reason: old.as_ref().and_then(|o| o.reason),
                         rule: Some(view.rule.clone()),
-                        authority: view.authority.to_owned(),
+                        authority: view.authority,
                         message: Some(view.message.clone()),
                         state_change_seq: p.eff_seq,
                         run: st.run,

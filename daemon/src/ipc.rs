@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use tend_protocol::reply::{self, Reply, Waited};
 use tend_protocol::{params, BusEvent, Envelope, Error, ErrorCode, Request, Response};
+use tend_vocab::{PaneState, Reason, State};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc::Sender;
@@ -472,7 +473,7 @@ fn event_matches(ev: &BusEvent, p: &params::Events) -> bool {
         && p.kind.as_deref().is_none_or(|want| ev.kind() == want)
         && p.state
             .as_deref()
-            .is_none_or(|want| ev.state() == Some(want))
+            .is_none_or(|want| ev.state().map(|s| s.as_str()) == Some(want))
 }
 
 /// `events`: acknowledges, then streams matching events as JSON lines
@@ -516,10 +517,11 @@ fn until_set(until: Vec<String>) -> Vec<String> {
     }
 }
 
-fn state_matches(state: Option<&str>, reason: Option<&str>, until: &[String]) -> bool {
-    let Some(state) = state else {
+fn state_matches(state: Option<PaneState>, reason: Option<Reason>, until: &[String]) -> bool {
+    let Some(state) = state.map(|s| s.as_str()) else {
         return false;
     };
+    let reason = reason.map(|r| r.as_str());
     until.iter().any(|u| match u.split_once(['/', ':']) {
         Some((s, r)) => s == state && reason == Some(r),
         None => u == state,
@@ -584,10 +586,10 @@ async fn wait_on(
                 if after_seq.is_some_and(|s| c.state_change_seq <= s) {
                     continue;
                 }
-                if state_matches(c.state.as_deref(), c.reason.as_deref(), until) {
+                if state_matches(c.state, c.reason, until) {
                     return Ok(Waited::Changed(c));
                 }
-                if c.state.as_deref() == Some("exited") {
+                if c.state == Some(State::Exited.into()) {
                     return gone(format!("the agent in {pane} exited"));
                 }
             }
@@ -605,10 +607,10 @@ async fn wait(p: params::Wait, events: &Sender<Event>, bus: &Bus) -> Result<Wait
         _ => return Err(unexpected()),
     };
     let until = until_set(p.until);
-    if state_matches(view.state.as_deref(), view.reason.as_deref(), &until) {
+    if state_matches(view.state, view.reason, &until) {
         return Ok(Waited::Already(view));
     }
-    if view.state.as_deref() == Some("exited") {
+    if view.state == Some(State::Exited.into()) {
         return Err(Error::new(
             ErrorCode::AgentNotRunning,
             format!("the agent in {} has exited", view.pane),
@@ -658,8 +660,8 @@ async fn prompt(p: params::Prompt, events: &Sender<Event>, bus: &Bus) -> Result<
         Err(e) => return Err(e),
     };
     let until = until_set(until);
-    if first.state.as_deref() != Some("working")
-        && state_matches(first.state.as_deref(), first.reason.as_deref(), &until)
+    if first.state != Some(State::Working.into())
+        && state_matches(first.state, first.reason, &until)
     {
         return Ok(Waited::Changed(first).into());
     }

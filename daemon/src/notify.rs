@@ -436,10 +436,9 @@ pub fn osc_sequences(format: OscFormat, termname: &str, n: &Notification) -> Vec
 mod tests {
     use super::*;
     use tend_attention::notify::Happening;
-    use tend_attention::Band;
-    use tend_detector::{Reason, State};
     use tend_protocol::ReleaseReason;
     use tend_protocol::StatusChanged;
+    use tend_vocab::{Band, Lifecycle, Reason, State};
 
     fn note(title: &str, body: &str) -> Notification {
         Notification {
@@ -460,11 +459,11 @@ mod tests {
             name: word("Claude"),
             session: "main".into(),
             window: "@1".into(),
-            state: word("waiting"),
-            reason: word("approval"),
-            band: word("waiting"),
-            prev_band: word("working"),
-            prev_state: word("working"),
+            state: Some(State::Waiting.into()),
+            reason: Some(Reason::Approval),
+            band: Some(Band::Waiting),
+            prev_band: Some(Band::Working),
+            prev_state: Some(State::Working.into()),
             at: 1.0,
             ..StatusChanged::default()
         });
@@ -481,8 +480,8 @@ mod tests {
         let v = changed(StatusChanged {
             pane: "%3".into(),
             agent: word("codex"),
-            state: word("completed"),
-            band: word("ready_for_review"),
+            state: Some(State::Completed.into()),
+            band: Some(Band::ReadyForReview),
             ..StatusChanged::default()
         });
         let Some(Happening::Status(s)) = happening(&v) else {
@@ -505,20 +504,20 @@ mod tests {
                 gate_gone: true
             })
         );
-        let report = |to: &str, notify: bool| BusEvent::ReportChanged {
+        let report = |to: Lifecycle, notify: bool| BusEvent::ReportChanged {
             pane: "%3".into(),
-            from: "working".into(),
-            to: to.into(),
+            from: Lifecycle::Working,
+            to,
             notify,
         };
         assert_eq!(
-            happening(&report("gone", true)),
+            happening(&report(Lifecycle::Gone, true)),
             Some(Happening::Gone {
                 pane: "%3".into(),
                 notify: true
             })
         );
-        assert_eq!(happening(&report("quiet", false)), None);
+        assert_eq!(happening(&report(Lifecycle::Quiet, false)), None);
         assert_eq!(
             happening(&BusEvent::Closed {
                 pane: "%3".into(),

@@ -725,11 +725,11 @@ impl Records {
 pub struct Task {
     /// Its id.
     pub id: String,
-    /// Its state's word (`working`, `blocked`, `done`, …).
-    pub state: &'static str,
+    /// Its state (`working`, `blocked`, `done`, …).
+    pub state: ReportState,
     /// What it waits on, when blocked.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kind: Option<&'static str>,
+    pub kind: Option<Kind>,
     /// Its title.
     pub title: Option<String>,
     /// Its message.
@@ -784,8 +784,8 @@ impl Records {
             .iter()
             .map(|(id, r)| Task {
                 id: id.clone(),
-                state: r.state.as_str(),
-                kind: r.kind.map(|k| k.as_str()),
+                state: r.state,
+                kind: r.kind,
                 title: r.title.clone(),
                 message: r.msg.clone(),
                 progress: r.progress,

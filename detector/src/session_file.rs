@@ -48,7 +48,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::psp::{clean_text, Reading, Task};
+use crate::psp::{clean_text, Reading, ReportState, Task};
 use crate::state::{Reason, State};
 
 /// Longest session file read: Claude Code's are under 1 KiB; a longer one
@@ -553,7 +553,7 @@ impl Follower {
         let tasks = if status == Status::Shell {
             vec![Task {
                 id: "shell".to_owned(),
-                state: "working",
+                state: ReportState::Working,
                 kind: None,
                 title: Some("background shell".to_owned()),
                 message: None,

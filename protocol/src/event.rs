@@ -4,6 +4,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
+use tend_vocab::{Authority, Band, Lifecycle, PaneState, Reason};
 
 /// One event on the bus. On the wire it is an object whose `event` field
 /// names the kind (`pane.agent_status_changed`) beside the kind's fields.
@@ -47,9 +48,9 @@ pub enum BusEvent {
         /// The pane.
         pane: String,
         /// The lifecycle shown before (`working`).
-        from: String,
+        from: Lifecycle,
         /// The lifecycle shown now (`gone`).
-        to: String,
+        to: Lifecycle,
         /// Whether the user is told (a change to `gone`, unless the agent
         /// last said `stopped`).
         notify: bool,
@@ -112,9 +113,9 @@ impl BusEvent {
     }
 
     /// The state it carries (only a status change has one).
-    pub fn state(&self) -> Option<&str> {
+    pub fn state(&self) -> Option<PaneState> {
         match self {
-            BusEvent::StatusChanged(s) => s.state.as_deref(),
+            BusEvent::StatusChanged(s) => s.state,
             _ => None,
         }
     }
@@ -152,25 +153,26 @@ pub struct StatusChanged {
     pub window: String,
     /// A client shows this pane now.
     pub focused: bool,
-    /// New state.
-    pub state: Option<String>,
+    /// New state (`unreachable`: a remote pane whose link went down).
+    pub state: Option<PaneState>,
     /// New reason.
-    pub reason: Option<String>,
-    /// New band.
-    pub band: Option<String>,
+    pub reason: Option<Reason>,
+    /// New band (none for a remote pane whose link is down: it makes no
+    /// demand).
+    pub band: Option<Band>,
     /// Band before.
-    pub prev_band: Option<String>,
+    pub prev_band: Option<Band>,
     /// Quiet flag.
     pub quiet: bool,
     /// State before.
-    pub prev_state: Option<String>,
+    pub prev_state: Option<PaneState>,
     /// Reason before.
-    pub prev_reason: Option<String>,
+    pub prev_reason: Option<Reason>,
     /// Rule, `report/<lifecycle>` or `psp/<state>` (`null` for a remote
     /// pane whose view has none).
     pub rule: Option<String>,
     /// `screen`, `report` or `psp`.
-    pub authority: String,
+    pub authority: Authority,
     /// The agent's own status text: `Some(None)` (`null`) when it gave
     /// none; `None` when the event does not carry it (a remote pane's,
     /// whose feed has it in the pane view instead).

@@ -13,6 +13,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
+use tend_vocab::{Authority, IdentifiedBy, Reason, State, Tap};
 
 use crate::pane::PaneView;
 
@@ -32,20 +33,20 @@ pub struct Explained {
     /// The identity tracker's evidence: which process matched which key.
     pub identity: Document<Identity>,
     /// How the output reaches tend: `pipe`, `polling`, `subscribe`, `none`.
-    pub tap: String,
+    pub tap: Tap,
     /// The screen as the daemon's emulator holds it, row by row.
     pub screen: Vec<String>,
     /// The pane's self-report book entry (`null` without reports).
     pub report: Value,
     /// Who decides the state, and what the screen alone reads.
-    pub authority: Authority,
+    pub authority: AuthorityView,
 }
 
 /// Who decides a pane's state, and whether the screen agrees.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Authority {
+pub struct AuthorityView {
     /// `screen`, `report` or `psp`.
-    pub holder: String,
+    pub holder: Authority,
     /// What the screen alone reads.
     pub screen: ScreenReading,
     /// The screen reads the same state and reason.
@@ -59,9 +60,9 @@ pub struct Authority {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ScreenReading {
     /// The state.
-    pub state: Option<String>,
+    pub state: Option<State>,
     /// The reason, with waiting.
-    pub reason: Option<String>,
+    pub reason: Option<Reason>,
     /// The rule.
     pub rule: String,
 }
@@ -190,13 +191,13 @@ pub struct Transition {
     pub at: Option<f64>,
     /// The state before.
     #[serde(default, deserialize_with = "crate::lenient::opt")]
-    pub from: Option<String>,
+    pub from: Option<State>,
     /// The state after.
     #[serde(default, deserialize_with = "crate::lenient::opt")]
-    pub to: Option<String>,
+    pub to: Option<State>,
     /// Its reason, with waiting.
     #[serde(default, deserialize_with = "crate::lenient::opt")]
-    pub reason: Option<String>,
+    pub reason: Option<Reason>,
     /// The rule that made it.
     #[serde(default, deserialize_with = "crate::lenient::opt")]
     pub rule: Option<String>,
@@ -250,7 +251,7 @@ pub struct Identity {
     pub agent: Option<String>,
     /// How it was identified: `process`, `screen`, `declared`.
     #[serde(default, deserialize_with = "crate::lenient::opt")]
-    pub identified_by: Option<String>,
+    pub identified_by: Option<IdentifiedBy>,
     /// Samples in a row that agree with it.
     #[serde(default, deserialize_with = "crate::lenient::opt")]
     pub agreeing: Option<u64>,

@@ -22,6 +22,16 @@ where
     Ok(serde_json::from_value(v).ok())
 }
 
+/// A value, or its type's default when absent or not one (a word this
+/// version does not know).
+pub(crate) fn or_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: DeserializeOwned + Default,
+{
+    Ok(opt::<D, T>(d)?.unwrap_or_default())
+}
+
 /// Text, or the empty string when absent or not a string.
 pub(crate) fn text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     Ok(opt::<D, String>(d)?.unwrap_or_default())

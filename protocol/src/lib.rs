@@ -24,8 +24,10 @@
 //!
 //! Three parts of `explain`'s answer are structures the detector and the
 //! attention crates define; they travel whole ([`explain::Document`]) and
-//! are read in part. The crate depends on no other tend crate: the daemon
-//! converts its own types into these, and a client needs nothing else.
+//! are read in part. The words inside (a pane's state, reason, band, tap,
+//! authority, …) are `tend-vocab`'s enums, the one tend crate this one
+//! depends on: the daemon converts its own types into these, and a client
+//! needs nothing else.
 //! [`schema()`] generates `docs/protocol.schema.json`.
 
 #![warn(missing_docs)]

@@ -3,6 +3,8 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use tend_vocab::psp::{Kind, ReportState};
+use tend_vocab::{Authority, IdentifiedBy, PaneBand, PaneState, Reason, Tap};
 
 /// One pane as `tend list --json` prints it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
@@ -21,19 +23,29 @@ pub struct PaneView {
     /// `docker exec`, `kubectl exec`, a launcher or script with no agent
     /// process below it) or `declared` (`TEND_AGENT` in its environment).
     /// Absent with no agent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub identified_by: Option<String>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::lenient::opt"
+    )]
+    pub identified_by: Option<IdentifiedBy>,
     /// With `identified_by: screen`, the wrapper the process tree shows
     /// (`ssh`, `docker exec`, `nix develop`, a script's name): its end is
     /// the agent's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wrapper: Option<String>,
-    /// State, when an agent is identified and has shown evidence.
-    pub state: Option<String>,
+    /// State, when an agent is identified and has shown evidence
+    /// (`unreachable`: a remote pane whose link is down). A word this
+    /// version does not know (a remote's newer tend) reads as absent, and
+    /// so do `reason` and `band`'s.
+    #[serde(default, deserialize_with = "crate::lenient::opt")]
+    pub state: Option<PaneState>,
     /// Waiting reason.
-    pub reason: Option<String>,
+    #[serde(default, deserialize_with = "crate::lenient::opt")]
+    pub reason: Option<Reason>,
     /// Attention band.
-    pub band: Option<String>,
+    #[serde(default, deserialize_with = "crate::lenient::opt")]
+    pub band: Option<PaneBand>,
     /// Unix time the state was entered.
     pub since: Option<f64>,
     /// The rule that produced the state.
@@ -45,14 +57,15 @@ pub struct PaneView {
     #[serde(default)]
     pub state_change_seq: u64,
     /// How the pane's output reaches tend: `pipe`, `polling` (someone
-    /// else's pipe-pane is on it) or `none` yet.
-    #[serde(default)]
-    pub tap: String,
+    /// else's pipe-pane is on it; in zellij: no client looks at its tab),
+    /// `subscribe` (zellij, a tab a client looks at) or `none` yet.
+    #[serde(default, deserialize_with = "crate::lenient::or_default")]
+    pub tap: Tap,
     /// Who decides the state: `screen`, `report` (an agent reporting with
     /// `tend report`) or `psp` (the program's own word through the
     /// terminal, OSC 7501, while `tend run` answers for it).
-    #[serde(default)]
-    pub authority: String,
+    #[serde(default, deserialize_with = "crate::lenient::or_default")]
+    pub authority: Authority,
     /// A self-reporting agent's lifecycle word (`working`, `quiet · 12m`).
     #[serde(default)]
     pub lifecycle: Option<String>,
@@ -131,15 +144,20 @@ pub struct PaneView {
 }
 
 /// One subtask of a pane's program (an OSC 7501 child record).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TaskView {
     /// Its id (`id=`), as the program named it.
     pub id: String,
     /// `working`, `blocked`, `idle`, `done` or `error`.
-    pub state: String,
-    /// What it waits on, when blocked: `permission`, `question`, `auth`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
+    pub state: ReportState,
+    /// What it waits on, when blocked: `permission`, `question`, `auth`
+    /// (`other`: a kind this version does not know).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::lenient::opt"
+    )]
+    pub kind: Option<Kind>,
     /// Its title.
     #[serde(default)]
     pub title: Option<String>,

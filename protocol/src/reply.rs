@@ -35,7 +35,7 @@ pub struct Link {
     /// Where ssh goes (`build-box`, `me@10.0.0.5`).
     pub dest: String,
     /// `connecting`, `up` or `unreachable`.
-    pub state: String,
+    pub state: tend_vocab::LinkState,
     /// The last error (ssh's last line, or what went wrong with the feed).
     pub error: Option<String>,
     /// Unix time of the last state change.
@@ -101,9 +101,9 @@ pub struct Captured {
     /// Its agent.
     pub agent: String,
     /// The state it read.
-    pub state: Option<String>,
+    pub state: Option<tend_vocab::State>,
     /// The reason, with waiting.
-    pub reason: Option<String>,
+    pub reason: Option<tend_vocab::Reason>,
     /// `COLSxROWS` of the recording.
     pub size: String,
     /// How many seconds of output the recording holds.
@@ -154,9 +154,9 @@ pub struct StopFlag {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Reported {
     /// The lifecycle shown before (none: no report yet).
-    pub from: Option<String>,
+    pub from: Option<tend_vocab::Lifecycle>,
     /// The lifecycle shown now (`working`, `handing-over`).
-    pub to: String,
+    pub to: tend_vocab::Lifecycle,
     /// The sequence number taken.
     pub seq: u64,
     /// A stop flag waiting for the agent, which this report has read.
@@ -290,18 +290,18 @@ pub enum Waited {
 
 impl Waited {
     /// The state it ended in.
-    pub fn state(&self) -> Option<&str> {
+    pub fn state(&self) -> Option<tend_vocab::PaneState> {
         match self {
-            Waited::Changed(c) => c.state.as_deref(),
-            Waited::Already(p) => p.state.as_deref(),
+            Waited::Changed(c) => c.state,
+            Waited::Already(p) => p.state,
         }
     }
 
     /// The reason, with waiting.
-    pub fn reason(&self) -> Option<&str> {
+    pub fn reason(&self) -> Option<tend_vocab::Reason> {
         match self {
-            Waited::Changed(c) => c.reason.as_deref(),
-            Waited::Already(p) => p.reason.as_deref(),
+            Waited::Changed(c) => c.reason,
+            Waited::Already(p) => p.reason,
         }
     }
 }

@@ -44,6 +44,14 @@ impl PaneState {
             PaneState::Unreachable => "unreachable",
         }
     }
+
+    /// The value whose word is exactly `s`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "unreachable" => Some(PaneState::Unreachable),
+            s => State::parse(s).map(PaneState::Agent),
+        }
+    }
 }
 
 impl PaneBand {
@@ -60,6 +68,14 @@ impl PaneBand {
         match self {
             PaneBand::Agent(b) => b.as_str(),
             PaneBand::Unreachable => "unreachable",
+        }
+    }
+
+    /// The value whose word is exactly `s`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "unreachable" => Some(PaneBand::Unreachable),
+            s => Band::parse(s).map(PaneBand::Agent),
         }
     }
 }
@@ -90,13 +106,13 @@ impl PartialEq<Band> for PaneBand {
 
 impl std::fmt::Display for PaneState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 
 impl std::fmt::Display for PaneBand {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 
@@ -114,7 +130,11 @@ mod tests {
             assert_eq!(json, format!("\"{word}\""));
             assert_eq!(serde_json::from_str::<PaneState>(&json).expect("reads"), v);
             assert_eq!(v.to_string(), word);
+            assert_eq!(PaneState::parse(word), Some(v));
         }
+        assert_eq!(PaneBand::parse("unreachable"), Some(PaneBand::Unreachable));
+        assert_eq!(PaneBand::parse("quiet"), Some(Band::Quiet.into()));
+        assert_eq!(PaneState::parse("Waiting"), None);
         let b: PaneBand = serde_json::from_str("\"ready_for_review\"").expect("reads");
         assert_eq!(b, Band::ReadyForReview);
         assert_eq!(

@@ -52,7 +52,7 @@ macro_rules! words {
 
         impl std::fmt::Display for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
+                f.pad(self.as_str())
             }
         }
     };
@@ -83,5 +83,7 @@ mod tests {
         assert_eq!(Sample::parse("One"), None);
         assert!(serde_json::from_str::<Sample>("\"three\"").is_err());
         assert!(Sample::One < Sample::TwoWords, "ordered as declared");
+        // Padded like text in tables.
+        assert_eq!(format!("[{:<5}]", Sample::One), "[one  ]");
     }
 }

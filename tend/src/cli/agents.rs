@@ -16,6 +16,7 @@ use serde_json::json;
 use tend_detector::config::parse_duration;
 use tend_protocol::reply::{PromptReply, Waited};
 use tend_protocol::{params, BusEvent, Call, PaneView};
+use tend_vocab::{PaneState, Reason};
 
 use super::target::{ServerArgs, Target};
 use crate::client;
@@ -80,8 +81,8 @@ fn print<T: Serialize>(
 }
 
 /// `waiting/approval`, `idle`, or `-` without a state.
-fn state_word(state: Option<&str>, reason: Option<&str>) -> String {
-    let s = state.unwrap_or("-");
+fn state_word(state: Option<PaneState>, reason: Option<Reason>) -> String {
+    let s = state.map_or("-", |s| s.as_str());
     match reason {
         Some(r) => format!("{s}/{r}"),
         None => s.to_owned(),
@@ -112,8 +113,8 @@ pub fn get(server: &ServerArgs, a: &PaneArgs, out: &mut dyn Write) -> Result<(),
             "{} {} {} band={} since={} seq={}",
             v.pane,
             v.agent.as_deref().unwrap_or("-"),
-            state_word(v.state.as_deref(), v.reason.as_deref()),
-            v.band.as_deref().unwrap_or("-"),
+            state_word(v.state, v.reason),
+            v.band.map_or("-", |b| b.as_str()),
             v.since
                 .map(|s| format!("{s:.0}"))
                 .unwrap_or_else(|| "-".into()),
@@ -178,7 +179,7 @@ pub fn events(server: &ServerArgs, a: &EventsArgs, out: &mut dyn Write) -> Resul
             let ev = serde_json::from_str::<BusEvent>(&line).ok();
             let state = match &ev {
                 Some(BusEvent::StatusChanged(c)) if c.state.is_some() => {
-                    state_word(c.state.as_deref(), c.reason.as_deref())
+                    state_word(c.state, c.reason)
                 }
                 _ => String::new(),
             };

@@ -184,7 +184,7 @@ pub fn run_at(
     }
     let state = match (&v.state, &v.reason) {
         (Some(s), Some(r)) => format!("{s}/{r}"),
-        (Some(s), None) => s.clone(),
+        (Some(s), None) => s.to_string(),
         _ => "no state".to_owned(),
     };
     if args.json {

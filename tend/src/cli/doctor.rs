@@ -14,6 +14,7 @@ use crate::error::CliError;
 use tend_protocol::explain::Explained;
 use tend_protocol::reply::Link;
 use tend_protocol::{params, PaneView};
+use tend_vocab::{LinkState, Tap};
 
 /// Arguments of `tend doctor`.
 #[derive(Debug, Args)]
@@ -150,12 +151,12 @@ pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Resul
                     panes.retain(|p| p.host.is_none());
                     let polling: Vec<&str> = panes
                         .iter()
-                        .filter(|p| p.tap == "polling")
+                        .filter(|p| p.tap == Tap::Polling)
                         .map(|p| p.pane.as_str())
                         .collect();
                     let none: Vec<&str> = panes
                         .iter()
-                        .filter(|p| p.tap == "none")
+                        .filter(|p| p.tap == Tap::None)
                         .map(|p| p.pane.as_str())
                         .collect();
                     checks.push(Check {
@@ -164,7 +165,7 @@ pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Resul
                         detail: format!(
                             "{} panes, {} tapped with pipe-pane{}{}",
                             panes.len(),
-                            panes.iter().filter(|p| p.tap == "pipe").count(),
+                            panes.iter().filter(|p| p.tap == Tap::Pipe).count(),
                             if polling.is_empty() {
                                 String::new()
                             } else {
@@ -451,7 +452,7 @@ fn remote_checks(links: &[Link]) -> Vec<Check> {
         .iter()
         .map(|l| {
             let (name, dest) = (&l.name, &l.dest);
-            let up = l.state == "up";
+            let up = l.state == LinkState::Up;
             let mut detail = format!("{name} ({dest}): {}", super::remote::link_words(l));
             if !up {
                 let stderr = &l.stderr;
@@ -625,7 +626,7 @@ fn word_check(
                 }
             ));
         } else if !zellij
-            && p.tap == "pipe"
+            && p.tap == Tap::Pipe
             && registry.get(agent).is_some_and(|m| m.reports_own_state)
         {
             could.push(format!("{} {agent}", p.pane));
@@ -758,21 +759,21 @@ mod tests {
 
     #[test]
     fn panes_that_report_and_panes_that_could_are_named() {
-        let pane = |id: &str, agent: Option<&str>, tap: &str| PaneView {
+        let pane = |id: &str, agent: Option<&str>, tap: Tap| PaneView {
             pane: id.into(),
             session: "work".into(),
             window: "@1".into(),
             agent: agent.map(Into::into),
-            tap: tap.into(),
+            tap,
             ..PaneView::default()
         };
         let panes = [
-            pane("%1", Some("claude"), "pipe"),
-            pane("%2", Some("claude"), "pipe"),
-            pane("%3", Some("aider"), "pipe"),
-            pane("%4", Some("aider"), "pipe"),
-            pane("%5", Some("claude"), "poll"),
-            pane("%6", None, "pipe"),
+            pane("%1", Some("claude"), Tap::Pipe),
+            pane("%2", Some("claude"), Tap::Pipe),
+            pane("%3", Some("aider"), Tap::Pipe),
+            pane("%4", Some("aider"), Tap::Pipe),
+            pane("%5", Some("claude"), Tap::Polling),
+            pane("%6", None, Tap::Pipe),
         ];
         let words = [
             (

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use tend_protocol::explain::{Explained, Explanation, Identity};
 use tend_protocol::{params, PaneView, TaskView};
+use tend_vocab::{Authority, IdentifiedBy, State, Tap};
 
 use super::target::{ServerArgs, Target};
 use crate::client;
@@ -67,7 +68,6 @@ pub fn live_at(
         return Ok(());
     }
     let p = &v.pane;
-    let s = |x: &Option<String>| x.clone().unwrap_or_else(|| "-".to_owned());
     writeln!(
         out,
         "pane      {} (session {}, window {})",
@@ -75,15 +75,15 @@ pub fn live_at(
     )
     .map_err(io)?;
     let state = match (&p.reason, p.exit_code) {
-        (Some(r), _) => format!("{}/{r}", s(&p.state)),
-        (None, Some(code)) => format!("{} (exit code {code})", s(&p.state)),
-        (None, None) => s(&p.state),
+        (Some(r), _) => format!("{}/{r}", dash(p.state)),
+        (None, Some(code)) => format!("{} (exit code {code})", dash(p.state)),
+        (None, None) => dash(p.state),
     };
     writeln!(
         out,
         "state     {state}  band {}  rule {}",
-        s(&p.band),
-        s(&p.rule)
+        dash(p.band),
+        dash(p.rule.as_ref())
     )
     .map_err(io)?;
     if let Some(agent) = &p.agent {
@@ -101,7 +101,7 @@ pub fn live_at(
         let version = match (&p.version, &p.wrapper) {
             (Some(v), _) => v.clone(),
             // Its package metadata is on the other side of the wrapper.
-            (None, Some(w)) if p.identified_by.as_deref() == Some("screen") => {
+            (None, Some(w)) if p.identified_by == Some(IdentifiedBy::Screen) => {
                 format!("(version unknown: it runs behind {w})")
             }
             (None, _) => "(version unknown)".to_owned(),
@@ -115,13 +115,13 @@ pub fn live_at(
     for line in authority_lines(&v, &ex) {
         writeln!(out, "{line}").map_err(io)?;
     }
-    let tap_words = match v.tap.as_str() {
-        "pipe" => "pipe-pane tap".to_owned(),
-        "polling" => {
+    let tap_words = match v.tap {
+        Tap::Pipe => "pipe-pane tap".to_owned(),
+        Tap::Polling => {
             "capture-pane polling: another pipe-pane is on this pane, and tend leaves it alone"
                 .to_owned()
         }
-        other => other.to_owned(),
+        other => other.as_str().to_owned(),
     };
     writeln!(out, "output    {tap_words}").map_err(io)?;
     // The sampler's evidence: the committed agent, and the process and
@@ -146,8 +146,8 @@ pub fn live_at(
         writeln!(
             out,
             "  {mark} {priority}  {:<32} in {}",
-            s(&r.rule),
-            s(&r.region)
+            dash(r.rule.as_ref()),
+            dash(r.region.as_ref())
         )
         .map_err(io)?;
     }
@@ -171,27 +171,29 @@ pub fn live_at(
             out,
             "  {:>10.3}s {} → {}{} by {} ({})",
             t.at.unwrap_or(0.0),
-            s(&t.from),
-            s(&t.to),
-            t.reason
-                .as_deref()
-                .map(|r| format!("/{r}"))
-                .unwrap_or_default(),
-            s(&t.rule),
-            s(&t.trigger)
+            dash(t.from),
+            dash(t.to),
+            t.reason.map(|r| format!("/{r}")).unwrap_or_default(),
+            dash(t.rule.as_ref()),
+            dash(t.trigger.as_ref())
         )
         .map_err(io)?;
     }
     Ok(())
 }
 
+/// The word, or `-` without one.
+fn dash(x: Option<impl std::fmt::Display>) -> String {
+    x.map_or_else(|| "-".to_owned(), |x| x.to_string())
+}
+
 /// `working: 1 background task (Run the long command)`: a state and the
 /// live subtasks of the program that reported it.
 pub fn state_with_tasks(pane: &PaneView) -> String {
-    let s = pane.state.as_deref().unwrap_or("-");
+    let s = dash(pane.state);
     let mut state = match &pane.reason {
         Some(r) => format!("{s}/{r}"),
-        None => s.to_owned(),
+        None => s,
     };
     let live: Vec<&TaskView> = pane.tasks.iter().filter(|t| t.live).collect();
     if !live.is_empty() {
@@ -216,16 +218,15 @@ fn authority_lines(v: &Explained, ex: &Explanation) -> Vec<String> {
     let a = &v.authority;
     let word = ex.psp.as_ref();
     let mut out = Vec::new();
-    let holder = a.holder.as_str();
-    match holder {
-        "psp" => out.push(format!(
+    match a.holder {
+        Authority::Psp => out.push(format!(
             "authority psp: the agent's own word (OSC 7501, answered by tend run){}",
             p.app
                 .as_deref()
                 .map(|app| format!(", from {app}"))
                 .unwrap_or_default()
         )),
-        "report" => out.push(format!(
+        Authority::Report => out.push(format!(
             "authority report: the agent's own reports (tend report){}",
             p.lifecycle
                 .as_deref()
@@ -241,12 +242,12 @@ fn authority_lines(v: &Explained, ex: &Explanation) -> Vec<String> {
         ),
         _ => out.push("authority screen (no self-report)".to_owned()),
     }
-    if holder != "screen" {
+    if a.holder != Authority::Screen {
         out.push(format!("word      {}", state_with_tasks(p)));
         let sc = &a.screen;
         let seen = match (&sc.state, &sc.reason) {
             (Some(st), Some(r)) => format!("{st}/{r}"),
-            (Some(st), None) => st.clone(),
+            (Some(st), None) => st.to_string(),
             (None, _) => "nothing".to_owned(),
         };
         let verdict = if a.screen_agrees {
@@ -287,12 +288,12 @@ fn identity_line(id: &Identity, pane: &PaneView) -> String {
     let m = id.matched.clone().unwrap_or_default();
     let pid = m.pid.map(|x| x.to_string()).unwrap_or_else(|| "-".into());
     let agreeing = id.agreeing.unwrap_or(0);
-    let by = id.identified_by.as_deref();
+    let by = id.identified_by;
     // The wrapper the latest sample found in the foreground.
     let wrapper = id.last.as_ref().and_then(|l| l.wrapper.as_ref());
-    let exited = pane.state.as_deref() == Some("exited");
+    let exited = pane.state == Some(State::Exited.into());
     match id.agent.as_deref() {
-        Some(agent) if by == Some("screen") => format!(
+        Some(agent) if by == Some(IdentifiedBy::Screen) => format!(
             "identity  {agent} named from the screen; the process tree shows {} (pid {pid}), not the agent: \
              its live UI matched `{}` ({agreeing} readings in a row), and the end of {} is the agent's exit",
             s(m.value.as_ref()),
@@ -303,13 +304,13 @@ fn identity_line(id: &Identity, pane: &PaneView) -> String {
             "identity  {agent} (pid {pid}, {} `{}`, {agreeing} agreeing samples){}",
             s(m.via.as_ref()),
             s(m.key.as_ref()),
-            if by == Some("declared") {
+            if by == Some(IdentifiedBy::Declared) {
                 "; declared by TEND_AGENT"
             } else {
                 ""
             }
         ),
-        None if exited && pane.identified_by.as_deref() == Some("screen") => format!(
+        None if exited && pane.identified_by == Some(IdentifiedBy::Screen) => format!(
             "identity  none: {} {} named from the screen has {} (the pane reads exited until the next agent starts); screen rules are not applied",
             s(pane.agent.as_ref()),
             match &pane.wrapper {

@@ -18,6 +18,7 @@ use super::target::ServerArgs;
 use crate::client;
 use crate::error::CliError;
 use tend_protocol::PaneView;
+use tend_vocab::{PaneBand, Reason};
 
 /// Arguments of `tend tap`.
 #[derive(Debug, Args)]
@@ -142,7 +143,11 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
             let mut panes: Vec<PaneView> =
                 client::call(&args.socket, params::List {}, Duration::from_secs(3))?;
             panes.retain(|p| p.agent.is_some());
-            panes.sort_by_key(|p| band_rank(p.band.as_deref()));
+            // Most urgent first; unreachable remotes last.
+            panes.sort_by_key(|p| {
+                let band = p.band.and_then(PaneBand::agent);
+                (band.is_none(), band)
+            });
             let server = server.server();
             let Some(c) = client_name else { return Ok(()) };
             let mut items = vec![MenuItem::Disabled(
@@ -229,7 +234,7 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
             let mut items = vec![MenuItem::Disabled(picker_label(&view))];
             // Waiting for approval: the dialog's own text (read from the
             // screen now) and its answers, where the agent's keys are known.
-            if view.reason.as_deref() == Some("approval") {
+            if view.reason == Some(Reason::Approval) {
                 let dry_run = |action: &str| {
                     let answer = params::Answer {
                         pane: pane.clone(),
@@ -471,7 +476,7 @@ const PICKER_MESSAGE: usize = 60;
 fn picker_label(p: &PaneView) -> String {
     let state = match (&p.state, &p.reason) {
         (Some(s), Some(r)) => format!("{s}/{r}"),
-        (Some(s), None) => s.clone(),
+        (Some(s), None) => s.to_string(),
         _ => "-".into(),
     };
     let mut marks = Vec::new();
@@ -494,7 +499,7 @@ fn picker_label(p: &PaneView) -> String {
     }
     format!(
         "{:<16} {:<8} {:<18} {} {} {}",
-        p.band.as_deref().unwrap_or("-"),
+        p.band.map_or("-", |b| b.as_str()),
         p.agent.as_deref().unwrap_or("-"),
         state,
         p.session,
@@ -503,25 +508,10 @@ fn picker_label(p: &PaneView) -> String {
     )
 }
 
-fn band_rank(b: Option<&str>) -> u8 {
-    match b {
-        Some("blocked") => 0,
-        Some("waiting") => 1,
-        Some("quiet") => 2,
-        Some("ready_for_review") => 3,
-        Some("working") => 4,
-        Some("parked") => 5,
-        Some("snoozed") => 6,
-        Some("finished") => 7,
-        Some("idle") => 8,
-        Some("exited") => 9,
-        _ => 10,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tend_vocab::{Band, State};
 
     #[test]
     fn the_picker_shows_what_the_agent_said_cut_and_cleaned() {
@@ -529,9 +519,9 @@ mod tests {
             pane: "%3".into(),
             session: "work".into(),
             agent: Some("claude".into()),
-            state: Some("waiting".into()),
-            reason: Some("approval".into()),
-            band: Some("waiting".into()),
+            state: Some(State::Waiting.into()),
+            reason: Some(Reason::Approval),
+            band: Some(Band::Waiting.into()),
             message: Some("approve Bash:\n rm -rf ./build\u{1b}[31m".into()),
             ..PaneView::default()
         };

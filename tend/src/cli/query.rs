@@ -83,7 +83,7 @@ pub fn list(server: &ServerArgs, args: &JsonArgs, out: &mut dyn Write) -> Result
         let state = match (&p.state, &p.reason, p.exit_code) {
             (Some(s), Some(r), _) => format!("{s}/{r}"),
             (Some(s), None, Some(code)) => format!("{s} ({code})"),
-            (Some(s), None, None) => s.clone(),
+            (Some(s), None, None) => s.to_string(),
             _ => "-".into(),
         };
         writeln!(
@@ -94,7 +94,7 @@ pub fn list(server: &ServerArgs, args: &JsonArgs, out: &mut dyn Write) -> Result
             p.window,
             p.agent.as_deref().unwrap_or("-"),
             state,
-            p.band.as_deref().unwrap_or("-"),
+            p.band.map_or("-", |b| b.as_str()),
             p.rule.as_deref().unwrap_or("")
         )
         .map_err(io)?;

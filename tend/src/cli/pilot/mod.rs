@@ -386,7 +386,7 @@ impl Pilot {
             Ok(v) => screen = model::tail(&v.screen, 12, 200),
             Err(e) => screen.push(model::sanitize(&e.message, 200)),
         }
-        if p.reason.as_deref() == Some("approval") {
+        if p.reason == Some(tend_vocab::Reason::Approval) {
             let dry_run = params::Answer {
                 pane: p.pane.clone(),
                 action: "approve".into(),
@@ -626,8 +626,8 @@ mod tests {
         PaneView {
             pane: id.into(),
             agent: Some("codex".into()),
-            state: Some("working".into()),
-            band: Some(band.into()),
+            state: Some(tend_vocab::State::Working.into()),
+            band: tend_vocab::PaneBand::parse(band),
             since: Some(since),
             ..PaneView::default()
         }

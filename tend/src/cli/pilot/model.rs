@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
-use tend_attention::{self as attention, Band, Candidate};
-use tend_detector::Reason;
+use tend_attention::{self as attention, Candidate};
+use tend_vocab::{Band, PaneBand, Reason};
 
 use tend_protocol::PaneView;
 
@@ -34,29 +34,17 @@ pub fn band_label(b: Band) -> &'static str {
     }
 }
 
-/// The band named `s` (as options and JSON name it).
-pub fn band_named(s: &str) -> Option<Band> {
-    BANDS.into_iter().find(|b| b.as_str() == s)
+/// The pane's agent's band (none for a remote while unreachable).
+fn band_of(p: &PaneView) -> Option<Band> {
+    p.band.and_then(PaneBand::agent)
 }
 
 /// The group a row is shown in: a band's index in [`BANDS`], or
 /// `BANDS.len()` for a pane with no band (a remote while unreachable).
 pub fn group_of(p: &PaneView) -> usize {
-    p.band
-        .as_deref()
-        .and_then(band_named)
+    band_of(p)
         .and_then(|b| BANDS.iter().position(|x| *x == b))
         .unwrap_or(BANDS.len())
-}
-
-fn reason_of(p: &PaneView) -> Option<Reason> {
-    match p.reason.as_deref()? {
-        "approval" => Some(Reason::Approval),
-        "question" => Some(Reason::Question),
-        "error" => Some(Reason::Error),
-        "prompt" => Some(Reason::Prompt),
-        _ => None,
-    }
 }
 
 /// The rows shown: agent panes only, grouped by band in the attention
@@ -74,8 +62,8 @@ pub fn order(panes: &[PaneView]) -> Vec<usize> {
             Some(Candidate {
                 pane: p.pane.as_str(),
                 session: p.session.as_str(),
-                band: band_named(p.band.as_deref()?)?,
-                reason: reason_of(p),
+                band: band_of(p)?,
+                reason: p.reason,
                 since: p.since.unwrap_or(f64::MAX),
             })
         })
@@ -107,10 +95,7 @@ pub fn order(panes: &[PaneView]) -> Vec<usize> {
 pub fn counts(panes: &[PaneView]) -> [usize; 10] {
     let mut n = [0; 10];
     for p in panes.iter().filter(|p| p.agent.is_some()) {
-        if let Some(i) = BANDS
-            .iter()
-            .position(|b| Some(b.as_str()) == p.band.as_deref())
-        {
+        if let Some(i) = BANDS.iter().position(|b| Some(*b) == band_of(p)) {
             n[i] += 1;
         }
     }
@@ -155,11 +140,9 @@ pub fn span(secs: f64) -> String {
 
 /// The reason badge: only approval, question and error print one.
 pub fn badge(p: &PaneView) -> Option<&'static str> {
-    match p.reason.as_deref()? {
-        "approval" => Some("approval"),
-        "question" => Some("question"),
-        "error" => Some("error"),
-        _ => None,
+    match p.reason? {
+        r @ (Reason::Approval | Reason::Question | Reason::Error) => Some(r.as_str()),
+        Reason::Prompt => None,
     }
 }
 
@@ -168,8 +151,7 @@ pub fn badge(p: &PaneView) -> Option<&'static str> {
 pub fn clock(p: &PaneView, now: f64) -> String {
     let age = p.since.map(|s| span(now - s));
     let age = age.as_deref().unwrap_or("");
-    let band = p.band.as_deref().and_then(band_named);
-    match band {
+    match band_of(p) {
         Some(Band::Parked) => match p.note.as_deref().map(|n| sanitize(n, 60)) {
             Some(n) if !n.is_empty() => format!("parked: {n}"),
             _ => "parked".into(),
@@ -188,7 +170,7 @@ pub fn clock(p: &PaneView, now: f64) -> String {
             Some(c) => format!("exited ({c}) {age} ago"),
             None => format!("exited {age} ago"),
         },
-        None => p.state.clone().unwrap_or_else(|| "-".into()),
+        None => p.state.map_or_else(|| "-".into(), |s| s.to_string()),
     }
 }
 
@@ -250,9 +232,9 @@ mod tests {
             pane: id.into(),
             session: "s".into(),
             agent: Some("claude".into()),
-            state: Some("waiting".into()),
-            reason: reason.map(Into::into),
-            band: Some(band.into()),
+            state: Some(tend_vocab::State::Waiting.into()),
+            reason: reason.and_then(Reason::parse),
+            band: PaneBand::parse(band),
             since: Some(since),
             ..PaneView::default()
         }
@@ -299,20 +281,20 @@ mod tests {
         let mut p = pane("%1", "waiting", Some("approval"), now - 185.0);
         assert_eq!(clock(&p, now), "waiting 3m");
         assert_eq!(badge(&p), Some("approval"));
-        p.reason = Some("prompt".into());
+        p.reason = Some(Reason::Prompt);
         assert_eq!(badge(&p), None);
-        p.band = Some("quiet".into());
+        p.band = PaneBand::parse("quiet");
         p.since = Some(now - 720.0);
         assert_eq!(clock(&p, now), "quiet · 12m");
-        p.band = Some("parked".into());
+        p.band = PaneBand::parse("parked");
         p.note = Some("after lunch\u{1b}[2J".into());
         assert_eq!(clock(&p, now), "parked: after lunch[2J");
-        p.band = Some("snoozed".into());
+        p.band = PaneBand::parse("snoozed");
         p.until = Some(now as u64 + 1500);
         assert_eq!(clock(&p, now), "snoozed · 25m left");
         p.until = None;
         assert_eq!(clock(&p, now), "snoozed until you type");
-        p.band = Some("exited".into());
+        p.band = PaneBand::parse("exited");
         p.exit_code = Some(2);
         p.since = Some(now - 7500.0);
         assert_eq!(clock(&p, now), "exited (2) 2h 5m ago");

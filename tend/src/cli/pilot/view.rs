@@ -289,9 +289,15 @@ mod tests {
                 session: "work".into(),
                 agent: Some(["claude", "codex", "gemini"][i % 3].into()),
                 version: Some("1.2.3".into()),
-                state: Some("working".into()),
-                reason: (i % 6 < 2).then(|| ["approval", "question", "error"][i % 3].into()),
-                band: Some(bands[i % 6].into()),
+                state: Some(tend_vocab::State::Working.into()),
+                reason: (i % 6 < 2).then(|| {
+                    [
+                        tend_vocab::Reason::Approval,
+                        tend_vocab::Reason::Question,
+                        tend_vocab::Reason::Error,
+                    ][i % 3]
+                }),
+                band: tend_vocab::PaneBand::parse(bands[i % 6]),
                 since: Some(1_000.0 + i as f64),
                 place: Some(format!("work:{}.{}", i / 4, i % 4)),
                 project: Some("shop · main".into()),
