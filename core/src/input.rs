@@ -33,6 +33,17 @@ pub enum Input {
         /// When it was read.
         at: Instant,
     },
+    /// The program's OSC 7501 sequences found in output of the pipe `conn`
+    /// that had to be dropped, read at `at` (the gap that dropped it is
+    /// reported as [`Input::TapGap`] after them).
+    TapSalvaged {
+        /// The pipe.
+        conn: u64,
+        /// The sequences, and how many were given up to the bound.
+        salvaged: tend_detector::psp::Salvaged,
+        /// When they were read.
+        at: Instant,
+    },
     /// Output of the pipe `conn` was dropped: its pane is seeded again.
     TapGap {
         /// The pipe.

@@ -611,8 +611,28 @@ impl Core {
                     }
                 }
             }
+            Input::TapSalvaged { conn, salvaged, at } => {
+                self.set_clock(at);
+                let at = self.at(at);
+                let Some(pane) = self.conns.get(&conn).copied() else {
+                    return;
+                };
+                if let Some(p) = self.panes.get_mut(&pane) {
+                    p.det.feed_salvaged(at, &salvaged);
+                    self.touched.insert(pane);
+                    trace!(
+                        self,
+                        "salvaged pane={pane} reports={} given_up={}",
+                        salvaged.bodies.len(),
+                        salvaged.given_up
+                    );
+                }
+            }
             Input::TapGap { conn } => {
                 if let Some(pane) = self.conns.get(&conn).copied() {
+                    if let Some(p) = self.panes.get_mut(&pane) {
+                        p.det.output_dropped();
+                    }
                     self.job(MuxJob::Capture(pane, CapturePurpose::Resync));
                 }
             }

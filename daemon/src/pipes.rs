@@ -39,6 +39,7 @@ use super::event::{Event, Ticket};
 use crate::platform::{os, ReadySet};
 use crate::tap::MAX_PANE_ID;
 use tend_core::Input;
+use tend_detector::psp;
 
 /// Most bytes of one pane handed to the pane table and not yet consumed;
 /// beyond it the pane's output is dropped and re-seeded.
@@ -148,6 +149,10 @@ struct Pipe {
     hot: bool,
     /// The ready set called it readable (or closed) since the tick's reads.
     ready: bool,
+    /// The program's reports in output dropped here, kept for the pane
+    /// table (a drop loses the screen, which a capture puts right, but
+    /// not the program's word).
+    salvage: psp::Salvage,
 }
 
 impl Pipe {
@@ -164,6 +169,7 @@ impl Pipe {
             read: 0,
             hot: false,
             ready: false,
+            salvage: psp::Salvage::default(),
         }
     }
 
@@ -205,18 +211,25 @@ impl Pipe {
         if len == 0 {
             return 0;
         }
+        let read = &scratch[..len];
         if self.in_flight.load(Ordering::Relaxed) + self.carry.len() + len > MAX_PENDING {
             // The pane table is behind on this pane: drop, re-seed later.
+            // What was kept for this tick goes too: its reports are saved.
             self.gap = true;
+            self.salvage.scan(&self.carry, true);
+            self.salvage.scan(read, true);
             self.carry = Vec::new();
             return len;
         }
         if !self.report_due() && self.gap {
             // A gap is outstanding but may not be reported yet: the re-seed
             // that follows its report replaces this output anyway.
+            self.salvage.scan(read, true);
             return len;
         }
-        self.carry.extend_from_slice(&scratch[..len]);
+        // Kept: scanned for reports when it is handed on (it may yet be
+        // dropped), in the order it was read.
+        self.carry.extend_from_slice(read);
         len
     }
 
@@ -466,6 +479,17 @@ impl Reader {
                 found = true;
             }
             p.end_tick();
+            p.salvage.scan(&p.carry, false);
+            if !p.salvage.is_empty() {
+                // Before the gap and the output after it: in the order
+                // the program printed them.
+                out.push_back(Event::Core(Input::TapSalvaged {
+                    conn: p.conn,
+                    salvaged: p.salvage.take(),
+                    at: now,
+                }));
+                found = true;
+            }
             if p.report_due() {
                 out.push_back(Event::Core(Input::TapGap { conn: p.conn }));
                 p.gap = false;
@@ -640,6 +664,33 @@ mod tests {
         assert_eq!(p.drain(&mut scratch), 3);
         assert!(p.gap, "2 kept + 3 read + held is over the bound");
         assert!(p.carry.is_empty(), "a gap drops what was kept too");
+    }
+
+    #[test]
+    fn reports_in_dropped_output_are_saved_for_the_pane_table() {
+        let (mut tmux, mut p) = pipe();
+        let mut scratch = vec![0u8; DRAIN_MAX];
+        // Kept, then dropped with what comes after it: the report that
+        // started in the kept part and the one wholly in the dropped part
+        // are saved; the one read whole and kept reaches the table as
+        // output.
+        tmux.write_all(b"a\x1b]7501;state=idle\x07b\x1b]7501;state=work")
+            .expect("write");
+        p.drain(&mut scratch);
+        let _held = p.hold(MAX_PENDING);
+        tmux.write_all(b"ing\x07 flood \x1b]7501;state=blocked:kind=permission\x07")
+            .expect("write");
+        p.drain(&mut scratch);
+        assert!(p.gap && p.carry.is_empty(), "dropped");
+        assert_eq!(
+            p.salvage.take().bodies,
+            vec![
+                b"state=idle".to_vec(),
+                b"state=working".to_vec(),
+                b"state=blocked:kind=permission".to_vec()
+            ],
+            "the first was kept, then dropped with the rest: saved too"
+        );
     }
 
     #[test]

@@ -260,6 +260,83 @@ impl Scanner {
 }
 
 // ---------------------------------------------------------------------------
+// Reports in output that had to be dropped.
+
+/// Most sequences [`Salvage`] keeps between two takes; older ones beyond it
+/// are counted as [`Rejected::Overrun`].
+pub const MAX_SALVAGED: usize = 64;
+
+/// The OSC 7501 sequences in output a reader had to drop.
+///
+/// A pane that prints faster than tend reads it loses output (the screen
+/// is captured again instead), and a report in that output would be lost
+/// with it: a program that prints a megabyte and then asks for permission
+/// would read `working` for good. The reader scans every byte it reads
+/// with one of these, kept or dropped, and keeps each sequence any part of
+/// which was dropped; the pane table takes them as the program's word.
+/// Memory is bounded: at most [`MAX_SALVAGED`] sequences of at most
+/// [`MAX_BODY`] bytes, the oldest given up (and counted) first.
+#[derive(Debug, Clone, Default)]
+pub struct Salvage {
+    scanner: Scanner,
+    /// The sequence in progress lost a part to a drop.
+    touched: bool,
+    kept: std::collections::VecDeque<Vec<u8>>,
+    given_up: u64,
+}
+
+/// What [`Salvage::take`] hands on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Salvaged {
+    /// The sequences' bodies, oldest first.
+    pub bodies: Vec<Vec<u8>>,
+    /// Sequences given up to the bound.
+    pub given_up: u64,
+}
+
+impl Salvage {
+    /// Scans the next bytes of the stream; `dropped` when they will not
+    /// reach the pane table.
+    pub fn scan(&mut self, bytes: &[u8], dropped: bool) {
+        let Salvage {
+            scanner,
+            touched,
+            kept,
+            given_up,
+        } = self;
+        // The sequence already under way lost a part now or before.
+        let mut this_touched = *touched || (dropped && scanner.in_sequence());
+        scanner.scan(bytes, |found| {
+            if let Found::Sequence(body) = found {
+                if this_touched || dropped {
+                    if kept.len() == MAX_SALVAGED {
+                        kept.pop_front();
+                        *given_up += 1;
+                    }
+                    kept.push_back(body.to_vec());
+                }
+            }
+            // Any later sequence starts within these bytes.
+            this_touched = false;
+        });
+        *touched = scanner.in_sequence() && (dropped || this_touched);
+    }
+
+    /// Whether anything waits to be taken.
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty() && self.given_up == 0
+    }
+
+    /// Hands on what was kept since the last take.
+    pub fn take(&mut self) -> Salvaged {
+        Salvaged {
+            bodies: std::mem::take(&mut self.kept).into(),
+            given_up: std::mem::take(&mut self.given_up),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
 // The parser.
 
 pub use tend_vocab::psp::{Kind, ReportState};
@@ -322,6 +399,9 @@ pub enum Rejected {
     BadProgress,
     /// A new child record beyond [`MAX_CHILDREN`].
     TooManyRecords,
+    /// In output the reader had to drop (a pane printing faster than tend
+    /// reads it), beyond the [`MAX_SALVAGED`] sequences kept from it.
+    Overrun,
 }
 
 impl Rejected {
@@ -341,6 +421,7 @@ impl Rejected {
             Rejected::BadId => "bad_id",
             Rejected::BadProgress => "bad_progress",
             Rejected::TooManyRecords => "too_many_records",
+            Rejected::Overrun => "overrun",
         }
     }
 }
@@ -937,25 +1018,53 @@ impl Tracker {
             last_report,
             changed,
         } = self;
+        let mut taker = Taker {
+            records,
+            counters,
+            last_query,
+            last_report,
+            changed,
+        };
         scanner.scan(bytes, |found| match found {
-            Found::Oversized => counters.drop(Rejected::Oversized),
-            Found::Unterminated => counters.drop(Rejected::Unterminated),
-            Found::Sequence(body) => match parse(body) {
-                Ok(Message::Query) => {
-                    counters.queries += 1;
-                    *last_query = Some(now);
-                }
-                Ok(Message::Report(r)) => match records.apply(now, r) {
-                    Ok(()) => {
-                        counters.reports += 1;
-                        *last_report = Some(now);
-                        *changed = true;
-                    }
-                    Err(why) => counters.drop(why),
-                },
-                Err(why) => counters.drop(why),
-            },
+            Found::Oversized => taker.counters.drop(Rejected::Oversized),
+            Found::Unterminated => taker.counters.drop(Rejected::Unterminated),
+            Found::Sequence(body) => taker.take(now, body),
         });
+    }
+
+    /// Takes the sequences saved from output the reader dropped at `now`
+    /// ([`Salvage`]), as if they had been read, and counts those it gave
+    /// up. The stream itself was broken by the drop: a sequence under way
+    /// is forgotten (its whole is among these, when it ended in the drop).
+    pub fn feed_salvaged(&mut self, now: Duration, salvaged: &Salvaged) {
+        self.scanner.reset();
+        for _ in 0..salvaged.given_up {
+            self.counters.drop(Rejected::Overrun);
+        }
+        let Tracker {
+            records,
+            counters,
+            last_query,
+            last_report,
+            changed,
+            ..
+        } = self;
+        let mut taker = Taker {
+            records,
+            counters,
+            last_query,
+            last_report,
+            changed,
+        };
+        for body in &salvaged.bodies {
+            taker.take(now, body);
+        }
+    }
+
+    /// Output was lost between what was fed and what comes next: a
+    /// sequence under way will not be completed.
+    pub fn stream_broken(&mut self) {
+        self.scanner.reset();
     }
 
     /// Forgets every record (the program ended, or the shell is back); the
@@ -1005,6 +1114,35 @@ impl Tracker {
             counters: self.counters.clone(),
             last_query: self.last_query.map(|d| d.as_secs_f64()),
             last_report: self.last_report.map(|d| d.as_secs_f64()),
+        }
+    }
+}
+
+/// The part of a [`Tracker`] one sequence's body changes.
+struct Taker<'a> {
+    records: &'a mut Records,
+    counters: &'a mut Counters,
+    last_query: &'a mut Option<Duration>,
+    last_report: &'a mut Option<Duration>,
+    changed: &'a mut bool,
+}
+
+impl Taker<'_> {
+    fn take(&mut self, now: Duration, body: &[u8]) {
+        match parse(body) {
+            Ok(Message::Query) => {
+                self.counters.queries += 1;
+                *self.last_query = Some(now);
+            }
+            Ok(Message::Report(r)) => match self.records.apply(now, r) {
+                Ok(()) => {
+                    self.counters.reports += 1;
+                    *self.last_report = Some(now);
+                    *self.changed = true;
+                }
+                Err(why) => self.counters.drop(why),
+            },
+            Err(why) => self.counters.drop(why),
         }
     }
 }

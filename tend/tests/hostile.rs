@@ -703,3 +703,38 @@ fn another_users_runtime_folder_or_daemon_gets_nothing() {
         "the tap reached them"
     );
 }
+
+/// A program under `tend run` prints megabytes at full speed, faster than
+/// tend reads them, and reports a permission request right after: tend had
+/// to drop output it could not keep up with, but the report in it is still
+/// taken (before, 8 of 9 such bursts left the pane `working` for good, the
+/// report neither taken nor counted).
+#[test]
+fn a_report_after_a_burst_is_taken() {
+    use crate::run_relay as relay;
+    if !relay::python() {
+        return;
+    }
+    let _serial = relay::serial();
+    let env = Env::new("hostile-burst");
+    env.tend_ok(&["start"]);
+    let pane = relay::shell(&env);
+    relay::wait_text(&env, &pane, "$ ");
+    env.type_line(
+        &pane,
+        &format!("{} {}", relay::relay(), relay::agent_cmd(&env, "--burst 3")),
+    );
+    relay::wait_row(&env, &pane, "idle by its word", |r| {
+        relay::is(r, "idle", None, "psp")
+    });
+    relay::keys(&env, &pane, &["n"]);
+    relay::wait_row(&env, &pane, "working by its word", |r| {
+        relay::is(r, "working", None, "psp")
+    });
+    relay::keys(&env, &pane, &["n"]);
+    let r = relay::wait_row(&env, &pane, "waiting for approval after the burst", |r| {
+        relay::is(r, "waiting", Some("approval"), "psp")
+    });
+    assert_eq!(r["message"], "approve Bash: rm -rf ./build", "{r}");
+    relay::keys(&env, &pane, &["q"]);
+}

@@ -23,27 +23,27 @@ use tend_detector::cast::{Cast, EventKind};
 /// two-core machine.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn serial() -> MutexGuard<'static, ()> {
+pub(crate) fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A pane running an interactive bash at a `$ ` prompt.
-fn shell(env: &Env) -> String {
+pub(crate) fn shell(env: &Env) -> String {
     env.window("main", "env PS1='$ ' bash --norc --noprofile")
 }
 
-fn keys(env: &Env, pane: &str, keys: &[&str]) {
+pub(crate) fn keys(env: &Env, pane: &str, keys: &[&str]) {
     let mut args = vec!["send-keys", "-t", pane];
     args.extend_from_slice(keys);
     env.tmux(&args);
 }
 
 /// The pane's text, history included.
-fn text(env: &Env, pane: &str) -> String {
+pub(crate) fn text(env: &Env, pane: &str) -> String {
     env.tmux_out(&["capture-pane", "-p", "-J", "-S", "-", "-t", pane])
 }
 
-fn wait_text(env: &Env, pane: &str, want: &str) {
+pub(crate) fn wait_text(env: &Env, pane: &str, want: &str) {
     let seen = wait_until(30, || text(env, pane).contains(want));
     assert!(seen, "never showed {want:?}:\n{}", text(env, pane));
 }
@@ -56,7 +56,7 @@ fn quoted(p: &Path) -> String {
     format!("'{}'", p.display())
 }
 
-fn relay() -> String {
+pub(crate) fn relay() -> String {
     format!("'{}' run --", tend_bin())
 }
 
@@ -278,7 +278,7 @@ fn screens(dir: &Path) -> PathBuf {
     d
 }
 
-fn agent_cmd(env: &Env, extra: &str) -> String {
+pub(crate) fn agent_cmd(env: &Env, extra: &str) -> String {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/psp_agent.py");
     format!(
         "env TEND_AGENT=claude python3 {} --screens {} {extra}",
@@ -287,12 +287,12 @@ fn agent_cmd(env: &Env, extra: &str) -> String {
     )
 }
 
-fn explain(env: &Env, pane: &str) -> Value {
+pub(crate) fn explain(env: &Env, pane: &str) -> Value {
     serde_json::from_str(&env.tend_ok(&["explain", pane, "--json"])).expect("explain --json")
 }
 
 /// Waits until the pane's row satisfies `f`.
-fn wait_row(env: &Env, pane: &str, what: &str, f: impl Fn(&Value) -> bool) -> Value {
+pub(crate) fn wait_row(env: &Env, pane: &str, what: &str, f: impl Fn(&Value) -> bool) -> Value {
     let ok = wait_until(60, || f(&env.row(pane)));
     let r = env.row(pane);
     assert!(
@@ -304,12 +304,12 @@ fn wait_row(env: &Env, pane: &str, what: &str, f: impl Fn(&Value) -> bool) -> Va
     r
 }
 
-fn is(r: &Value, state: &str, reason: Option<&str>, authority: &str) -> bool {
+pub(crate) fn is(r: &Value, state: &str, reason: Option<&str>, authority: &str) -> bool {
     r["state"] == state && r["reason"].as_str() == reason && r["authority"] == authority
 }
 
 /// Whether python3 runs here (the stand-in agent is a Python script).
-fn python() -> bool {
+pub(crate) fn python() -> bool {
     let ok = std::process::Command::new("python3")
         .arg("--version")
         .output()

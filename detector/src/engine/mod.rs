@@ -306,6 +306,22 @@ impl PaneDetector {
         self.dirty = true;
     }
 
+    /// Output of the pane was dropped after what was fed (a capture will
+    /// put the screen right): the program's word starts afresh.
+    pub fn output_dropped(&mut self) {
+        self.psp.stream_broken();
+    }
+
+    /// Takes the OSC 7501 sequences saved from output that had to be
+    /// dropped at `now` (see [`psp::Salvage`]): the program's word, which
+    /// a drop must not lose. The screen is not touched (the capture that
+    /// follows a drop puts it right).
+    pub fn feed_salvaged(&mut self, now: Duration, salvaged: &psp::Salvaged) {
+        self.catch_up(now, false);
+        self.psp.feed_salvaged(now, salvaged);
+        self.dirty = true;
+    }
+
     /// Rebuilds the screen from a capture (`capture-pane` after a gap, or
     /// the first sight of a pane). The redraw is not activity.
     pub fn seed(&mut self, now: Duration, bytes: &[u8]) {

@@ -582,3 +582,119 @@ proptest! {
         prop_assert_eq!(parse(&body), Ok(Message::Report(r)));
     }
 }
+
+#[test]
+fn salvage_keeps_sequences_that_lost_any_part_to_a_drop() {
+    let mut salv = Salvage::default();
+    // Kept whole: the reader hands it on, nothing saved.
+    salv.scan(b"text \x1b]7501;state=idle\x07 more", false);
+    assert!(salv.is_empty());
+    // Started in kept output, ended in dropped output.
+    salv.scan(b"\x1b]7501;state=work", false);
+    salv.scan(
+        b"ing\x07 lots of output \x1b]7501;state=blocked:kind=permission\x1b",
+        true,
+    );
+    // Started in dropped output, ended in kept output.
+    salv.scan(b"\\ then \x1b]7501;state=done\x07", false);
+    assert_eq!(
+        salv.take(),
+        Salvaged {
+            bodies: vec![
+                b"state=working".to_vec(),
+                b"state=blocked:kind=permission".to_vec()
+            ],
+            given_up: 0
+        }
+    );
+    assert!(salv.is_empty(), "taken");
+}
+
+#[test]
+fn salvage_is_bounded_and_counts_what_it_gives_up() {
+    let mut salv = Salvage::default();
+    for i in 0..MAX_SALVAGED + 3 {
+        salv.scan(
+            format!("\x1b]7501;state=working:id=t{i}\x07").as_bytes(),
+            true,
+        );
+    }
+    let got = salv.take();
+    assert_eq!(got.bodies.len(), MAX_SALVAGED);
+    assert_eq!(got.given_up, 3);
+    assert_eq!(
+        got.bodies[0],
+        b"state=working:id=t3".to_vec(),
+        "the oldest go first"
+    );
+    // The tracker takes the kept ones and counts the rest.
+    let mut t = Tracker::new();
+    t.feed(s(1), b"\x1b]7501;state=work"); // cut short by the drop
+    t.feed_salvaged(s(2), &got);
+    assert_eq!(t.counters().reports, MAX_SALVAGED as u64);
+    assert_eq!(t.counters().dropped.get(&Rejected::Overrun), Some(&3));
+    assert_eq!(
+        t.counters().dropped_total(),
+        3,
+        "the cut sequence is forgotten, not misread"
+    );
+    assert_eq!(t.records().live_children().count(), MAX_SALVAGED);
+}
+
+proptest! {
+    /// However a stream of text and reports is cut into reads, and
+    /// whichever reads are dropped, every report reaches the pane table
+    /// exactly once: through the kept output (read by a scanner that
+    /// starts afresh after each drop) or through the salvage.
+    #[test]
+    fn every_report_arrives_once_through_the_output_or_the_salvage(
+        pieces in proptest::collection::vec(prop_oneof![
+            "[a-z \r\n]{0,12}".prop_map(|t| (t, false)),
+            Just((String::new(), true)),
+        ], 0..30),
+        cuts in proptest::collection::vec(any::<prop::sample::Index>(), 0..8),
+        drops in proptest::collection::vec(any::<bool>(), 9),
+    ) {
+        let mut stream = Vec::new();
+        let mut sent = Vec::new();
+        for (i, (text, is_report)) in pieces.iter().enumerate() {
+            if *is_report {
+                let body = format!("state=working:id=r{i}");
+                stream.extend_from_slice(b"\x1b]7501;");
+                stream.extend_from_slice(body.as_bytes());
+                stream.push(0x07);
+                sent.push(body.into_bytes());
+            } else {
+                stream.extend_from_slice(text.as_bytes());
+            }
+        }
+        let mut at: Vec<usize> = cuts.iter().map(|i| i.index(stream.len() + 1)).collect();
+        at.sort_unstable();
+        at.push(stream.len());
+        let mut salvage = Salvage::default();
+        let mut kept_reader = Scanner::new();
+        let mut through_output = Vec::new();
+        let mut last = 0;
+        for (n, end) in at.into_iter().enumerate() {
+            let chunk = &stream[last..end];
+            last = end;
+            let dropped = drops[n % drops.len()];
+            salvage.scan(chunk, dropped);
+            if dropped {
+                kept_reader.reset();
+            } else {
+                kept_reader.scan(chunk, |f| {
+                    if let Found::Sequence(b) = f {
+                        through_output.push(b.to_vec());
+                    }
+                });
+            }
+        }
+        let saved = salvage.take();
+        let mut all: Vec<Vec<u8>> = through_output.into_iter().chain(saved.bodies).collect();
+        all.sort();
+        let mut want = sent.clone();
+        want.sort();
+        prop_assert_eq!(all, want);
+    }
+}

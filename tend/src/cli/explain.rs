@@ -270,8 +270,21 @@ fn authority_lines(v: &Explained, ex: &Explanation) -> Vec<String> {
         } else {
             "no tend run answers for this terminal, so its reports are not taken"
         };
+        // Why each was dropped: `overrun` is a report in output tend
+        // could not keep up with, beyond what it saves from a drop.
+        let why: Vec<String> = c
+            .dropped
+            .iter()
+            .flatten()
+            .filter_map(|(k, v)| v.as_u64().filter(|n| *n > 0).map(|n| format!("{k} {n}")))
+            .collect();
+        let why = if why.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", why.join(", "))
+        };
         out.push(format!(
-            "osc 7501  {} queries, {} reports taken, {} dropped; {trust}",
+            "osc 7501  {} queries, {} reports taken, {} dropped{why}; {trust}",
             c.queries.unwrap_or(0),
             c.reports.unwrap_or(0),
             c.dropped_total(),

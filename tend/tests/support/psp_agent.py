@@ -18,6 +18,8 @@ quits with the exit code given by ``--exit``):
 With ``--screens DIR`` it draws ``ready.bin``, ``working.bin`` and
 ``finished.bin`` from DIR (a real agent's recorded output) at start, at the
 first step and at the third; otherwise a line of text per step. With
+``--burst MB`` it prints that much at full speed just before the permission
+report (a report must survive output tend had to drop). With
 ``--force`` it reports whether or not the terminal listens (a program that
 ignores the handshake). Every step also prints nothing else: what a test
 sees is what tend makes of it.
@@ -83,6 +85,8 @@ def main():
     ap.add_argument("--screens")
     ap.add_argument("--force", action="store_true")
     ap.add_argument("--exit", type=int, default=0)
+    ap.add_argument("--burst", type=float, default=0.0,
+                    help="MB printed at full speed just before the permission report")
     a = ap.parse_args()
 
     def screen(name, fallback):
@@ -113,6 +117,10 @@ def main():
                 say("state=working:app=fake-agent")
                 screen("working.bin", "\r\nworking...\r\n")
             elif step == 2:
+                if a.burst:
+                    line = b"".join(b"%07d burst of output at full speed\r\n" % i for i in range(1000))
+                    for _ in range(max(1, int(a.burst * 1024 * 1024 / len(line)))):
+                        out(line)
                 say("state=blocked:kind=permission:app=fake-agent:msg=" + b64("approve Bash: rm -rf ./build"))
                 if not a.screens:
                     out(b"\r\nAllow rm -rf ./build? (y/n)\r\n")
