@@ -24,11 +24,13 @@ use crate::state::Reason;
 
 mod parse;
 mod registry;
+pub mod resume;
 
 #[cfg(test)]
 mod testutil;
 
 pub use registry::{Registry, BUNDLED};
+pub use resume::Resume;
 
 /// A manifest failed to load. Names the file, the rule (when one is at
 /// fault) and the problem.
@@ -331,6 +333,9 @@ pub struct Manifest {
     pub actions: Option<Actions>,
     /// How a prompt sent from outside the pane (`tend prompt`) is submitted.
     pub prompt: Prompting,
+    /// How its conversations are found and resumed after a restart
+    /// (`tend restore`), where the agent keeps them.
+    pub resume: Option<Resume>,
 }
 
 /// How `tend prompt` submits text to the agent: the manifest's `[prompt]`

@@ -99,6 +99,7 @@ struct RawManifest {
     rules: Vec<RawRule>,
     actions: Option<RawActions>,
     prompt: Option<RawPrompt>,
+    resume: Option<resume::RawResume>,
 }
 
 /// `[identity]`: the process keys, and the screen markers
@@ -516,6 +517,12 @@ impl Manifest {
                 }
             },
         };
+        let resume = raw
+            .resume
+            .as_ref()
+            .map(resume::RawResume::compile)
+            .transpose()
+            .map_err(|p| err(None, p))?;
         if !raw.verified && !raw.verified_versions.is_empty() {
             return Err(err(
                 None,
@@ -549,6 +556,7 @@ impl Manifest {
             rules,
             actions,
             prompt,
+            resume,
         })
     }
 }
