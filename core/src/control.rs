@@ -195,6 +195,10 @@ impl Core {
                 }
                 Err(e) => Err(e),
             },
+            Request::Restore(p) => {
+                self.restore_request(reply, p);
+                return;
+            }
             other => self.answer(other),
         };
         self.effects.push_back(Effect::Reply {
@@ -355,7 +359,10 @@ impl Core {
             }
             // `control` hands these on (to the backend thread, to the
             // daemon's configuration reader) and never asks here.
-            Request::Read(_) | Request::Answer(_) | Request::RemotesReload(_) => Err(Error::new(
+            Request::Read(_)
+            | Request::Answer(_)
+            | Request::RemotesReload(_)
+            | Request::Restore(_) => Err(Error::new(
                 ErrorCode::DaemonError,
                 format!("`{}` is answered later, not by the table", req.method()),
             )),

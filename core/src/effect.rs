@@ -169,6 +169,15 @@ pub enum MuxJob {
     /// The status for zellij's plugin (the zellij backend's publish; the
     /// tmux backend publishes options instead).
     Plugin(PluginStatus),
+    /// Type a command at a shell's prompt (`tend restore`): in a pane, or
+    /// in a new window (and session) made for it. The words are quoted for
+    /// the shell by the backend, through the one quoting layer.
+    Resume {
+        /// Where.
+        target: crate::resume::plan::Target,
+        /// The command's words.
+        command: Vec<String>,
+    },
 }
 
 impl MuxJob {

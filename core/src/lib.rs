@@ -62,6 +62,7 @@ pub mod answer;
 mod capture;
 mod control;
 pub use control::PROMPT_REACTION;
+mod conversations;
 mod effect;
 pub mod feed;
 mod input;
@@ -73,6 +74,7 @@ pub mod pane;
 pub mod plugin;
 pub mod publish;
 pub mod remote;
+pub mod resume;
 mod seed_check;
 pub mod source;
 pub mod status;
@@ -86,7 +88,10 @@ pub use input::{CapturePurpose, Input, RequestId};
 pub use links::RemotesConfig;
 pub use mux::Mux;
 pub use pane::{ClientInfo, OptionUpdate, PaneInfo, Scope, Screen, TapOutcome};
-pub use source::{NoProcesses, NoProjects, ProcSource, ProjectSource};
+pub use source::{
+    ConversationSource, LiveFacts, NoConversations, NoProcesses, NoProjects, ProcSource,
+    ProjectSource,
+};
 
 use crate::links::Link;
 use crate::publish::PaneRow;
@@ -290,6 +295,10 @@ pub struct Core {
     pub(crate) mux: Mux,
     /// The guard that makes the multiplexer clean up if the daemon dies.
     guard: GuardWatch,
+    /// Each agent's conversation, for `tend restore`.
+    conversations: resume::Conversations,
+    /// `restore` requests waiting for the first listing.
+    restores_waiting: Vec<(RequestId, tend_protocol::params::Restore)>,
 }
 
 /// The current guard: its token (also in `@tend_daemon`), when it was
@@ -367,6 +376,8 @@ impl Core {
                 connected: false,
                 failures: 0,
             },
+            conversations: resume::Conversations::default(),
+            restores_waiting: Vec::new(),
         }
     }
 
@@ -394,12 +405,13 @@ impl Core {
         self.wake = self.now() + wait;
     }
 
-    /// Takes the saved state (parks, snoozes, flags, reports) of a
-    /// daemon that ran before.
+    /// Takes the saved state (parks, snoozes, flags, reports,
+    /// conversations) of a daemon that ran before.
     pub fn restore(&mut self, saved: store::Loaded) {
         self.parks = saved.parks;
         self.flags = saved.flags;
         self.book = saved.reports;
+        self.restore_conversations(saved.conversations);
     }
 
     /// The daemon is asked to stop (a signal).
@@ -419,7 +431,12 @@ impl Core {
 
     /// The state file's text now.
     pub fn state_text(&self) -> String {
-        store::to_text(&self.parks, &self.flags, &self.book)
+        store::to_text(
+            &self.parks,
+            &self.flags,
+            &self.book,
+            self.conversation_book(),
+        )
     }
 
     /// Installs a guard with a fresh token (which also goes into

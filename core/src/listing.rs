@@ -198,6 +198,7 @@ impl Core {
         }
         self.update_projects();
         self.mark_seen();
+        self.conversations_listed();
     }
 
     /// Each agent pane's project, from its working directory: a lookup per

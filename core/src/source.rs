@@ -1,10 +1,12 @@
 //! What the core learns from outside through traits, not channels: the
-//! processes below each pane's shell ([`ProcSource`]) and the project a
-//! working directory belongs to ([`ProjectSource`]). The daemon passes the
-//! platform's implementations (`tend-procfs`); tests pass
-//! [`NoProcesses`] and [`NoProjects`], or sources of their own.
+//! processes below each pane's shell ([`ProcSource`]), the project a
+//! working directory belongs to ([`ProjectSource`]) and the agents'
+//! conversation stores ([`ConversationSource`]). The daemon passes its
+//! implementations (the platform's from `tend-procfs`); tests pass
+//! [`NoProcesses`], [`NoProjects`] and [`NoConversations`], or sources of
+//! their own.
 //!
-//! Both are called inside [`crate::Core::handle`] and
+//! All are called inside [`crate::Core::handle`] and
 //! [`crate::Core::handle_timeout`], synchronously: a probe is one `stat`
 //! read, cheaper than a round trip through the event loop.
 
@@ -12,6 +14,7 @@ use std::fmt;
 use std::io;
 
 use tend_detector::identity::{ProcessInfo, WalkLimits};
+use tend_detector::manifest::Resume;
 use tend_detector::Manifest;
 
 /// Why a pane could not be sampled.
@@ -157,5 +160,66 @@ pub struct NoProjects;
 impl ProjectSource for NoProjects {
     fn project(&mut self, _: &str) -> Option<String> {
         None
+    }
+}
+
+/// What an agent's own files say about the conversation a running agent
+/// holds ([`ConversationSource::live`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LiveFacts {
+    /// Its store's folder: the manifest's `home`, read with the agent's
+    /// own environment.
+    pub home: Option<crate::resume::Home>,
+    /// The program the shell ran to start it, as the shell wrote it
+    /// (`$_` in its environment).
+    pub program: Option<String>,
+    /// The conversation and folder its session file names, the file tied
+    /// to this very process.
+    pub session_file: Option<(String, String)>,
+    /// The newest conversation in its store for its folder, written since
+    /// it started (looked for only when asked).
+    pub newest: Option<String>,
+}
+
+/// The agents' own session stores, as the manifests' `[resume]` tables
+/// say where they are: which conversation a running agent holds, and
+/// whether a saved one is still there.
+pub trait ConversationSource: fmt::Debug + Send {
+    /// What the files of `agent` (a running agent process that `resume`
+    /// describes, in `folder`) say; `newest`: may look for the newest
+    /// conversation in the store for the folder.
+    fn live(
+        &mut self,
+        resume: &Resume,
+        agent: &ProcessInfo,
+        folder: &str,
+        newest: bool,
+    ) -> LiveFacts;
+    /// Whether conversation `id` is in the store under `home`, and the
+    /// folder it belongs to.
+    fn saved(
+        &mut self,
+        resume: &Resume,
+        home: &crate::resume::Home,
+        id: &str,
+    ) -> crate::resume::plan::Saved;
+}
+
+/// No agent keeps anything: nothing is found and nothing is saved.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoConversations;
+
+impl ConversationSource for NoConversations {
+    fn live(&mut self, _: &Resume, _: &ProcessInfo, _: &str, _: bool) -> LiveFacts {
+        LiveFacts::default()
+    }
+
+    fn saved(
+        &mut self,
+        _: &Resume,
+        _: &crate::resume::Home,
+        _: &str,
+    ) -> crate::resume::plan::Saved {
+        crate::resume::plan::Saved::Missing
     }
 }

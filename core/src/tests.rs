@@ -975,3 +975,174 @@ fn changes_to_the_saved_state_are_written_at_most_once_a_second() {
     r.drive_to(5_000);
     assert!(!r.saved(), "nothing changed since");
 }
+
+/// Agents' stores with fixed answers: the conversation each agent
+/// process's session file names, and the conversations kept.
+#[derive(Debug, Clone, Default)]
+struct StubStores(Arc<Mutex<StubStore>>);
+
+#[derive(Debug, Default)]
+struct StubStore {
+    live: BTreeMap<u32, (String, String)>,
+    saved: BTreeMap<String, String>,
+}
+
+impl crate::ConversationSource for StubStores {
+    fn live(
+        &mut self,
+        _: &tend_detector::manifest::Resume,
+        agent: &ProcessInfo,
+        _: &str,
+        _: bool,
+    ) -> crate::LiveFacts {
+        let s = self.0.lock().expect("stores");
+        crate::LiveFacts {
+            home: Some(crate::resume::Home {
+                dir: "/home/u/.claude".into(),
+                var: None,
+            }),
+            session_file: s.live.get(&agent.pid).cloned(),
+            ..crate::LiveFacts::default()
+        }
+    }
+
+    fn saved(
+        &mut self,
+        _: &tend_detector::manifest::Resume,
+        _: &crate::resume::Home,
+        id: &str,
+    ) -> crate::resume::plan::Saved {
+        let s = self.0.lock().expect("stores");
+        match s.saved.get(id) {
+            Some(folder) => crate::resume::plan::Saved::Found {
+                folder: folder.clone(),
+            },
+            None => crate::resume::plan::Saved::Missing,
+        }
+    }
+}
+
+/// Pane `n` of session `work`, window 0, in `/w`, its shell `pid`.
+fn work_pane(n: u32, pid: u32) -> PaneInfo {
+    let mut p = pane(n);
+    p.pane_pid = pid;
+    p.session_name = "work".into();
+    p.window_index = 0;
+    p.window_name = "agent".into();
+    p.current_path = "/w".into();
+    p
+}
+
+impl Rig {
+    fn list_panes(&mut self, panes: Vec<PaneInfo>) {
+        let ids: Vec<PaneId> = panes.iter().map(|p| p.pane_id).collect();
+        self.input(Input::Listed {
+            panes,
+            clients: vec![],
+        });
+        for id in ids {
+            self.input(Input::Captured {
+                pane: id,
+                screen: capture_of(id.0, &tend_detector::screen::Screen::new(24, 80)),
+                purpose: CapturePurpose::Seed,
+            });
+        }
+    }
+}
+
+#[test]
+fn a_conversation_left_running_is_restored_into_its_place_once_after_the_server_restarts() {
+    const A: &str = "eb34e611-e881-43e1-9a20-021e02493a45";
+    let stores = StubStores::default();
+    if let Ok(mut s) = stores.0.lock() {
+        s.live.insert(4545, (A.into(), "/w".into()));
+        s.saved.insert(A.into(), "/w".into());
+    }
+    // The first server: Claude Code runs in work:0.0.
+    let mut r = Rig::new(Mux::Tmux);
+    r.core.set_conversations(Box::new(stores.clone()));
+    r.declared_agent(4545, "claude");
+    r.list_panes(vec![work_pane(1, 4545)]);
+    r.drive_to(3_000);
+    assert_eq!(r.get("%1")["agent"], "claude");
+    let text = r.core.state_text();
+    let saved: Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(saved["conversations"][0]["id"], A);
+    assert_eq!(saved["conversations"][0]["end"]["kind"], "running");
+    assert!(r.saved(), "the record is written");
+
+    // The server died with it; the next daemon loads the state and is
+    // asked to restore before it has listed the panes: it answers once it
+    // has.
+    let mut r = Rig::new(Mux::Tmux);
+    r.core.set_conversations(Box::new(stores));
+    r.core
+        .restore(crate::store::parse(&text, WALL as u64).expect("the state reads back"));
+    let req = Request::from_wire("restore", json!({"all": true})).expect("restore");
+    r.input(Input::Control {
+        id: RequestId(99),
+        req,
+    });
+    let answered = |r: &mut Rig| {
+        let mut out = None;
+        while let Some(e) = r.core.poll_effect() {
+            match e {
+                Effect::Reply {
+                    id: RequestId(99),
+                    result,
+                } => out = Some(result),
+                other => r.polled.push(other),
+            }
+        }
+        out
+    };
+    assert!(answered(&mut r).is_none(), "waits for the panes");
+    r.idle_shell(700);
+    r.list_panes(vec![work_pane(0, 700)]);
+    let reply = answered(&mut r).expect("answered").expect("restored");
+    let v = serde_json::to_value(&reply).expect("json");
+    assert_eq!(v["conversations"][0]["started"], true, "{v}");
+    assert_eq!(v["conversations"][0]["target"], "work:0.0");
+    let resumed: Vec<_> = r
+        .drain_jobs()
+        .into_iter()
+        .filter_map(|j| match j {
+            MuxJob::Resume { target, command } => Some((target, command)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        resumed,
+        [(
+            crate::resume::plan::Target::Pane {
+                pane: PaneId(0),
+                place: crate::resume::Place {
+                    session: "work".into(),
+                    window_index: 0,
+                    window_name: "agent".into(),
+                    pane_index: 0,
+                }
+            },
+            vec!["claude".to_owned(), "--resume".into(), A.into()]
+        )]
+    );
+    // Never twice.
+    let again = r.ok("restore", json!({"all": true}));
+    assert_eq!(again["conversations"], json!([]));
+    assert_eq!(again["resumed_before"], 1);
+    assert!(!r
+        .drain_jobs()
+        .iter()
+        .any(|j| matches!(j, MuxJob::Resume { .. })));
+}
+
+#[test]
+fn restore_is_tmux_s() {
+    let mut r = Rig::new(Mux::Zellij);
+    let e = r
+        .ask("restore", json!({"all": true}))
+        .error
+        .expect("refused");
+    assert_eq!(e.code, ErrorCode::BadRequest);
+    assert!(e.message.contains("tmux only"), "{}", e.message);
+}

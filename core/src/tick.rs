@@ -45,6 +45,10 @@ impl Core {
         let mut polls = Vec::new();
         let mut verifies = Vec::new();
         let mut visited: Vec<PaneId> = Vec::new();
+        // Agents a sample found running, and panes whose agent left: their
+        // conversations' records (`tend restore`).
+        let mut agents_seen = Vec::new();
+        let mut agents_gone = Vec::new();
         for id in ids {
             let Some(p) = self.panes.get_mut(&id) else {
                 continue;
@@ -86,6 +90,7 @@ impl Core {
                     if change.to.is_none() {
                         // The agent's run is over: its reports end with it.
                         self.book.release(&self.mux.name(id));
+                        agents_gone.push(id);
                     }
                 }
                 if let Some(obs) = up.observation {
@@ -99,6 +104,10 @@ impl Core {
                     p.det.forget_reports();
                 }
                 if let Some(procs) = up.procs {
+                    let running = up.resolution.as_ref().and_then(|r| r.agent.as_ref());
+                    if let Some(m) = running.filter(|m| p.watch.agent() == Some(&m.agent)) {
+                        agents_seen.push((id, m.agent.clone(), m.pid, procs.clone()));
+                    }
                     if p.procs.len() == PROCS_KEPT {
                         p.procs.pop_front();
                     }
@@ -130,6 +139,12 @@ impl Core {
             }
             self.next_sweep = self.next_sweep.min(due);
             visited.push(id);
+        }
+        for id in agents_gone {
+            self.conversation_gone(id);
+        }
+        for (id, agent, pid, procs) in agents_seen {
+            self.conversation_seen(id, &agent, pid, &procs);
         }
         for id in polls {
             self.job(MuxJob::Capture(id, CapturePurpose::Poll));

@@ -98,6 +98,7 @@ error_kinds! {
     UnsafeDir = "unsafe_dir",
     RuntimeDir = "runtime_dir",
     StateDir = "state_dir",
+    UnknownPlace = "unknown_place",
 }
 
 /// A failure with a kind (its stable machine-readable code, for `--json`)

@@ -31,6 +31,7 @@
 //! ([`keys`]).
 
 pub mod config;
+pub mod conversations;
 mod deadline;
 mod doorbell;
 pub mod error;
@@ -45,6 +46,7 @@ pub mod paths;
 pub mod pipes;
 pub mod project;
 pub mod remote;
+mod restore;
 pub mod store;
 pub mod tap;
 pub mod trace;
@@ -458,13 +460,15 @@ async fn serve(opts: Options) -> Result<(), CliError> {
         trace: trace::on(),
         daemon_id: std::process::id(),
     };
-    let core = Core::new(
+    let hz = tend_core::ProcSource::ticks_per_sec(&sampler);
+    let mut core = Core::new(
         config,
         Box::new(sampler),
         Box::new(project::ProjectCache::default()),
         Instant::now(),
         unix_now(),
     );
+    core.set_conversations(Box::new(conversations::Stores::new(hz)));
     let mut d = Driver {
         core,
         jobs: job_tx.clone(),

@@ -144,7 +144,11 @@ mod tests {
             .expect("park");
         let mut flags = StopFlags::new();
         flags.request("%4", "wrap up", "user", 1_000).expect("flag");
-        write_atomic(&p, &to_text(&parks, &flags, &ReportBook::default())).expect("write");
+        write_atomic(
+            &p,
+            &to_text(&parks, &flags, &ReportBook::default(), &Default::default()),
+        )
+        .expect("write");
         let l = load(&p, 1_100);
         assert!(l.warnings.is_empty(), "{:?}", l.warnings);
         assert_eq!(

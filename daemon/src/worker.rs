@@ -731,6 +731,15 @@ impl Worker {
                 let _ = reply.send(r);
             }
             MuxJob::Paste { pane, text, enter } => self.paste(pane, text, enter),
+            MuxJob::Resume { target, command } => {
+                if let Err(e) = crate::restore::type_command(&self.server, &target, &command) {
+                    crate::say!(
+                        "tend restore: {} at {}: {e}",
+                        shell_join(&command),
+                        target.describe()
+                    );
+                }
+            }
             MuxJob::SendKeys { pane, keys } => {
                 let mut cmd = vec!["send-keys".to_string(), "-t".into(), pane.to_string()];
                 cmd.extend(keys);

@@ -398,8 +398,9 @@ impl Backend {
             MuxJob::RemoteAttach { window, .. } => {
                 crate::say!("remote panes open in a local tmux window; not in zellij ({window})")
             }
-            // Hooks, key bindings and the guard are tmux's.
-            MuxJob::Setup | MuxJob::Guard { .. } => {}
+            // Hooks, key bindings and the guard are tmux's; the core
+            // refuses `restore` in zellij before any job is made.
+            MuxJob::Setup | MuxJob::Guard { .. } | MuxJob::Resume { .. } => {}
             MuxJob::Read { pane, lines, .. } => {
                 let Some(reply) = reply else { return true };
                 let name = ZPaneId::Terminal(pane.0).to_string();

@@ -311,3 +311,19 @@ pub struct Wait {
     #[serde(default, deserialize_with = "crate::lenient::opt")]
     pub timeout_ms: Option<u64>,
 }
+
+/// `restore`: after a server restart, start each agent that ran when the
+/// last server ended again in its pane, in its own conversation
+/// (`tend restore`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Restore {
+    /// Every one that can be.
+    #[serde(default, deserialize_with = "crate::lenient::flag")]
+    pub all: bool,
+    /// Those whose saved place is one of these (`work:1.0`).
+    #[serde(default, deserialize_with = "crate::lenient::strings")]
+    pub places: Vec<String>,
+    /// Say what would be done, do nothing.
+    #[serde(default, deserialize_with = "crate::lenient::flag")]
+    pub dry_run: bool,
+}

@@ -353,6 +353,47 @@ pub enum PromptReply {
     Sent(Box<Prompted>),
 }
 
+/// `restore`: every run left running when its server ended, and what the
+/// restore did (or would do) with it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Restored {
+    /// One per run, oldest first.
+    pub conversations: Vec<Restorable>,
+    /// Runs a restore started again before (never a second time).
+    pub resumed_before: usize,
+    /// Nothing was done (`dry_run`).
+    pub dry_run: bool,
+}
+
+/// One run a restore looked at.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Restorable {
+    /// The agent (`claude`).
+    pub agent: String,
+    /// Its name (`Claude Code`).
+    pub name: String,
+    /// The agent's own id of the conversation, where it named one.
+    pub id: Option<String>,
+    /// The folder it ran in.
+    pub folder: String,
+    /// Where its pane was: `session:window.pane` by index.
+    pub place: String,
+    /// The window's name there.
+    pub window_name: String,
+    /// The command line it was started with.
+    pub argv: Vec<String>,
+    /// Unix seconds it was last seen running.
+    pub seen: u64,
+    /// The command that resumes it, as words (absent when skipped).
+    pub command: Option<Vec<String>>,
+    /// Where the command goes: `work:1.0`, or `a new window in work`.
+    pub target: Option<String>,
+    /// The restore acted on it (chosen, and not a dry run).
+    pub started: bool,
+    /// Why it cannot be resumed.
+    pub skipped: Option<String>,
+}
+
 /// Any method's answer, as the daemon hands it to the socket.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
@@ -413,6 +454,8 @@ pub enum Reply {
     Subscribed(Subscribed),
     /// `wait`, `prompt` with `wait`.
     Waited(Waited),
+    /// `restore`.
+    Restored(Restored),
 }
 
 /// `impl From<T> for Reply` for each answer type.
@@ -455,4 +498,5 @@ into_reply! {
     Sent => Sent;
     Subscribed => Subscribed;
     Waited => Waited;
+    Restored => Restored;
 }

@@ -192,6 +192,9 @@ methods! {
     Guard = "guard" => reply::Empty;
     /// `wait`: until a pane's agent reaches a state.
     Wait = "wait" => reply::Waited;
+    /// `restore`: start each agent left running when its server ended
+    /// again, in its pane and its own conversation.
+    Restore = "restore" => reply::Restored;
 }
 
 impl std::fmt::Display for Method {

@@ -130,7 +130,10 @@ impl Book {
         r.program = o.program.or(r.program.take());
         r.home = o.home.or(r.home.take());
         bound(r);
-        changed |= Conversation { seen: before.seen, ..r.clone() } != before;
+        changed |= Conversation {
+            seen: before.seen,
+            ..r.clone()
+        } != before;
         if changed {
             self.evict();
         }
@@ -221,8 +224,8 @@ impl Book {
                     .min_by_key(|(_, r)| r.seen)
                     .map(|(i, _)| i)
             };
-            let Some(i) = oldest(&|r| r.end != End::Running)
-                .or_else(|| oldest(&|r| r.pane.is_none()))
+            let Some(i) =
+                oldest(&|r| r.end != End::Running).or_else(|| oldest(&|r| r.pane.is_none()))
             else {
                 return;
             };
@@ -251,7 +254,10 @@ fn bound(r: &mut Conversation) {
     cut(&mut r.place.session, MAX_NAME);
     cut(&mut r.place.window_name, MAX_NAME);
     cut(&mut r.folder, MAX_TEXT);
-    if r.id.as_ref().is_some_and(|id| id.len() > tend_detector::manifest::resume::MAX_ID) {
+    if r.id
+        .as_ref()
+        .is_some_and(|id| id.len() > tend_detector::manifest::resume::MAX_ID)
+    {
         r.id = None;
     }
     r.argv.truncate(MAX_ARGV);
@@ -305,7 +311,10 @@ mod tests {
         let mut b = Book::new();
         assert!(b.observe(PaneId(1), seen(10, None), 100));
         assert!(b.observe(PaneId(1), seen(10, Some("a")), 101));
-        assert!(!b.observe(PaneId(1), seen(10, None), 102), "only `seen` moved");
+        assert!(
+            !b.observe(PaneId(1), seen(10, None), 102),
+            "only `seen` moved"
+        );
         assert_eq!(b.records().len(), 1);
         assert_eq!(b.records()[0].id.as_deref(), Some("a"));
         assert_eq!(b.records()[0].seen, 102);
@@ -338,7 +347,10 @@ mod tests {
         b.listed(&[(PaneId(1), place("work", 0, 0))], 102);
         assert_eq!(b.records()[0].end, End::Exited { at: 102 });
         assert_eq!(b.records()[1].end, End::Running);
-        assert_eq!(b.live_in(PaneId(1)).and_then(|r| r.id.as_deref()), Some("b"));
+        assert_eq!(
+            b.live_in(PaneId(1)).and_then(|r| r.id.as_deref()),
+            Some("b")
+        );
     }
 
     #[test]

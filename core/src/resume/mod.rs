@@ -17,8 +17,10 @@ use tend_protocol::PaneId;
 
 pub mod book;
 pub mod plan;
+mod tracking;
 
 pub use book::Book;
+pub(crate) use tracking::Conversations;
 
 /// Where a pane was, as a user and tmux-resurrect know it: names and
 /// indexes, not ids (ids start again with every server).

@@ -24,6 +24,9 @@ pub struct PaneNow {
     pub folder: String,
     /// What runs in it.
     pub shell: Shell,
+    /// The processes below its shell, as (pid, start in clock ticks): a
+    /// run still alive there is no run to restore.
+    pub running: Vec<(u32, u64)>,
 }
 
 /// Whether a pane takes a command now.
@@ -181,7 +184,17 @@ pub fn plan<'a>(
     taken.extend(book.records().iter().filter_map(|r| r.pane));
     let mut steps = Vec::new();
     // The newest first: where two want one pane, it is theirs.
-    let mut order = candidates(book);
+    // A run whose process still lives (the daemon restarted, not the
+    // server) is not over: the daemon takes it over at its next sample.
+    let alive = |r: &Conversation| {
+        panes
+            .iter()
+            .any(|p| p.running.contains(&(r.pid, r.start_ticks)))
+    };
+    let mut order: Vec<usize> = candidates(book)
+        .into_iter()
+        .filter(|&i| !alive(&book.records()[i]))
+        .collect();
     order.sort_by_key(|&i| std::cmp::Reverse(book.records()[i].seen));
     for i in order {
         let r = &book.records()[i];

@@ -50,6 +50,7 @@ fn pane(n: u32, at: Place, folder: &str, shell: Shell) -> PaneNow {
         place: at,
         folder: folder.into(),
         shell,
+        running: Vec::new(),
     }
 }
 
@@ -106,7 +107,9 @@ fn skipped(step: &Step) -> &str {
 fn a_conversation_goes_back_to_its_pane_at_a_prompt_in_its_folder() {
     let book = left(vec![run(10, Some(A), "/w", place("work", 1, 0))]);
     let panes = [pane(3, place("work", 1, 0), "/w", Shell::AtPrompt)];
-    let steps = World::new().with(A, found("/w")).plan(&book, &panes, Choice::All);
+    let steps = World::new()
+        .with(A, found("/w"))
+        .plan(&book, &panes, Choice::All);
     assert_eq!(steps.len(), 1);
     assert!(steps[0].chosen);
     assert_eq!(
@@ -131,7 +134,9 @@ fn the_command_runs_the_program_that_started_it_with_its_store() {
     });
     let book = left(vec![o]);
     let panes = [pane(3, place("work", 1, 0), "/w", Shell::AtPrompt)];
-    let steps = World::new().with(A, found("/w")).plan(&book, &panes, Choice::All);
+    let steps = World::new()
+        .with(A, found("/w"))
+        .plan(&book, &panes, Choice::All);
     let Verdict::Resume { command, .. } = &steps[0].verdict else {
         panic!("{:?}", steps[0].verdict)
     };
@@ -162,7 +167,9 @@ fn never_into_another_folder() {
     let book = left(vec![run(10, Some(A), "/w", place("work", 1, 0))]);
     // Its place holds a shell in another folder: a new window in its own.
     let panes = [pane(3, place("work", 1, 0), "/elsewhere", Shell::AtPrompt)];
-    let steps = World::new().with(A, found("/w")).plan(&book, &panes, Choice::All);
+    let steps = World::new()
+        .with(A, found("/w"))
+        .plan(&book, &panes, Choice::All);
     assert_eq!(
         steps[0].verdict,
         Verdict::Resume {
@@ -209,8 +216,15 @@ fn never_twice() {
 #[test]
 fn never_into_a_pane_where_something_runs() {
     let book = left(vec![run(10, Some(A), "/w", place("work", 1, 0))]);
-    let panes = [pane(3, place("work", 1, 0), "/w", Shell::Busy("vim".into()))];
-    let steps = World::new().with(A, found("/w")).plan(&book, &panes, Choice::All);
+    let panes = [pane(
+        3,
+        place("work", 1, 0),
+        "/w",
+        Shell::Busy("vim".into()),
+    )];
+    let steps = World::new()
+        .with(A, found("/w"))
+        .plan(&book, &panes, Choice::All);
     assert_eq!(skipped(&steps[0]), "vim runs in work:1.0");
     let panes = [pane(
         3,
@@ -218,7 +232,9 @@ fn never_into_a_pane_where_something_runs() {
         "/w",
         Shell::Unknown("its processes cannot be read".into()),
     )];
-    let steps = World::new().with(A, found("/w")).plan(&book, &panes, Choice::All);
+    let steps = World::new()
+        .with(A, found("/w"))
+        .plan(&book, &panes, Choice::All);
     assert_eq!(skipped(&steps[0]), "work:1.0: its processes cannot be read");
 }
 
@@ -233,10 +249,18 @@ fn a_window_of_the_same_name_is_its_place_after_a_renumbering() {
         pane(3, other, "/elsewhere", Shell::AtPrompt),
         pane(5, moved.clone(), "/w", Shell::AtPrompt),
     ];
-    let steps = World::new().with(A, found("/w")).plan(&book, &panes, Choice::All);
+    let steps = World::new()
+        .with(A, found("/w"))
+        .plan(&book, &panes, Choice::All);
     assert!(matches!(
         &steps[0].verdict,
-        Verdict::Resume { target: Target::Pane { pane: PaneId(5), .. }, .. }
+        Verdict::Resume {
+            target: Target::Pane {
+                pane: PaneId(5),
+                ..
+            },
+            ..
+        }
     ));
 }
 
@@ -244,7 +268,9 @@ fn a_window_of_the_same_name_is_its_place_after_a_renumbering() {
 fn a_gone_session_is_made_again() {
     let book = left(vec![run(10, Some(A), "/w", place("gone", 1, 0))]);
     let panes = [pane(3, place("work", 1, 0), "/w", Shell::AtPrompt)];
-    let steps = World::new().with(A, found("/w")).plan(&book, &panes, Choice::All);
+    let steps = World::new()
+        .with(A, found("/w"))
+        .plan(&book, &panes, Choice::All);
     assert!(matches!(
         &steps[0].verdict,
         Verdict::Resume {
@@ -257,9 +283,10 @@ fn a_gone_session_is_made_again() {
 #[test]
 fn what_cannot_be_resumed_is_said() {
     let panes = [pane(3, place("work", 1, 0), "/w", Shell::AtPrompt)];
-    let w = World::new()
-        .with(A, Saved::Missing)
-        .with(B, Saved::Unreadable("~/.claude/projects is another user's".into()));
+    let w = World::new().with(A, Saved::Missing).with(
+        B,
+        Saved::Unreadable("~/.claude/projects is another user's".into()),
+    );
     let book = left(vec![run(10, None, "/w", place("work", 1, 0))]);
     assert_eq!(
         skipped(&w.plan(&book, &panes, Choice::All)[0]),
@@ -288,7 +315,12 @@ fn what_cannot_be_resumed_is_said() {
 fn hostile_saved_text_never_reaches_a_command() {
     let panes = [pane(3, place("work", 1, 0), "/w", Shell::AtPrompt)];
     let w = World::new().with("x; rm -rf ~", found("/w"));
-    let book = left(vec![run(10, Some("x; rm -rf ~"), "/w", place("work", 1, 0))]);
+    let book = left(vec![run(
+        10,
+        Some("x; rm -rf ~"),
+        "/w",
+        place("work", 1, 0),
+    )]);
     assert_eq!(
         skipped(&w.plan(&book, &panes, Choice::All)[0]),
         "Claude Code did not say which conversation it held"
@@ -329,10 +361,11 @@ fn one_pane_takes_one_conversation_the_newest() {
     nb.observe(PaneId(2), run(11, Some(B), "/w", place("work", 1, 0)), 500);
     let (nb, _) = Book::load(nb.records().to_vec());
     let panes = [pane(3, place("work", 1, 0), "/w", Shell::AtPrompt)];
-    let steps = World::new()
-        .with(A, found("/w"))
-        .with(B, found("/w"))
-        .plan(&nb, &panes, Choice::All);
+    let steps =
+        World::new()
+            .with(A, found("/w"))
+            .with(B, found("/w"))
+            .plan(&nb, &panes, Choice::All);
     assert_eq!(steps.len(), 2);
     let target = |s: &Step| match &s.verdict {
         Verdict::Resume { target, .. } => target.describe(),
@@ -354,8 +387,28 @@ fn a_choice_of_places_picks_those() {
         pane(4, place("work", 2, 0), "/w", Shell::AtPrompt),
     ];
     let w = World::new().with(A, found("/w")).with(B, found("/w"));
-    let chosen = |c: Choice| -> Vec<bool> { w.plan(&book, &panes, c).iter().map(|s| s.chosen).collect() };
+    let chosen =
+        |c: Choice| -> Vec<bool> { w.plan(&book, &panes, c).iter().map(|s| s.chosen).collect() };
     assert_eq!(chosen(Choice::List), [false, false]);
     assert_eq!(chosen(Choice::All), [true, true]);
-    assert_eq!(chosen(Choice::Places(vec!["work:2.0".into()])), [false, true]);
+    assert_eq!(
+        chosen(Choice::Places(vec!["work:2.0".into()])),
+        [false, true]
+    );
+}
+
+#[test]
+fn a_run_whose_process_lives_on_is_no_run_to_restore() {
+    // The daemon stopped and started again; the server and the agent lived.
+    let book = left(vec![run(10, Some(A), "/w", place("work", 1, 0))]);
+    let mut busy = pane(3, place("work", 1, 0), "/w", Shell::Busy("claude".into()));
+    busy.running = vec![(1, 5), (10, 100)];
+    let w = World::new().with(A, found("/w"));
+    assert!(w.plan(&book, &[busy.clone()], Choice::All).is_empty());
+    // The same pid started at another time is another process.
+    busy.running = vec![(10, 101)];
+    assert_eq!(
+        skipped(&w.plan(&book, &[busy], Choice::All)[0]),
+        "claude runs in work:1.0"
+    );
 }

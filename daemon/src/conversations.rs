@@ -1,0 +1,350 @@
+//! The agents' conversation stores, read for `tend restore` (the core's
+//! [`ConversationSource`]): where each agent keeps them is its manifest's
+//! `[resume]` table; this reads the files it names.
+//!
+//! Only what the user owns is read, as OpenSSH's StrictModes reads
+//! `~/.ssh`: the agent's folder and every folder above it must belong to
+//! the user or to root and be writable by no one else (a root-owned
+//! sticky folder such as `/tmp` is fine: no one else can replace what is
+//! in it); each file must be the user's, a plain file reached without a
+//! symbolic link, writable by no one else, and is read up to a bound. A
+//! group may write only when it is the user's own group (a umask of 002).
+
+use std::collections::HashMap;
+use std::fs::{File, Metadata};
+use std::io::Read;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use tend_core::resume::plan::Saved;
+use tend_core::resume::Home;
+use tend_core::{ConversationSource, LiveFacts};
+use tend_detector::identity::ProcessInfo;
+use tend_detector::manifest::resume::{json_field, FolderField, HomeDir, Resume};
+use tend_detector::session_file;
+
+/// Most of a conversation file read to find its folder (Codex's first
+/// line, which holds it, is 22 KB).
+const MAX_HEAD: u64 = 256 * 1024;
+/// Most of a process's environment read.
+const MAX_ENVIRON: u64 = 1024 * 1024;
+/// Most folder entries looked at in one walk of a store.
+const MAX_VISITS: usize = 20_000;
+
+/// Reads the stores as the user running the daemon.
+#[derive(Debug)]
+pub struct Stores {
+    uid: u32,
+    gid: u32,
+    /// The daemon's own home: where an agent whose environment cannot be
+    /// read keeps its folder.
+    home: Option<String>,
+    /// Boot time (Unix seconds) and clock ticks per second: a process's
+    /// start on the Unix clock.
+    boot: Option<u64>,
+    hz: f64,
+}
+
+impl Stores {
+    /// The user's stores; `hz` is the process source's clock ticks per
+    /// second.
+    pub fn new(hz: f64) -> Stores {
+        Stores {
+            uid: nix::unistd::getuid().as_raw(),
+            gid: nix::unistd::getgid().as_raw(),
+            home: std::env::var("HOME").ok().filter(|h| h.starts_with('/')),
+            boot: boot_time(),
+            hz,
+        }
+    }
+
+    /// Whether someone other than the user (or root) could have written
+    /// what `meta` describes.
+    fn foreign(&self, meta: &Metadata, dir: bool) -> Option<String> {
+        let mode = meta.mode();
+        let sticky_root = dir && meta.uid() == 0 && mode & 0o1000 != 0;
+        if meta.uid() != self.uid && meta.uid() != 0 {
+            return Some(format!("belongs to uid {}", meta.uid()));
+        }
+        if mode & 0o002 != 0 && !sticky_root {
+            return Some(format!(
+                "has mode {:04o}: anyone may write it",
+                mode & 0o7777
+            ));
+        }
+        if mode & 0o020 != 0 && meta.gid() != self.gid && !sticky_root {
+            return Some(format!(
+                "has mode {:04o}: group {} may write it",
+                mode & 0o7777,
+                meta.gid()
+            ));
+        }
+        if !dir && meta.uid() != self.uid {
+            return Some(format!("belongs to uid {}", meta.uid()));
+        }
+        None
+    }
+
+    /// `dir` and every folder above it, checked; the folder as it really
+    /// is (links resolved).
+    fn trusted_dir(&self, dir: &str) -> Result<PathBuf, String> {
+        let real = std::fs::canonicalize(dir).map_err(|e| format!("{dir}: {e}"))?;
+        let mut at = PathBuf::from("/");
+        for part in std::iter::once(None).chain(real.components().skip(1).map(Some)) {
+            if let Some(p) = part {
+                at.push(p);
+            }
+            let meta =
+                std::fs::symlink_metadata(&at).map_err(|e| format!("{}: {e}", at.display()))?;
+            if !meta.is_dir() {
+                return Err(format!("{} is not a folder", at.display()));
+            }
+            if let Some(why) = self.foreign(&meta, true) {
+                return Err(format!("{} {why}, so tend does not read it", at.display()));
+            }
+        }
+        Ok(real)
+    }
+
+    /// A file's first `max` bytes, if it is the user's own plain file.
+    fn read_file(&self, path: &Path, max: u64) -> Result<Vec<u8>, String> {
+        let f = File::options()
+            .read(true)
+            .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let meta = f
+            .metadata()
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        if !meta.is_file() {
+            return Err(format!("{} is not a plain file", path.display()));
+        }
+        if let Some(why) = self.foreign(&meta, false) {
+            return Err(format!(
+                "{} {why}, so tend does not read it",
+                path.display()
+            ));
+        }
+        let mut out = Vec::new();
+        f.take(max)
+            .read_to_end(&mut out)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(out)
+    }
+
+    /// The agent's folder, as the manifest's `home` says, read with the
+    /// agent's environment.
+    fn home_of(&self, resume: &Resume, env: &HashMap<String, String>) -> Option<Home> {
+        let user_home = env
+            .get("HOME")
+            .filter(|h| h.starts_with('/'))
+            .cloned()
+            .or_else(|| self.home.clone());
+        resume.home.iter().find_map(|h| match h {
+            HomeDir::Env(var) => env.get(var).filter(|v| v.starts_with('/')).map(|v| Home {
+                dir: v.trim_end_matches('/').to_owned(),
+                var: Some(var.clone()),
+            }),
+            HomeDir::UnderHome(rest) => user_home.as_ref().map(|h| Home {
+                dir: format!("{}/{rest}", h.trim_end_matches('/')),
+                var: None,
+            }),
+        })
+    }
+
+    /// The conversation Claude Code's session file names for `agent`, tied
+    /// to that very process.
+    fn session_file(&self, home: &Path, agent: &ProcessInfo) -> Option<(String, String)> {
+        let path = home
+            .join("sessions")
+            .join(session_file::file_name(agent.pid));
+        let bytes = self
+            .read_file(&path, session_file::MAX_FILE as u64 + 1)
+            .ok()?;
+        let file = session_file::parse(&bytes).ok()?;
+        session_file::tie(&file, agent.pid, agent.start_ticks).ok()?;
+        Some((file.session_id, file.cwd))
+    }
+
+    /// The files of the store's pattern under `home` (`id`: only that
+    /// conversation's), each with the id its name holds and its time.
+    fn walk(&self, resume: &Resume, home: &Path, id: Option<&str>) -> Vec<(PathBuf, String, u64)> {
+        let names = resume.store.names();
+        let mut found = Vec::new();
+        let mut level = vec![home.to_path_buf()];
+        let mut visits = 0usize;
+        for (depth, pat) in names.iter().enumerate() {
+            let last = depth + 1 == names.len();
+            let mut next = Vec::new();
+            for dir in &level {
+                let Ok(entries) = std::fs::read_dir(dir) else {
+                    continue;
+                };
+                for entry in entries.flatten() {
+                    visits += 1;
+                    if visits > MAX_VISITS {
+                        return found;
+                    }
+                    let name = entry.file_name();
+                    let Some(name) = name.to_str() else { continue };
+                    let is_id = |s: &str| resume.is_id(s);
+                    let Some(held) = resume.store.match_name(pat, name, id, &is_id) else {
+                        continue;
+                    };
+                    let Ok(meta) = entry.path().symlink_metadata() else {
+                        continue;
+                    };
+                    if last {
+                        if meta.is_file() && self.foreign(&meta, false).is_none() {
+                            let at = meta
+                                .modified()
+                                .ok()
+                                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                                .map_or(0, |d| d.as_secs());
+                            found.push((entry.path(), held, at));
+                        }
+                    } else if meta.is_dir() && self.foreign(&meta, true).is_none() {
+                        next.push(entry.path());
+                    }
+                }
+            }
+            level = next;
+        }
+        found
+    }
+
+    /// The id a stored file holds: in its name, or inside it.
+    fn id_of(&self, resume: &Resume, path: &Path, named: String) -> Option<String> {
+        match &resume.store.id {
+            None if !named.is_empty() => Some(named),
+            None => None,
+            Some(pointer) => {
+                let head = self.read_file(path, MAX_HEAD).ok()?;
+                json_field(&String::from_utf8_lossy(&head), pointer)
+            }
+        }
+        .filter(|id| resume.is_id(id))
+    }
+
+    /// The folder a stored conversation belongs to.
+    fn folder_of(&self, resume: &Resume, path: &Path) -> Result<String, String> {
+        match &resume.store.folder {
+            FolderField::Json(pointer) => {
+                let head = self.read_file(path, MAX_HEAD)?;
+                json_field(&String::from_utf8_lossy(&head), pointer)
+                    .ok_or_else(|| format!("{} names no folder", path.display()))
+            }
+            FolderField::File(beside) => {
+                let at = path.parent().unwrap_or(Path::new("/")).join(beside);
+                let text = self.read_file(&at, 4096 + 1)?;
+                Ok(String::from_utf8_lossy(&text)
+                    .trim_end_matches('\n')
+                    .to_owned())
+            }
+        }
+    }
+
+    /// The newest conversation for `folder` written since `since`.
+    fn newest(&self, resume: &Resume, home: &Path, folder: &str, since: u64) -> Option<String> {
+        let mut recent: Vec<_> = self
+            .walk(resume, home, None)
+            .into_iter()
+            .filter(|(_, _, at)| *at + 1 >= since)
+            .collect();
+        recent.sort_by_key(|(_, _, at)| std::cmp::Reverse(*at));
+        recent.into_iter().find_map(|(path, named, _)| {
+            (self.folder_of(resume, &path).ok()? == folder)
+                .then(|| self.id_of(resume, &path, named))
+                .flatten()
+        })
+    }
+}
+
+impl ConversationSource for Stores {
+    fn live(
+        &mut self,
+        resume: &Resume,
+        agent: &ProcessInfo,
+        folder: &str,
+        newest: bool,
+    ) -> LiveFacts {
+        let env = environ(agent.pid);
+        let home = self.home_of(resume, &env);
+        let dir = home.as_ref().and_then(|h| self.trusted_dir(&h.dir).ok());
+        let program = env.get("_").filter(|p| p.starts_with('/')).cloned();
+        let session_file = match &dir {
+            Some(d) if resume.live.session_file => self.session_file(d, agent),
+            _ => None,
+        };
+        let started = match (self.boot, agent.start_ticks) {
+            (Some(boot), Some(t)) if self.hz > 0.0 => Some(boot + (t as f64 / self.hz) as u64),
+            _ => None,
+        };
+        let newest = match (&dir, started) {
+            (Some(d), Some(since)) if newest && resume.live.newest && session_file.is_none() => {
+                self.newest(resume, d, folder, since)
+            }
+            _ => None,
+        };
+        LiveFacts {
+            home,
+            program,
+            session_file,
+            newest,
+        }
+    }
+
+    fn saved(&mut self, resume: &Resume, home: &Home, id: &str) -> Saved {
+        let dir = match self.trusted_dir(&home.dir) {
+            Ok(d) => d,
+            Err(why) if Path::new(&home.dir).exists() => return Saved::Unreadable(why),
+            Err(_) => return Saved::Missing,
+        };
+        // Where the name does not hold the id, each file is asked.
+        let Some(path) = self
+            .walk(resume, &dir, Some(id))
+            .into_iter()
+            .find(|(path, named, _)| self.id_of(resume, path, named.clone()).as_deref() == Some(id))
+            .map(|(path, _, _)| path)
+        else {
+            return Saved::Missing;
+        };
+        match self.folder_of(resume, &path) {
+            Ok(folder) => Saved::Found { folder },
+            Err(why) => Saved::Unreadable(why),
+        }
+    }
+}
+
+/// The variables of process `pid`'s environment (Linux; elsewhere none).
+fn environ(pid: u32) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    let Ok(f) = File::open(format!("/proc/{pid}/environ")) else {
+        return out;
+    };
+    let mut bytes = Vec::new();
+    if f.take(MAX_ENVIRON).read_to_end(&mut bytes).is_err() {
+        return out;
+    }
+    for pair in bytes.split(|b| *b == 0) {
+        let Ok(pair) = std::str::from_utf8(pair) else {
+            continue;
+        };
+        if let Some((k, v)) = pair.split_once('=') {
+            out.insert(k.to_owned(), v.to_owned());
+        }
+    }
+    out
+}
+
+/// The boot time, Unix seconds (Linux: `btime` in `/proc/stat`).
+fn boot_time() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("btime "))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,258 @@
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Child, Command};
+
+use tend_detector::Registry;
+
+use super::*;
+
+const A: &str = "eb34e611-e881-43e1-9a20-021e02493a45";
+const B: &str = "01a249fd-2644-7f41-a48c-d21dd5072d95";
+
+fn resume(agent: &str) -> Resume {
+    Registry::bundled()
+        .get(agent)
+        .and_then(|m| m.resume.clone())
+        .expect("a [resume] table")
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, text).expect("write");
+}
+
+/// A real process (`sleep`) with its own environment, as an agent's, and
+/// its process info as a sample has it.
+struct Agent(Child, ProcessInfo);
+
+impl Agent {
+    fn start(env: &[(&str, &Path)], argv: &[&str]) -> Agent {
+        let mut cmd = Command::new("sleep");
+        cmd.arg("60").env_clear();
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = cmd.spawn().expect("sleep");
+        let pid = child.id();
+        // Its start (field 22 of /proc/PID/stat, after the command's `)`).
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
+        let after = &stat[stat.rfind(')').expect(")") + 2..];
+        let start = after.split(' ').nth(19).and_then(|s| s.parse().ok());
+        let info = ProcessInfo {
+            pid,
+            start_ticks: start,
+            argv: argv.iter().map(|a| (*a).to_owned()).collect(),
+            ..ProcessInfo::default()
+        };
+        Agent(child, info)
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn stores() -> Stores {
+    Stores::new(100.0)
+}
+
+fn session_file(pid: u32, start: u64, id: &str, cwd: &str) -> String {
+    format!(
+        r#"{{"pid":{pid},"sessionId":"{id}","cwd":"{cwd}","procStart":"{start}","version":"2.1.332","kind":"interactive","status":"idle","updatedAt":1}}"#
+    )
+}
+
+#[test]
+fn claude_code_s_session_file_names_the_conversation_of_that_process_only() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let home = tmp.path().join("home");
+    let agent = Agent::start(&[("HOME", &home)], &["claude"]);
+    let pid = agent.1.pid;
+    let start = agent.1.start_ticks.expect("start");
+    let sessions = home.join(".claude/sessions");
+    write(
+        &sessions.join(format!("{pid}.json")),
+        &session_file(pid, start, A, "/w"),
+    );
+    let r = resume("claude");
+    let facts = stores().live(&r, &agent.1, "/w", true);
+    assert_eq!(facts.session_file, Some((A.to_owned(), "/w".to_owned())));
+    assert_eq!(
+        facts.home,
+        Some(Home {
+            dir: format!("{}/.claude", home.display()),
+            var: None
+        })
+    );
+    // A file left by an earlier process with the same pid is not its.
+    write(
+        &sessions.join(format!("{pid}.json")),
+        &session_file(pid, start + 1, A, "/w"),
+    );
+    assert_eq!(stores().live(&r, &agent.1, "/w", true).session_file, None);
+    // Nor is a link to one, or a file anyone may write.
+    let real = tmp.path().join("elsewhere.json");
+    write(&real, &session_file(pid, start, A, "/w"));
+    std::fs::remove_file(sessions.join(format!("{pid}.json"))).expect("rm");
+    std::os::unix::fs::symlink(&real, sessions.join(format!("{pid}.json"))).expect("link");
+    assert_eq!(stores().live(&r, &agent.1, "/w", true).session_file, None);
+    std::fs::remove_file(sessions.join(format!("{pid}.json"))).expect("rm");
+    write(
+        &sessions.join(format!("{pid}.json")),
+        &session_file(pid, start, A, "/w"),
+    );
+    let open = std::fs::Permissions::from_mode(0o666);
+    std::fs::set_permissions(sessions.join(format!("{pid}.json")), open).expect("chmod");
+    assert_eq!(stores().live(&r, &agent.1, "/w", true).session_file, None);
+}
+
+#[test]
+fn the_agent_s_own_variable_names_its_folder_and_the_store_says_where_a_conversation_belongs() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let cfg = tmp.path().join("cfg");
+    let agent = Agent::start(
+        &[
+            ("HOME", &tmp.path().join("home")),
+            ("CLAUDE_CONFIG_DIR", &cfg),
+        ],
+        &["claude"],
+    );
+    let r = resume("claude");
+    let home = stores().live(&r, &agent.1, "/w", false).home.expect("home");
+    assert_eq!(
+        home,
+        Home {
+            dir: cfg.display().to_string(),
+            var: Some("CLAUDE_CONFIG_DIR".into())
+        }
+    );
+    assert_eq!(stores().saved(&r, &home, A), Saved::Missing);
+    write(
+        &cfg.join("projects/-w").join(format!("{A}.jsonl")),
+        "{\"type\":\"mode\",\"sessionId\":\"x\"}\n{\"type\":\"user\",\"cwd\":\"/w\"}\n",
+    );
+    assert_eq!(
+        stores().saved(&r, &home, A),
+        Saved::Found {
+            folder: "/w".into()
+        }
+    );
+    assert_eq!(stores().saved(&r, &home, B), Saved::Missing);
+    // A store someone else may write is not read, and says so.
+    std::fs::set_permissions(&cfg, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    match stores().saved(&r, &home, A) {
+        Saved::Unreadable(why) => assert!(why.contains("anyone may write it"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn codex_s_newest_conversation_for_the_folder_since_it_started() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let home = tmp.path().join("codex");
+    let agent = Agent::start(&[("CODEX_HOME", &home)], &["codex"]);
+    let rollout = |day: &str, id: &str, cwd: &str| {
+        let path = home.join(format!(
+            "sessions/2026/12/{day}/rollout-2026-12-{day}T06-14-16-{id}.jsonl"
+        ));
+        write(
+            &path,
+            &format!(
+                "{{\"type\":\"session_meta\",\"payload\":{{\"id\":\"{id}\",\"cwd\":\"{cwd}\"}}}}\n"
+            ),
+        );
+        path
+    };
+    let r = resume("codex");
+    let old = rollout("05", A, "/w");
+    // Written before the agent started: not its.
+    let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    File::options()
+        .write(true)
+        .open(&old)
+        .and_then(|f| f.set_modified(long_ago))
+        .expect("age");
+    assert_eq!(stores().live(&r, &agent.1, "/w", true).newest, None);
+    rollout("06", B, "/other");
+    assert_eq!(
+        stores().live(&r, &agent.1, "/w", true).newest,
+        None,
+        "another folder's"
+    );
+    let c = "11111111-2222-4333-8444-555555555555";
+    rollout("06", c, "/w");
+    assert_eq!(
+        stores().live(&r, &agent.1, "/w", true).newest.as_deref(),
+        Some(c)
+    );
+    // Not asked (another pane runs Codex in /w): not looked for.
+    assert_eq!(stores().live(&r, &agent.1, "/w", false).newest, None);
+    let home = Home {
+        dir: home.display().to_string(),
+        var: Some("CODEX_HOME".into()),
+    };
+    assert_eq!(
+        stores().saved(&r, &home, A),
+        Saved::Found {
+            folder: "/w".into()
+        }
+    );
+}
+
+#[test]
+fn a_folder_beside_the_conversation_names_where_it_belongs() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let text = "command = [\"gemini\", \"--resume\", \"{id}\"]\n\
+        id = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'\n\
+        home = [\"~/.gemini\"]\ncite = \"c\"\n[live]\nnewest = true\ncite = \"c\"\n\
+        [store]\nfiles = \"tmp/*/chats/session-*.jsonl\"\nid = \"/sessionId\"\n\
+        folder_file = \"../.project_root\"\ncite = \"c\"\n";
+    let manifest = format!(
+        "id = \"g\"\nname = \"G\"\n[resume]\n{}",
+        text.replace("[live]", "[resume.live]")
+            .replace("[store]", "[resume.store]")
+    );
+    let r = tend_detector::Manifest::parse("g.toml", &manifest)
+        .expect("parses")
+        .resume
+        .expect("resume");
+    let home = tmp.path().join(".gemini");
+    write(&home.join("tmp/work/.project_root"), "/w/work");
+    write(
+        &home.join("tmp/work/chats/session-2026-12-06T06-16-53f27563.jsonl"),
+        &format!("{{\"sessionId\":\"{A}\",\"kind\":\"main\"}}\n"),
+    );
+    let h = Home {
+        dir: home.display().to_string(),
+        var: None,
+    };
+    assert_eq!(
+        stores().saved(&r, &h, A),
+        Saved::Found {
+            folder: "/w/work".into()
+        }
+    );
+    assert_eq!(stores().saved(&r, &h, B), Saved::Missing);
+}
+
+#[test]
+fn another_user_s_file_is_never_read() {
+    if nix::unistd::getuid().as_raw() != 0 {
+        // Giving a file away takes root; as another user this case is the
+        // same check as an open mode, tested above.
+        println!("not root: another user's file cannot be made here");
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let cfg = tmp.path().join("cfg");
+    let path = cfg.join("projects/-w").join(format!("{A}.jsonl"));
+    write(&path, "{\"cwd\":\"/w\"}\n");
+    nix::unistd::chown(&path, Some(nix::unistd::Uid::from_raw(65534)), None).expect("chown");
+    let home = Home {
+        dir: cfg.display().to_string(),
+        var: None,
+    };
+    assert_eq!(stores().saved(&resume("claude"), &home, A), Saved::Missing);
+}
