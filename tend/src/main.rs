@@ -46,6 +46,7 @@ fn main() -> ExitCode {
         Command::Unpark(a) => cli::agents::unpark(s, a, &mut out),
         Command::Snooze(a) => cli::agents::snooze(s, a, &mut out),
         Command::Unsnooze(a) => cli::agents::unsnooze(s, a, &mut out),
+        Command::Restore(a) => cli::restore::run(s, a, &mut out),
         Command::Replay(a) => cli::replay::run(a, &mut out),
         Command::Run(_) | Command::RunSession(_) => Ok(()),
         Command::ShellInit(a) => cli::run::init(a, &mut out),

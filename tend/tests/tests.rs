@@ -25,6 +25,8 @@ mod pilot;
 mod platform;
 mod remote;
 mod replay_cli;
+mod restore;
+mod restore_live;
 mod run_relay;
 mod settings;
 mod shared_behaviour;

@@ -15,6 +15,7 @@ pub mod pilot;
 pub mod query;
 pub mod remote;
 pub mod replay;
+pub mod restore;
 pub mod run;
 pub mod target;
 
@@ -84,6 +85,9 @@ pub enum Command {
     Snooze(agents::SnoozeArgs),
     /// Lift a snooze.
     Unsnooze(agents::PaneArgs),
+    /// After a server restart: start each agent that ran when the last
+    /// server ended again, in its pane, in its own conversation.
+    Restore(restore::RestoreArgs),
     /// Every agent by band in one full-screen view, live, with the actions
     /// you need (what `prefix A` opens in a popup).
     Pilot(pilot::PilotArgs),
@@ -157,6 +161,7 @@ pub fn wants_json(cli: &Cli) -> bool {
         Command::StopRequest(a) => a.json,
         Command::Park(a) => a.json,
         Command::Snooze(a) => a.json,
+        Command::Restore(a) => a.json,
         Command::Replay(a) => a.json,
         Command::Capture(a) => a.json,
         Command::Doctor(a) => a.json,

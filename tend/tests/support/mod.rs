@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod offline;
+pub mod restore_lab;
 pub mod shell;
 
 use std::cell::Cell;
