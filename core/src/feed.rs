@@ -15,7 +15,10 @@
 //!   letters, digits and `-_./`, bounded; anything else is dropped;
 //! * free text (session names, messages, notes, the host name) is kept
 //!   without control characters and cut to a bound;
-//! * a snapshot holds at most [`MAX_PANES`] panes.
+//! * a pane's program's subtasks are at most [`MAX_TASKS`], each with a
+//!   word for an id and bounded text;
+//! * a snapshot holds at most [`MAX_PANES`] panes (and its line at most
+//!   [`MAX_LINE`] bytes, which the link that reads it enforces).
 //!
 //! What passes can still be any printable text (a session may be called
 //! `#(touch x)`): the places that give it to tmux quote it for their
@@ -38,6 +41,15 @@ pub const MAX_TEXT: usize = 512;
 
 /// Longest word (agent id, state, rule, version), in bytes.
 pub const MAX_WORD: usize = 64;
+
+/// Most subtasks kept of one remote pane (a program reports at most 64 of
+/// its own; the rest of a remote's are dropped).
+pub const MAX_TASKS: usize = 16;
+
+/// Longest line of a feed, in bytes: tend's own snapshot of a thousand
+/// agents is about 1 MiB (a listed pane is 500-1000 bytes of JSON); a
+/// longer line is not tend's feed.
+pub const MAX_LINE: usize = 4 << 20;
 
 /// One snapshot, checked.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -121,12 +133,30 @@ pub fn pane(mut p: PaneView) -> Option<PaneView> {
         .as_deref()
         .and_then(|g| g.parse::<PaneId>().ok())
         .map(|g| g.to_string());
+    p.project = p.project.as_deref().and_then(|t| text(t, MAX_NAME));
+    p.place = p.place.as_deref().and_then(|t| text(t, MAX_NAME));
+    p.app = p.app.as_deref().and_then(word);
+    p.tasks.truncate(MAX_TASKS);
+    p.tasks.retain_mut(task);
     p.since = p.since.filter(|s| s.is_finite());
     p.unrecognised_since = p.unrecognised_since.filter(|s| s.is_finite());
     // A remote's pane is that remote's: it names no host of its own (the
     // link sets it).
     p.host = None;
     Some(p)
+}
+
+/// One subtask of a remote pane, checked in place; `false` drops it (an
+/// id that is not a word: it names the task in a menu and in `tend list`).
+fn task(t: &mut tend_protocol::TaskView) -> bool {
+    let Some(id) = text(&t.id, MAX_WORD).filter(|i| !i.contains(char::is_whitespace)) else {
+        return false;
+    };
+    t.id = id;
+    t.title = t.title.as_deref().and_then(|x| text(x, MAX_NAME));
+    t.message = t.message.as_deref().and_then(|x| text(x, MAX_TEXT));
+    t.progress = t.progress.filter(|p| *p <= 100);
+    true
 }
 
 /// A word: lower-case ASCII letters, digits and `-_./`, at most
@@ -250,6 +280,44 @@ mod tests {
         assert_eq!(p.gate, None);
         assert_eq!(p.host, None);
         assert_eq!(p.reason, Some(tend_vocab::Reason::Approval));
+    }
+
+    #[test]
+    fn every_other_field_is_bounded_and_without_control_characters() {
+        let mut v = view("%3", "work");
+        v["project"] = Value::String(format!(
+            "tend \u{1b}]52;c;ZXZpbA==\u{7} · {}",
+            "m".repeat(10_000)
+        ));
+        v["place"] = Value::String("work:1.0\u{1b}[2J".into());
+        v["app"] = Value::String("Codex App\n".into());
+        let task = |id: &str| {
+            serde_json::json!({
+                "id": id, "state": "working", "live": true, "progress": 250,
+                "title": format!("\u{1b}[31m{}", "t".repeat(100_000)),
+                "message": "x\u{9b}y",
+            })
+        };
+        let mut tasks: Vec<Value> = vec![task("bash 1"), task("")];
+        tasks.extend((0..MAX_TASKS + 40).map(|i| task(&format!("t{i}"))));
+        v["tasks"] = Value::Array(tasks);
+        let s = snapshot(serde_json::json!([v]));
+        let p = &s.panes[0];
+        let project = p.project.as_deref().expect("project kept");
+        assert!(project.starts_with("tend ]52;c;ZXZpbA== · m"), "{project}");
+        assert_eq!(project.chars().count(), MAX_NAME);
+        assert_eq!(p.place.as_deref(), Some("work:1.0[2J"));
+        assert_eq!(p.app, None, "not a word");
+        // The first MAX_TASKS, less the two whose ids are not words.
+        assert_eq!(p.tasks.len(), MAX_TASKS - 2);
+        for t in &p.tasks {
+            assert!(word(&t.id).is_some(), "{}", t.id);
+            let title = t.title.as_deref().expect("title");
+            assert_eq!(title.chars().count(), MAX_NAME);
+            assert!(!title.contains('\u{1b}'));
+            assert_eq!(t.message.as_deref(), Some("xy"));
+            assert_eq!(t.progress, None);
+        }
     }
 
     #[test]

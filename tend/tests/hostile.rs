@@ -106,6 +106,16 @@ fn a_hostile_remote_runs_nothing_when_its_panes_are_jumped_to_or_listed() {
     other["label"] = json!(format!("'; run-shell 'touch {}'", m.path("label")));
     other["agent"] = json!(format!("claude;touch {}", m.path("agent")));
     other["window"] = json!("@2");
+    // Fields once taken as sent: control bytes (OSC 52 writes the user's
+    // clipboard, CSI 2J clears the screen) and no bound.
+    other["project"] = json!(format!("p\u{1b}]52;c;ZXZpbA==\u{7}{}", "x".repeat(1 << 20)));
+    other["place"] = json!("work:1.0\u{1b}[2J");
+    other["tasks"] = json!((0..500)
+        .map(
+            |i| json!({"id": format!("t{i}"), "state": "working", "live": true,
+            "title": format!("\u{1b}[2J#(touch {})", m.path(&format!("task{i}")))})
+        )
+        .collect::<Vec<_>>());
     let mut bad_window = waiting_pane("%6", "w", 4.0);
     bad_window["window"] = json!(format!("@1;run-shell 'touch {}'", m.path("window")));
     let feed = json!({
@@ -162,6 +172,21 @@ fn a_hostile_remote_runs_nothing_when_its_panes_are_jumped_to_or_listed() {
         .cloned()
         .unwrap_or_default();
     assert_eq!(p3["session"], session_payload.as_str());
+    let p4 = list
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["pane"] == "evil:%4")
+        .cloned()
+        .unwrap_or_default();
+    let shown = p4.to_string();
+    assert!(
+        !shown.contains("\\u001b"),
+        "control bytes kept: {shown:.300}"
+    );
+    assert!(shown.len() < 8192, "unbounded: {} bytes", shown.len());
+    assert_eq!(p4["place"], "work:1.0[2J");
+    assert_eq!(p4["tasks"].as_array().map(Vec::len), Some(16));
 
     // A user at a real client: prefix N (the jump opens a local window
     // for the remote session), the picker (prefix A) and its first entry,
