@@ -44,6 +44,56 @@ const READ_CHUNK: usize = 2048;
 /// [`Unfinished::leave`]).
 const TRIM_AFTER: usize = 64;
 
+/// Most event streams (`tend events`, the fleet view, a remote's feed) open
+/// at once: each holds a task, a connection and a place on the bus, and a
+/// script that opens them in a loop must not grow the daemon without end.
+/// More are refused with a sentence (`too_many`).
+const MAX_SUBSCRIBERS: usize = 256;
+
+/// The event streams open now, counted against [`MAX_SUBSCRIBERS`].
+#[derive(Debug, Default)]
+struct Subscribers {
+    open: std::sync::Mutex<(usize, usize)>,
+}
+
+/// One open event stream's place; given back when it drops.
+#[derive(Debug)]
+struct Subscribed(std::sync::Arc<Subscribers>);
+
+impl Subscribers {
+    /// None open yet.
+    fn new() -> std::sync::Arc<Subscribers> {
+        std::sync::Arc::new(Subscribers::default())
+    }
+
+    /// A place for one more stream, or `None` at [`MAX_SUBSCRIBERS`].
+    fn join(self: &std::sync::Arc<Self>) -> Option<Subscribed> {
+        let mut g = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let (open, peak) = &mut *g;
+        if *open >= MAX_SUBSCRIBERS {
+            return None;
+        }
+        *open += 1;
+        *peak = (*peak).max(*open);
+        Some(Subscribed(self.clone()))
+    }
+}
+
+impl Drop for Subscribed {
+    fn drop(&mut self) {
+        let mut g = self.0.open.lock().unwrap_or_else(|e| e.into_inner());
+        let (open, peak) = &mut *g;
+        *open -= 1;
+        // As for half-written requests: after a burst, hand the memory
+        // the streams freed back to the system once they are all closed.
+        if *open == 0 && *peak >= TRIM_AFTER {
+            *peak = 0;
+            drop(g);
+            give_back_memory();
+        }
+    }
+}
+
 /// The control connections whose request line is not complete yet, oldest
 /// first.
 #[derive(Debug, Default)]
@@ -257,6 +307,7 @@ pub async fn accept_control(
     guards: std::sync::Arc<Guards>,
 ) {
     let unfinished = Unfinished::new();
+    let subscribers = Subscribers::new();
     loop {
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
@@ -279,21 +330,32 @@ pub async fn accept_control(
         let slot = unfinished.enter();
         tokio::spawn(control_conn(
             stream,
-            events.clone(),
-            bus.clone(),
-            guards.clone(),
+            Shared {
+                events: events.clone(),
+                bus: bus.clone(),
+                guards: guards.clone(),
+                subscribers: subscribers.clone(),
+            },
             slot,
         ));
     }
 }
 
-async fn control_conn(
-    stream: UnixStream,
+/// What every control connection shares.
+struct Shared {
     events: Sender<Event>,
     bus: Bus,
     guards: std::sync::Arc<Guards>,
-    first: Slot,
-) {
+    subscribers: std::sync::Arc<Subscribers>,
+}
+
+async fn control_conn(stream: UnixStream, shared: Shared, first: Slot) {
+    let Shared {
+        events,
+        bus,
+        guards,
+        subscribers,
+    } = shared;
     let table = first.table.clone();
     let mut slot = Some(first);
     let (read, mut write) = stream.into_split();
@@ -351,7 +413,16 @@ async fn control_conn(
         let id = envelope.id;
         let outcome = match envelope.request() {
             Ok(Request::Events(p)) => {
-                stream_events(id, p, &mut write, &bus).await;
+                let Some(place) = subscribers.join() else {
+                    let why = format!(
+                        "{MAX_SUBSCRIBERS} event streams are open already (`tend events`, fleet \
+                         views, remotes' feeds); close some and ask again"
+                    );
+                    try_answer(&write, &Response::err(id, ErrorCode::TooMany, why));
+                    return;
+                };
+                stream_events(id, p, lines, &mut write, &bus).await;
+                drop(place);
                 return;
             }
             Ok(Request::Guard(p)) => {
@@ -478,9 +549,10 @@ fn event_matches(ev: &BusEvent, p: &params::Events) -> bool {
 
 /// `events`: acknowledges, then streams matching events as JSON lines
 /// until the client goes away.
-async fn stream_events(
+async fn stream_events<R: tokio::io::AsyncRead + Unpin>(
     id: u64,
     p: params::Events,
+    mut client: R,
     write: &mut tokio::net::unix::OwnedWriteHalf,
     bus: &Bus,
 ) {
@@ -489,8 +561,19 @@ async fn stream_events(
     if write.write_all(ack.to_line().as_bytes()).await.is_err() {
         return;
     }
+    // The client says nothing more; its end of the connection closing is
+    // seen at once (not at the next event, which may be hours away on a
+    // quiet server), and the stream's descriptor and memory go with it.
+    let mut ignored = [0u8; 256];
     loop {
-        let ev = match rx.recv().await {
+        let got = tokio::select! {
+            ev = rx.recv() => ev,
+            r = client.read(&mut ignored) => match r {
+                Ok(0) | Err(_) => return,
+                Ok(_) => continue,
+            },
+        };
+        let ev = match got {
             Ok(ev) => ev,
             Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
                 BusEvent::Lagged { missed }

@@ -96,6 +96,9 @@ pub enum ErrorCode {
     NotSeeded,
     /// A remote pane cannot be shown in zellij.
     NotInZellij,
+    /// `events`: as many event streams are open as the daemon keeps; close
+    /// some and ask again.
+    TooMany,
     /// The daemon failed, is shutting down, or sent a code this client does
     /// not know.
     #[serde(other)]
@@ -104,7 +107,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order above.
-    pub const ALL: [ErrorCode; 25] = [
+    pub const ALL: [ErrorCode; 26] = [
         ErrorCode::UnknownPane,
         ErrorCode::BadRequest,
         ErrorCode::UnknownMethod,
@@ -129,6 +132,7 @@ impl ErrorCode {
         ErrorCode::BadConfig,
         ErrorCode::NotSeeded,
         ErrorCode::NotInZellij,
+        ErrorCode::TooMany,
         ErrorCode::DaemonError,
     ];
 
@@ -159,6 +163,7 @@ impl ErrorCode {
             ErrorCode::BadConfig => "bad_config",
             ErrorCode::NotSeeded => "not_seeded",
             ErrorCode::NotInZellij => "not_in_zellij",
+            ErrorCode::TooMany => "too_many",
             ErrorCode::DaemonError => "daemon_error",
         }
     }

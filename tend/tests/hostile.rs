@@ -763,3 +763,65 @@ fn a_report_after_a_burst_is_taken() {
     assert_eq!(r["message"], "approve Bash: rm -rf ./build", "{r}");
     relay::keys(&env, &pane, &["q"]);
 }
+
+/// `tend events` opened in a loop: the daemon keeps at most 256 streams
+/// open (the next is refused with a sentence), and a stream whose client
+/// went away gives its descriptor back at once, not at the next event.
+#[test]
+fn event_streams_are_capped_and_closed_ones_let_go_at_once() {
+    use std::io::{BufRead, BufReader, Write};
+    let env = Env::new("hostile-streams");
+    env.tend_ok(&["start"]);
+    let sock = control_socket(&env);
+    let pid = env.daemon_pid().expect("daemon pid");
+    let fds = || {
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
+    let before = fds();
+    let open = |n: usize| -> Vec<(std::os::unix::net::UnixStream, String)> {
+        (0..n)
+            .map(|_| {
+                let mut s = std::os::unix::net::UnixStream::connect(&sock).expect("connect");
+                s.write_all(b"{\"id\":1,\"method\":\"events\"}\n")
+                    .expect("write");
+                let mut first = String::new();
+                BufReader::new(s.try_clone().expect("clone"))
+                    .read_line(&mut first)
+                    .expect("answer");
+                (s, first)
+            })
+            .collect()
+    };
+    let streams = open(256);
+    assert!(
+        streams
+            .iter()
+            .all(|(_, a)| a.contains("\"subscribed\":true")),
+        "{}",
+        streams[0].1
+    );
+    let refused = open(1);
+    assert!(
+        refused[0].1.contains("\"code\":\"too_many\""),
+        "{}",
+        refused[0].1
+    );
+    assert!(
+        refused[0].1.contains("256 event streams are open already"),
+        "{}",
+        refused[0].1
+    );
+    drop(refused);
+    drop(streams);
+    // A quiet server: no event comes to show the streams their clients
+    // are gone. Their descriptors go anyway.
+    assert!(
+        wait_until(10, || fds() <= before + 2),
+        "the daemon still holds {} descriptors (had {before})",
+        fds()
+    );
+    // And a stream can be opened again.
+    assert!(open(1)[0].1.contains("\"subscribed\":true"));
+}
