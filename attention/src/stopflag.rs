@@ -171,6 +171,14 @@ impl StopFlags {
         StopFlags::default()
     }
 
+    /// Takes the flags of `saved` (a state file read late) on panes that
+    /// have none here.
+    pub fn merge_missing(&mut self, saved: StopFlags) {
+        for (pane, flag) in saved.flags {
+            self.flags.entry(pane).or_insert(flag);
+        }
+    }
+
     /// `tend stop-request`: flags `pane`. A second request replaces the
     /// first and is unread again (it says something new); the old flag is
     /// returned.

@@ -414,6 +414,16 @@ impl Core {
         self.restore_conversations(saved.conversations);
     }
 
+    /// Takes saved state read only now (the file could not be read when
+    /// the daemon started): what it holds that the table does not is
+    /// added, what the table holds (newer) stays, and the state is saved.
+    pub fn restore_late(&mut self, saved: store::Loaded) {
+        self.parks.merge_missing(saved.parks);
+        self.flags.merge_missing(saved.flags);
+        self.book.merge_missing(saved.reports);
+        self.persist = true;
+    }
+
     /// The daemon is asked to stop (a signal).
     pub fn stop(&mut self) {
         self.stopping = true;

@@ -27,6 +27,10 @@ pub struct Loaded {
     /// Things the user should hear about (stale parks dropped, a corrupt
     /// file set aside).
     pub warnings: Vec<String>,
+    /// The file is there but could not be read (permissions, a folder in
+    /// its place): what it holds is unknown, and nothing may be saved
+    /// over it until it has been read.
+    pub unread: bool,
 }
 
 /// The file's text for the current state.

@@ -220,6 +220,8 @@ struct Driver {
     link_tx: tokio::sync::mpsc::Sender<Event>,
     /// The persistent state file.
     state: PathBuf,
+    /// Whether a save may write it (not over a file never read).
+    save_gate: store::SaveGate,
 }
 
 impl Driver {
@@ -268,6 +270,19 @@ impl Driver {
                 }
             }
             Effect::Persist(text) => {
+                let text = match self.save_gate.before_save(&self.state, unix_now() as u64) {
+                    store::MaySave::Yes => text,
+                    store::MaySave::AfterMerging(saved) => {
+                        self.core.restore_late(saved);
+                        self.core.state_text()
+                    }
+                    store::MaySave::No => {
+                        // Asked again a second later, as after a failed
+                        // write.
+                        self.core.handle(Instant::now(), Input::PersistFailed);
+                        return;
+                    }
+                };
                 let _ = self.jobs.send(Job::Persist {
                     path: self.state.clone(),
                     text,
@@ -478,11 +493,13 @@ async fn serve(opts: Options) -> Result<(), CliError> {
         links: HashMap::new(),
         link_tx: ctl_tx,
         state: opts.state.clone(),
+        save_gate: store::SaveGate::default(),
     };
     let loaded = store::load(&opts.state, unix_now() as u64);
     for w in &loaded.warnings {
         crate::say!("{w}");
     }
+    d.save_gate = store::SaveGate::after_load(&loaded);
     d.core.restore(loaded);
     match remotes_config() {
         Ok(config) => d.take(
@@ -579,7 +596,15 @@ async fn serve(opts: Options) -> Result<(), CliError> {
         }
     }
     d.stop_links();
-    if let Err(e) = store::write_atomic(&opts.state, &d.core.state_text()) {
+    let last = match d.save_gate.before_save(&opts.state, unix_now() as u64) {
+        store::MaySave::Yes => Some(d.core.state_text()),
+        store::MaySave::AfterMerging(saved) => {
+            d.core.restore_late(saved);
+            Some(d.core.state_text())
+        }
+        store::MaySave::No => None,
+    };
+    if let Some(Err(e)) = last.map(|text| store::write_atomic(&opts.state, &text)) {
         crate::say!("{e}");
     }
     // Leave the multiplexer as we found it: taps, hooks, options, bindings.

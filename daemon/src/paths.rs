@@ -146,11 +146,17 @@ fn ensure_private_dir(dir: &Path, which: Private) -> Result<(), CliError> {
         ));
     }
     let mode = meta.permissions().mode() & 0o7777;
-    if mode & 0o077 != 0 {
+    // Others who can write there could replace what tend keeps: refused.
+    // Others who can only read: the runtime folder's log holds what
+    // agents printed, refused too; the state folder's parks and notes are
+    // the user's own words, a warning (`readable_by_others`).
+    let others_write = mode & 0o022 != 0;
+    if others_write || (mode & 0o077 != 0 && matches!(which, Private::Runtime)) {
+        let could = if others_write { "replace" } else { "read" };
         return Err(CliError::new(
             UNSAFE_DIR,
             format!(
-                "{} has mode {mode:04o}: other users could read or replace {} there, so tend will not use it. Run `chmod 700 {}` (or remove the folder, and tend creates it again with mode 0700)",
+                "{} has mode {mode:04o}: other users could {could} {} there, so tend will not use it. Run `chmod 700 {}` (or remove the folder, and tend creates it again with mode 0700)",
                 dir.display(),
                 which.holds(),
                 dir.display()
@@ -158,6 +164,20 @@ fn ensure_private_dir(dir: &Path, which: Private) -> Result<(), CliError> {
         ));
     }
     Ok(())
+}
+
+/// A sentence when other users can read the state folder `dir` (its mode
+/// lets them in, though not write): tend uses it, and says so.
+pub fn readable_by_others(dir: &Path) -> Option<String> {
+    let mode = std::fs::metadata(dir).ok()?.permissions().mode() & 0o7777;
+    (mode & 0o077 != 0).then(|| {
+        format!(
+            "{} has mode {mode:04o}: other users can read your parks' notes and stop reasons \
+             there (not change them). Run `chmod 700 {}` to keep them to yourself",
+            dir.display(),
+            dir.display()
+        )
+    })
 }
 
 /// Whether someone else could swap a folder on the way to `dir` for one of
@@ -303,14 +323,20 @@ mod tests {
     fn an_open_or_foreign_dir_is_refused_with_the_fix() {
         with_dir(|d| {
             std::fs::create_dir(d).unwrap();
-            for mode in [0o777, 0o755, 0o701, 0o1777] {
+            for (mode, could) in [
+                (0o777, "replace"),
+                (0o755, "read"),
+                (0o701, "read"),
+                (0o1777, "replace"),
+                (0o720, "replace"),
+            ] {
                 std::fs::set_permissions(d, std::fs::Permissions::from_mode(mode)).unwrap();
                 let e = ensure_private_dir(d, Private::Runtime).unwrap_err();
                 assert_eq!(e.kind, UNSAFE_DIR);
                 assert_eq!(
                     e.message,
                     format!(
-                        "{} has mode {mode:04o}: other users could read or replace its sockets \
+                        "{} has mode {mode:04o}: other users could {could} its sockets \
                          and log there, so tend will not use it. Run `chmod 700 {}` (or remove \
                          the folder, and tend creates it again with mode 0700)",
                         d.display(),
@@ -324,7 +350,21 @@ mod tests {
             for mode in [0o700, 0o500, 0o000] {
                 std::fs::set_permissions(d, std::fs::Permissions::from_mode(mode)).unwrap();
                 ensure_private_dir(d, Private::State).unwrap();
+                assert_eq!(readable_by_others(d), None);
             }
+            // A state folder others can read but not write: used, with a
+            // sentence; one they can write: refused.
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+            ensure_private_dir(d, Private::State).unwrap();
+            assert!(readable_by_others(d)
+                .is_some_and(|w| w.contains("other users can read your parks' notes")));
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o775)).unwrap();
+            let e = ensure_private_dir(d, Private::State).unwrap_err();
+            assert!(
+                e.message.contains("other users could replace its parks"),
+                "{}",
+                e.message
+            );
             std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700)).unwrap();
             // Another owner (the test may not run as root: then skip).
             if nix::unistd::getuid().is_root() {

@@ -29,9 +29,12 @@ pub fn load(path: &Path, now: u64) -> Loaded {
         Err(e) => {
             return Loaded {
                 warnings: vec![format!(
-                    "cannot read {} ({e}); starting without saved parks, snoozes and flags",
+                    "cannot read {} ({e}); starting without saved parks, snoozes and flags, and \
+                     saving nothing over them until the file can be read (tend tries again \
+                     at each change)",
                     path.display()
                 )],
+                unread: true,
                 ..Loaded::default()
             }
         }
@@ -58,6 +61,68 @@ pub fn load(path: &Path, now: u64) -> Loaded {
                 ..Loaded::default()
             }
         }
+    }
+}
+
+/// Keeps a save from overwriting a state file that could not be read:
+/// the parks in it would be lost (a user who fixes the folder's
+/// permissions after tend started would find them gone at the next
+/// restart). Until the file has been read, each save first tries to read
+/// it; once it can, what it held is taken into the table and then saved
+/// with the rest.
+#[derive(Debug, Default)]
+pub struct SaveGate {
+    unread: bool,
+    said: bool,
+}
+
+/// What a save may do now.
+#[derive(Debug)]
+pub enum MaySave {
+    /// Write: the file was read (or never existed).
+    Yes,
+    /// The file could be read only now: take what it holds first, then
+    /// write.
+    AfterMerging(Loaded),
+    /// The file still cannot be read: write nothing (and try again later).
+    No,
+}
+
+impl SaveGate {
+    /// The gate after the first load.
+    pub fn after_load(loaded: &Loaded) -> SaveGate {
+        SaveGate {
+            unread: loaded.unread,
+            said: false,
+        }
+    }
+
+    /// Before writing `path` at `now` (Unix seconds).
+    pub fn before_save(&mut self, path: &Path, now: u64) -> MaySave {
+        if !self.unread {
+            return MaySave::Yes;
+        }
+        let loaded = load(path, now);
+        if loaded.unread {
+            if !std::mem::replace(&mut self.said, true) {
+                crate::say!(
+                    "not saving parks, snoozes and flags: {} could not be read, and a save \
+                     would replace what it holds; fix its permissions (`chmod u+rw`) and tend \
+                     reads it, then saves",
+                    path.display()
+                );
+            }
+            return MaySave::No;
+        }
+        self.unread = false;
+        for w in &loaded.warnings {
+            crate::say!("{w}");
+        }
+        crate::say!(
+            "{} can be read again: its parks, snoozes and flags are back",
+            path.display()
+        );
+        MaySave::AfterMerging(loaded)
     }
 }
 
@@ -162,6 +227,50 @@ mod tests {
         assert!(l.warnings[0].contains("damaged"), "{}", l.warnings[0]);
         assert!(!p.exists());
         assert!(dir.path().join("s.json.corrupt-1200").exists());
+    }
+
+    #[test]
+    fn a_file_that_could_not_be_read_is_never_saved_over() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let p = dir.path().join("s.json");
+        // Unreadable at start (a folder where the file is stands for a
+        // permission denied, which root does not get).
+        std::fs::create_dir(&p).expect("in the way");
+        let first = load(&p, 1_000);
+        assert!(first.unread);
+        assert!(
+            first.warnings[0].contains("saving nothing over them"),
+            "{:?}",
+            first.warnings
+        );
+        let mut gate = SaveGate::after_load(&first);
+        assert!(matches!(gate.before_save(&p, 1_001), MaySave::No));
+        assert!(p.is_dir(), "nothing written over it");
+        // Readable again, holding a park the daemon never saw.
+        std::fs::remove_dir(&p).expect("rmdir");
+        let mut parks = ParkStore::new();
+        parks.park("%3", "keepme", None, 900).expect("park");
+        write_atomic(
+            &p,
+            &to_text(&parks, &StopFlags::new(), &ReportBook::default()),
+        )
+        .expect("write");
+        match gate.before_save(&p, 1_002) {
+            MaySave::AfterMerging(l) => {
+                assert_eq!(
+                    l.parks.park_of("%3").map(|p| p.note.as_str()),
+                    Some("keepme")
+                );
+            }
+            other => panic!("not merged: {other:?}"),
+        }
+        assert!(matches!(gate.before_save(&p, 1_003), MaySave::Yes));
+        // A file that was read, or was never there, is saved at once.
+        let mut gate = SaveGate::after_load(&load(&dir.path().join("new.json"), 1));
+        assert!(matches!(
+            gate.before_save(&dir.path().join("new.json"), 2),
+            MaySave::Yes
+        ));
     }
 
     #[test]

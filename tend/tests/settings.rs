@@ -307,6 +307,100 @@ fn folders_tend_cannot_read_are_reported() {
     );
 }
 
+/// The state folder unreadable when tend starts (it warns and starts), then
+/// the `chmod` the warning suggests while tend runs: the parks saved before
+/// are still there after a restart, beside the ones made since — tend
+/// saved nothing over a file it had not read (it once did: a park
+/// `keepme` was gone).
+#[test]
+fn saved_parks_survive_a_state_folder_unreadable_at_start() {
+    let Some(user) = Unprivileged::new("set-unread") else {
+        return;
+    };
+    let state = user.root.join("state/tend");
+    std::fs::create_dir_all(&state).expect("state");
+    user.own_everything();
+    let ok = |args: &[&str]| {
+        let out = user.tend(args);
+        assert!(out.status.success(), "tend {args:?}: {}", text(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let pane = |n: usize| {
+        let out = user.run(
+            "tmux",
+            &["-L", &user.name, "list-panes", "-a", "-F", "#{pane_id}"],
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .nth(n)
+            .expect("pane")
+            .to_owned()
+    };
+    ok(&["start"]);
+    let first = pane(0);
+    ok(&["park", &first, "--note", "keepme"]);
+    ok(&["stop"]);
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+    let out = user.tend(&["start"]);
+    assert!(out.status.success(), "{}", text(&out));
+    user.run("tmux", &["-L", &user.name, "new-window", "-d"]);
+    let second = pane(1);
+    assert!(
+        wait_until(10, || user
+            .tend(&["park", &second, "--note", "made since"])
+            .status
+            .success()),
+        "no park"
+    );
+    // The user runs the chmod the warning gave; the next change saves.
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    ok(&["snooze", &second, "15m"]);
+    ok(&["stop"]);
+    ok(&["start"]);
+    let note = |p: &str| {
+        let v: serde_json::Value =
+            serde_json::from_str(&ok(&["get", p, "--json"])).expect("get --json");
+        v["note"].as_str().unwrap_or_default().to_owned()
+    };
+    assert_eq!(note(&first), "keepme");
+    assert_eq!(note(&second), "made since");
+    ok(&["stop"]);
+}
+
+/// A state folder others can read but not write (0755): tend starts and
+/// says who can read the notes; one they can write (0775) stops it, since
+/// parks planted there would be obeyed.
+#[test]
+fn a_state_folder_others_can_read_warns_and_one_they_can_write_stops() {
+    let env = Env::new("set-state-mode");
+    let state = env.path().join("state").join("tend");
+    std::fs::create_dir_all(&state).expect("state");
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let out = env.tend(&["start"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!(
+            "tend: warning: {} has mode 0755: other users can read your parks' notes and stop \
+             reasons there (not change them)",
+            state.display()
+        )),
+        "{}",
+        text(&out)
+    );
+    env.tend_ok(&["stop"]);
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o775)).expect("chmod");
+    let out = env.tend(&["start"]);
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!(
+            "{} has mode 0775: other users could replace its parks, snoozes and marks there",
+            state.display()
+        )),
+        "{}",
+        text(&out)
+    );
+}
+
 /// The runtime folder is created 0700; one that others may use (mode
 /// 0777, 0755) or that another user owns is refused by every command that
 /// connects, naming the folder, its mode or owner, and the fix.
@@ -318,7 +412,7 @@ fn a_runtime_folder_others_can_use_is_refused() {
     let mode = std::fs::metadata(&run).expect("run").permissions().mode() & 0o7777;
     assert_eq!(mode, 0o700);
     env.tend_ok(&["stop"]);
-    for mode in [0o777, 0o755] {
+    for (mode, could) in [(0o777, "replace"), (0o755, "read")] {
         std::fs::set_permissions(&run, std::fs::Permissions::from_mode(mode)).expect("chmod");
         for cmd in [&["start"][..], &["list"][..], &["stop"][..], &["next"][..]] {
             let out = env.tend(cmd);
@@ -326,7 +420,7 @@ fn a_runtime_folder_others_can_use_is_refused() {
             assert_eq!(
                 String::from_utf8_lossy(&out.stderr).trim(),
                 format!(
-                    "tend: {0} has mode {mode:04o}: other users could read or replace its \
+                    "tend: {0} has mode {mode:04o}: other users could {could} its \
                      sockets and log there, so tend will not use it. Run `chmod 700 {0}` (or \
                      remove the folder, and tend creates it again with mode 0700)",
                     run.display()

@@ -18,6 +18,17 @@ impl ParkStore {
         ParkStore::default()
     }
 
+    /// Takes the parks and snoozes of `saved` (a state file read late)
+    /// that this store does not hold; what it holds (newer) stays.
+    pub fn merge_missing(&mut self, saved: ParkStore) {
+        for (pane, park) in saved.parks {
+            self.parks.entry(pane).or_insert(park);
+        }
+        for (pane, snooze) in saved.snoozes {
+            self.snoozes.entry(pane).or_insert(snooze);
+        }
+    }
+
     /// Parks `pane` with `note`, optionally gated on `gate`. Parking a
     /// parked pane again replaces note and gate, keeps `parked_at` and
     /// counts as a revisit. Returns the previous park.

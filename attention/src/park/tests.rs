@@ -306,3 +306,21 @@ fn load_repairs_what_it_can() {
     assert!(w.iter().any(|x| x.contains("gated on itself")));
     assert!(w.iter().any(|x| x.contains("dropped the 4")));
 }
+
+#[test]
+fn a_store_read_late_adds_what_it_holds_and_keeps_what_is_newer() {
+    let mut now = ParkStore::new();
+    now.park("%3", "parked since the daemon started", None, 2_000)
+        .unwrap();
+    let mut saved = ParkStore::new();
+    saved.park("%3", "an older note", None, 1_000).unwrap();
+    saved.park("%4", "keepme", None, 1_000).unwrap();
+    saved.snooze("%5", SnoozeFor::Unlimited, 1_000);
+    now.merge_missing(saved);
+    assert_eq!(
+        now.park_of("%3").map(|p| p.note.as_str()),
+        Some("parked since the daemon started")
+    );
+    assert_eq!(now.park_of("%4").map(|p| p.note.as_str()), Some("keepme"));
+    assert!(now.snooze_of("%5").is_some());
+}

@@ -97,6 +97,17 @@ impl ReportBook {
         }
     }
 
+    /// Takes the reporters and labels of `saved` (a state file read late)
+    /// for panes that have none here.
+    pub fn merge_missing(&mut self, saved: ReportBook) {
+        for (pane, r) in saved.reporters {
+            self.reporters.entry(pane).or_insert(r);
+        }
+        for (pane, l) in saved.labels {
+            self.labels.entry(pane).or_insert(l);
+        }
+    }
+
     /// Replaces the timings (after loading a persisted book).
     pub fn set_config(&mut self, config: ReportConfig) {
         self.config = config;

@@ -291,6 +291,9 @@ pub(crate) fn state_problem(tmux_socket: Option<&std::path::Path>) -> Option<Str
     if let Err(e) = crate::paths::state_dir() {
         return Some(e.message);
     }
+    if let Some(w) = crate::paths::readable_by_others(&dir) {
+        return Some(w);
+    }
     if let Err(e) = access(
         &dir,
         AccessFlags::R_OK | AccessFlags::W_OK | AccessFlags::X_OK,
