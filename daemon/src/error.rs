@@ -7,9 +7,34 @@ use std::io::Write;
 /// Writes `tend: <sentence>` to stderr, the one way tend's daemon and
 /// commands speak there (the daemon's stderr is its log file). A failed
 /// write is dropped: there is nowhere else to say it.
+///
+/// Sentences quote text tend did not write (a config file's line, an
+/// agent's words, a remote's names), so control characters are shown as
+/// escapes, never sent: an OSC 52 in `config.toml` must not write the
+/// user's clipboard, nor a `CSI 2J` clear their terminal ([`visible`]).
 pub fn say(sentence: fmt::Arguments<'_>) {
+    let sentence = sentence.to_string();
+    let text = visible(&sentence);
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "tend: {sentence}");
+    let _ = writeln!(err, "tend: {text}");
+}
+
+/// `text` with every control character but a line break or a tab written
+/// as an escape (`\u{1b}`), so that it reaches a terminal as text.
+pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    let escaped = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(escaped) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if escaped(c) {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// `say!("remote {name} is up")`: a sentence on stderr after `tend: `
@@ -112,11 +137,18 @@ pub struct CliError {
 }
 
 impl CliError {
-    /// A new error.
+    /// A new error. Control characters in the message (quoted from a
+    /// file, a program, a remote) are kept as escapes ([`visible`]), so
+    /// that wherever it is printed — stderr, `tend doctor`, `--json` — it
+    /// reaches the terminal as text.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        let message = message.into();
         CliError {
             kind,
-            message: message.into(),
+            message: match visible(&message) {
+                std::borrow::Cow::Borrowed(_) => message,
+                std::borrow::Cow::Owned(escaped) => escaped,
+            },
         }
     }
 
@@ -202,6 +234,20 @@ pub fn bound_quotes(message: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn control_characters_in_a_message_reach_the_terminal_as_text() {
+        use super::{visible, CliError, ErrorKind};
+        let osc52 = "key = \"\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}[2J\u{9b}x\"";
+        assert_eq!(
+            visible(osc52),
+            "key = \"\\u{1b}]52;c;ZXZpbA==\\u{7}\\u{1b}[2J\\u{9b}x\""
+        );
+        assert_eq!(visible("two\nlines\tand a tab"), "two\nlines\tand a tab");
+        let e = CliError::new(ErrorKind::BadConfig, osc52);
+        assert!(!e.message.contains('\u{1b}') && !e.message.contains('\u{9b}'));
+        assert!(!e.to_json().contains('\u{1b}'));
+    }
+
     use super::*;
 
     #[test]

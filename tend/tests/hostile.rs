@@ -825,3 +825,35 @@ fn event_streams_are_capped_and_closed_ones_let_go_at_once() {
     // And a stream can be opened again.
     assert!(open(1)[0].1.contains("\"subscribed\":true"));
 }
+
+/// A `config.toml` whose bad values carry terminal controls (OSC 52 writes
+/// the clipboard, CSI 2J clears the screen): `tend start`, `tend config`
+/// and `tend doctor` quote them as text, and no control byte reaches the
+/// user's terminal.
+#[test]
+fn control_bytes_in_the_config_reach_the_terminal_as_text() {
+    let env = Env::new("hostile-config");
+    let config = env.path().join("config").join("tend");
+    std::fs::create_dir_all(&config).expect("config dir");
+    for text in [
+        "[detector]\nsettle = \"\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}[2J\"\n",
+        "[keys]\nnext = \"\u{1b}]52;c;ZXZpbA==\u{7}\"\n",
+        "[detector\u{1b}[2J\n",
+    ] {
+        std::fs::write(config.join("config.toml"), text).expect("config");
+        for args in [&["start"][..], &["config"], &["doctor"]] {
+            let o = env.tend(args);
+            let all = [o.stdout.as_slice(), o.stderr.as_slice()].concat();
+            assert!(
+                !all.iter().any(|&b| b == 0x1b || b == 0x07),
+                "tend {args:?} printed control bytes: {:?}",
+                String::from_utf8_lossy(&all)
+            );
+            assert!(
+                String::from_utf8_lossy(&all).contains("\\u{1b}"),
+                "tend {args:?} did not quote the file: {}",
+                String::from_utf8_lossy(&all)
+            );
+        }
+    }
+}

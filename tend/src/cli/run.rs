@@ -354,7 +354,8 @@ fn status_code(status: WaitStatus) -> Option<u8> {
 }
 
 fn fail(msg: String, code: u8) -> ExitCode {
-    eprintln!("tend run: {msg}");
+    // The command's name and the system's words, shown as text.
+    eprintln!("tend run: {}", tend_daemon::error::visible(&msg));
     ExitCode::from(code)
 }
 
