@@ -857,3 +857,52 @@ fn control_bytes_in_the_config_reach_the_terminal_as_text() {
         }
     }
 }
+
+/// The terminal's answers to queries (tmux 3.3a's version and device
+/// attributes), handed to the fleet view as if typed, as tmux 3.3a does to
+/// a popup that has just opened: the view takes none of them for keys.
+/// Before, `ESC P` read as Alt-P and the `t` of `tmux` opened the prompt,
+/// which then held `mux 3.3a\` for the agent.
+#[test]
+fn the_terminals_answers_are_not_keys_in_the_fleet_view() {
+    let env = Env::new("hostile-answers");
+    env.tend_ok(&["start"]);
+    let cast = corpus("claude/approval").join("pane.cast");
+    let agent = env.window("main", &env.play_cmd("claude", &cast, 600));
+    assert!(
+        wait_until(30, || !env.pane_option(&agent, "@tend_state").is_empty()),
+        "the agent was never read"
+    );
+    let view = env.window(
+        "main",
+        &format!(
+            "{} pilot --socket '{}'",
+            support::tend_bin(),
+            control_socket(&env).display()
+        ),
+    );
+    let footer = || {
+        env.tmux_out(&["capture-pane", "-p", "-t", &view])
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(
+        wait_until(20, || footer().contains("t prompt")),
+        "no fleet view: {}",
+        footer()
+    );
+    let answers: Vec<String> = b"\x1bP>|tmux 3.3a\x1b\\\x1b[?1;2c"
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let mut args = vec!["send-keys", "-t", view.as_str(), "-H"];
+    args.extend(answers.iter().map(String::as_str));
+    env.tmux(&args);
+    std::thread::sleep(Duration::from_millis(800));
+    let screen = env.tmux_out(&["capture-pane", "-p", "-t", &view]);
+    assert!(!screen.contains("prompt for"), "{screen}");
+    assert!(!screen.contains("3.3a"), "{screen}");
+    assert!(footer().contains("t prompt"), "{screen}");
+}

@@ -11,15 +11,17 @@
 //! argument vector, 3.2a to 3.7c, with no shell and no format in between),
 //! tend reads the keys itself and sends the text to the daemon as data.
 //!
-//! [`LineEditor`] is the pure part: bytes from the terminal in, the line
-//! and its outcome out. Escape sequences are dropped whole — arrows, and the
-//! terminal's own answers to queries that tmux passes into a new popup on
-//! some versions (`ESC P>|tmux 3.3a ESC \`, `ESC [?1;2c`) — so they never
-//! become text; a paste arrives as text, its line breaks as spaces.
+//! [`LineEditor`] is the pure part: the terminal's keys in
+//! ([`super::keyboard`], where escape sequences — arrows, and the
+//! terminal's own answers that tmux 3.3a passes into a new popup — are
+//! dropped whole and never become text), the line and its outcome out. A
+//! paste arrives as text, its line breaks as spaces.
 
-use std::io::{Read, Write};
+use std::io::Write;
 
-use vte::{Params, Parser, Perform};
+use ratatui::crossterm::event::{KeyCode, KeyModifiers};
+
+use super::keyboard::{Decoder, Typed};
 
 /// Longest answer, in characters: a note or a reason is a sentence, and
 /// the daemon bounds what it keeps.
@@ -35,20 +37,11 @@ pub enum Outcome {
 }
 
 /// The line being typed, fed with what the terminal sends.
+#[derive(Default)]
 pub struct LineEditor {
-    parser: Parser,
-    keys: Keys,
+    decoder: Decoder,
     text: String,
-}
-
-impl Default for LineEditor {
-    fn default() -> Self {
-        LineEditor {
-            parser: Parser::new(),
-            keys: Keys::default(),
-            text: String::new(),
-        }
-    }
+    pasting: bool,
 }
 
 impl LineEditor {
@@ -57,100 +50,53 @@ impl LineEditor {
         &self.text
     }
 
-    /// Takes one read's bytes; the outcome once the line is done. A read
-    /// of a lone ESC is the Esc key (a sequence arrives in one read).
+    /// Takes one read's bytes; the outcome once the line is done.
     pub fn feed(&mut self, bytes: &[u8]) -> Option<Outcome> {
-        if bytes == [0x1b] {
-            return Some(Outcome::Cancelled);
-        }
-        self.parser.advance(&mut self.keys, bytes);
-        for key in std::mem::take(&mut self.keys.seen) {
-            match key {
-                Key::Char(c) => {
-                    if self.text.chars().count() < MAX_CHARS {
-                        self.text.push(c);
-                    }
+        let typed = self.decoder.feed(bytes);
+        self.take(typed)
+    }
+
+    /// Takes decoded keys; the outcome once the line is done.
+    pub fn take(&mut self, typed: Vec<Typed>) -> Option<Outcome> {
+        for t in typed {
+            let k = match t {
+                Typed::PasteStart => {
+                    self.pasting = true;
+                    continue;
                 }
-                Key::Backspace => {
+                Typed::PasteEnd => {
+                    self.pasting = false;
+                    continue;
+                }
+                Typed::Key(k) => k,
+            };
+            let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+            match k.code {
+                KeyCode::Enter | KeyCode::Tab if self.pasting => self.push(' '),
+                KeyCode::Tab => self.push(' '),
+                KeyCode::Char(c) if !ctrl => self.push(c),
+                KeyCode::Backspace => {
                     self.text.pop();
                 }
-                Key::ClearLine => self.text.clear(),
-                Key::DeleteWord => {
+                KeyCode::Char('u') => self.text.clear(),
+                KeyCode::Char('w') => {
                     let kept = self.text.trim_end().len();
                     self.text.truncate(kept);
                     let cut = self.text.rfind(' ').map_or(0, |i| i + 1);
                     self.text.truncate(cut);
                 }
-                Key::Enter if self.text.trim().is_empty() => return Some(Outcome::Cancelled),
-                Key::Enter => return Some(Outcome::Answered(self.text.clone())),
-                Key::Cancel => return Some(Outcome::Cancelled),
+                KeyCode::Enter if self.text.trim().is_empty() => return Some(Outcome::Cancelled),
+                KeyCode::Enter => return Some(Outcome::Answered(self.text.clone())),
+                KeyCode::Esc | KeyCode::Char('c' | 'd' | 'g') => return Some(Outcome::Cancelled),
+                _ => {}
             }
         }
         None
     }
-}
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Key {
-    Char(char),
-    Backspace,
-    ClearLine,
-    DeleteWord,
-    Enter,
-    Cancel,
-}
-
-/// What the parser saw, as keys.
-#[derive(Default)]
-struct Keys {
-    seen: Vec<Key>,
-    /// Inside a bracketed paste (`ESC [200~` … `ESC [201~`).
-    pasting: bool,
-    /// Just after `ESC O`: the next character belongs to the sequence.
-    shifted: bool,
-}
-
-impl Perform for Keys {
-    fn print(&mut self, c: char) {
-        if std::mem::take(&mut self.shifted) {
-            // The key of an `ESC O x` sequence (an arrow in application
-            // mode, F1-F4): not text.
-            return;
-        }
-        match c {
-            '\u{7f}' => self.seen.push(Key::Backspace),
-            c if c.is_control() => {}
-            c => self.seen.push(Key::Char(c)),
-        }
-    }
-
-    fn esc_dispatch(&mut self, intermediates: &[u8], _: bool, byte: u8) {
-        self.shifted = intermediates.is_empty() && byte == b'O';
-    }
-
-    fn execute(&mut self, byte: u8) {
-        let key = match byte {
-            b'\r' | b'\n' if self.pasting => Key::Char(' '),
-            b'\t' => Key::Char(' '),
-            b'\r' | b'\n' => Key::Enter,
-            0x7f | 0x08 => Key::Backspace,
-            0x15 => Key::ClearLine,
-            0x17 => Key::DeleteWord,
-            0x03 | 0x04 | 0x07 => Key::Cancel,
-            _ => return,
-        };
-        self.seen.push(key);
-    }
-
-    fn csi_dispatch(&mut self, params: &Params, _: &[u8], _: bool, action: char) {
-        // Only the paste's brackets matter; every other sequence (arrows,
-        // function keys, answers to queries) is dropped whole.
-        if action == '~' {
-            match params.iter().next().and_then(|p| p.first()) {
-                Some(200) => self.pasting = true,
-                Some(201) => self.pasting = false,
-                _ => {}
-            }
+    fn push(&mut self, c: char) {
+        if self.text.chars().count() < MAX_CHARS {
+            self.text.push(c);
         }
     }
 }
@@ -166,14 +112,16 @@ pub fn ask(label: &str) -> std::io::Result<Outcome> {
     out.write_all(b"\x1b[?2004h")?;
     let mut editor = LineEditor::default();
     draw(&mut out, label, editor.text())?;
-    let mut stdin = std::io::stdin();
-    let mut buf = [0u8; 4096];
     let outcome = loop {
-        let n = stdin.read(&mut buf)?;
-        if n == 0 {
-            break Outcome::Cancelled;
-        }
-        if let Some(o) = editor.feed(&buf[..n]) {
+        let typed = match super::keyboard::read(
+            &mut editor.decoder,
+            std::time::Duration::from_secs(3600),
+        ) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break Outcome::Cancelled,
+            Err(e) => return Err(e),
+        };
+        if let Some(o) = editor.take(typed) {
             break o;
         }
         draw(&mut out, label, editor.text())?;
@@ -193,7 +141,7 @@ pub fn tell(sentence: &str) -> std::io::Result<()> {
     terminal::enable_raw_mode()?;
     let restore = Restore;
     let mut buf = [0u8; 64];
-    let _ = std::io::stdin().read(&mut buf)?;
+    let _ = std::io::Read::read(&mut std::io::stdin(), &mut buf)?;
     drop(restore);
     Ok(())
 }

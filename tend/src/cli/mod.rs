@@ -10,6 +10,7 @@ pub mod doctor;
 pub mod explain;
 pub mod hooks;
 pub mod internal;
+pub mod keyboard;
 pub mod lifecycle;
 pub mod pilot;
 pub mod query;

@@ -21,13 +21,16 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
-use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::crossterm::event::{
+    DisableBracketedPaste, EnableBracketedPaste, KeyCode, KeyEvent, KeyModifiers,
+};
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{
     disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
 };
 use tend_protocol::{params, BusEvent, Call};
 
+use super::keyboard::{self, Typed};
 use super::target::{ServerArgs, Target};
 use crate::client;
 use crate::error::CliError;
@@ -234,6 +237,7 @@ impl Drop for Screen {
         let _ = disable_raw_mode();
         let _ = execute!(
             std::io::stdout(),
+            DisableBracketedPaste,
             LeaveAlternateScreen,
             ratatui::crossterm::cursor::Show
         );
@@ -251,7 +255,12 @@ pub fn run(server: &ServerArgs, args: &PilotArgs) -> Result<(), CliError> {
     subscribe(control.clone(), tx.clone());
     enable_raw_mode().map_err(io)?;
     let _screen = Screen;
-    execute!(std::io::stdout(), EnterAlternateScreen).map_err(io)?;
+    execute!(
+        std::io::stdout(),
+        EnterAlternateScreen,
+        EnableBracketedPaste
+    )
+    .map_err(io)?;
     let backend = ratatui::backend::CrosstermBackend::new(std::io::stdout());
     let mut term = ratatui::Terminal::new(backend).map_err(io)?;
     let mut app = App::new(panes);
@@ -267,6 +276,8 @@ pub fn run(server: &ServerArgs, args: &PilotArgs) -> Result<(), CliError> {
     // preview), else once a second for the clocks.
     let mut drawn: Option<Instant> = None;
     let mut dirty = true;
+    let mut keys = keyboard::Decoder::default();
+    let mut pasting = false;
     loop {
         if pilot.preview_due.is_some_and(|d| Instant::now() >= d) {
             pilot.preview_due = None;
@@ -279,12 +290,31 @@ pub fn run(server: &ServerArgs, args: &PilotArgs) -> Result<(), CliError> {
             drawn = Some(Instant::now());
             dirty = false;
         }
-        if event::poll(Duration::from_millis(100)).map_err(io)? {
+        // Keys through tend's own decoder: the terminal's answers to
+        // queries (which tmux 3.3a hands a new popup as if typed) are
+        // dropped whole, never read as keys (cli/keyboard.rs). A resize
+        // needs no event: each frame is drawn at the terminal's size.
+        for typed in keyboard::read(&mut keys, Duration::from_millis(100)).map_err(io)? {
             dirty = true;
-            if let Event::Key(k) = event::read().map_err(io)? {
-                if k.kind != KeyEventKind::Release && !pilot.key(&mut app, k) {
-                    return Ok(());
+            let k = match typed {
+                Typed::Key(k) => k,
+                Typed::PasteStart => {
+                    pasting = true;
+                    continue;
                 }
+                Typed::PasteEnd => {
+                    pasting = false;
+                    continue;
+                }
+            };
+            // A line break pasted into a prompt is text, not Enter.
+            let k = if pasting && k.code == KeyCode::Enter {
+                KeyEvent::new(KeyCode::Char(' '), KeyModifiers::NONE)
+            } else {
+                k
+            };
+            if !pilot.key(&mut app, k) {
+                return Ok(());
             }
         }
         dirty |= pilot.drain(&mut app, &rx);
