@@ -419,6 +419,7 @@ impl Core {
     /// added, what the table holds (newer) stays, and the state is saved.
     pub fn restore_late(&mut self, saved: store::Loaded) {
         self.parks.merge_missing(saved.parks);
+        self.conversations.book.merge_missing(saved.conversations);
         self.flags.merge_missing(saved.flags);
         self.book.merge_missing(saved.reports);
         self.persist = true;

@@ -252,7 +252,12 @@ mod tests {
         parks.park("%3", "keepme", None, 900).expect("park");
         write_atomic(
             &p,
-            &to_text(&parks, &StopFlags::new(), &ReportBook::default()),
+            &to_text(
+                &parks,
+                &StopFlags::new(),
+                &ReportBook::default(),
+                &Default::default(),
+            ),
         )
         .expect("write");
         match gate.before_save(&p, 1_002) {

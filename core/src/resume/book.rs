@@ -212,6 +212,24 @@ impl Book {
         (book, warnings)
     }
 
+    /// Takes the records of `saved` (a state file read late) for runs this
+    /// book does not hold; what it holds (newer) stays.
+    pub fn merge_missing(&mut self, saved: Book) {
+        let mut older: Vec<Conversation> = saved
+            .records
+            .into_iter()
+            .filter(|s| {
+                !self
+                    .records
+                    .iter()
+                    .any(|r| r.pid == s.pid && r.start_ticks == s.start_ticks && r.agent == s.agent)
+            })
+            .collect();
+        older.append(&mut self.records);
+        self.records = older;
+        self.evict();
+    }
+
     /// Keeps at most [`MAX_RECORDS`]: the oldest that no longer run go
     /// first, then the oldest left running; live ones stay.
     fn evict(&mut self) {
