@@ -273,7 +273,7 @@ impl Driver {
                 let text = match self.save_gate.before_save(&self.state, unix_now() as u64) {
                     store::MaySave::Yes => text,
                     store::MaySave::AfterMerging(saved) => {
-                        self.core.restore_late(saved);
+                        self.core.restore_late(*saved);
                         self.core.state_text()
                     }
                     store::MaySave::No => {
@@ -599,7 +599,7 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     let last = match d.save_gate.before_save(&opts.state, unix_now() as u64) {
         store::MaySave::Yes => Some(d.core.state_text()),
         store::MaySave::AfterMerging(saved) => {
-            d.core.restore_late(saved);
+            d.core.restore_late(*saved);
             Some(d.core.state_text())
         }
         store::MaySave::No => None,

@@ -83,7 +83,7 @@ pub enum MaySave {
     Yes,
     /// The file could be read only now: take what it holds first, then
     /// write.
-    AfterMerging(Loaded),
+    AfterMerging(Box<Loaded>),
     /// The file still cannot be read: write nothing (and try again later).
     No,
 }
@@ -122,7 +122,7 @@ impl SaveGate {
             "{} can be read again: its parks, snoozes and flags are back",
             path.display()
         );
-        MaySave::AfterMerging(loaded)
+        MaySave::AfterMerging(Box::new(loaded))
     }
 }
 
