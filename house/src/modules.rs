@@ -44,6 +44,9 @@ struct Module {
     reexports: BTreeMap<String, ModPath>,
     /// `pub use path::*`: absolute paths.
     globs: Vec<ModPath>,
+    /// Names re-exported from other crates (`pub use tokio::sync`): a path
+    /// through one leaves this crate.
+    foreign: BTreeSet<String>,
 }
 
 /// A crate's modules and the uses between them.
@@ -131,6 +134,9 @@ impl Crate {
                     let (paths, _) = use_tree(toks, i + 1);
                     for u in paths {
                         let Some(abs) = self.absolute(&here, &u.segs) else {
+                            if let (false, Some(name)) = (u.glob, u.name) {
+                                self.module(&here).foreign.insert(name);
+                            }
                             continue;
                         };
                         let m = self.module(&here);
@@ -201,6 +207,9 @@ impl Crate {
         };
         if m.items.contains(name) {
             return Some(module.to_vec());
+        }
+        if m.foreign.contains(name) {
+            return None;
         }
         if let Some(to) = m.reexports.get(name) {
             let mut via = to.clone();
@@ -722,6 +731,21 @@ mod tests {
                 ("crate::worker".into(), "crate::say".into()),
             ]
         );
+    }
+
+    #[test]
+    fn a_path_through_another_crate_s_module_leaves_the_crate() {
+        let k = krate(&[
+            (
+                "lib.rs",
+                "mod worker;\npub use tend_procfs::sampler;\npub fn run() { worker::go(); }\n",
+            ),
+            (
+                "worker.rs",
+                "use crate::sampler::Sampler;\npub fn go() {}\n",
+            ),
+        ]);
+        assert_eq!(pairs(&k), [("crate".into(), "crate::worker".into())]);
     }
 
     #[test]

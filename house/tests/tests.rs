@@ -57,7 +57,7 @@ const KNOWN_CIRCLES: &[&str] = &[
     "attention/src/lib.rs: crate::notify crate::notify::compose",
     "attention/src/lib.rs: crate::report crate::report::reporter",
     "core/src/lib.rs: crate crate::effect crate::input crate::links",
-    "daemon/src/lib.rs: crate crate::deadline crate::notify crate::pipes crate::worker crate::zellij",
+    "daemon/src/lib.rs: crate crate::worker crate::zellij",
     "detector/src/lib.rs: crate::identity crate::identity::unwrap",
     "procfs/src/lib.rs: crate::platform::exits crate::platform::linux::exits crate::platform::portable::exits",
     "procfs/src/lib.rs: crate::platform::linux::procfs crate::platform::linux::procfs::process crate::platform::linux::procfs::tree",
