@@ -1,8 +1,11 @@
-//! Control requests the pane table answers. Long-running methods
-//! (`events`, `wait`, `prompt --wait`) are driven by the connection, which
-//! uses `get` and the event bus; everything here answers at once, or hands
-//! the reply to the backend thread (`read`, `answer`) or to the daemon
-//! (`remotes.reload`, which reads the configuration).
+//! Control requests: the core answers every one but `events` and `guard`
+//! (which hold their connection open and are the socket's). Most are
+//! answered at once; `wait` and `prompt --wait` when a status change ends
+//! them (`waits.rs`); `read` and `answer` when the backend reports what it
+//! read or sent (`Input::Done`); `remotes.reload` when the daemon hands in
+//! the configuration it read (`Input::Remotes`); a request for a pane no
+//! listing has shown yet after the next listings, for up to
+//! [`crate::waits::UNLISTED_GRACE`].
 
 use std::time::Duration;
 
@@ -14,6 +17,7 @@ use tend_protocol::PaneId;
 use tend_protocol::{params, BusEvent, Error, ErrorCode, PaneView, Request, TaskView};
 use tend_vocab::{Authority, PaneBand, PaneState, Reason, State, Tap};
 
+use crate::waits::Until;
 use crate::{Core, Effect, MuxJob, PaneEntry, RequestId};
 
 fn task_view(t: &tend_attention::report::Task) -> TaskView {
@@ -156,55 +160,161 @@ impl Core {
         settle_left(settle, p.eff_since, self.unix_at(self.now()))
     }
 
-    /// Answers `req`, now or later through the backend thread (`read`,
-    /// `answer`).
+    /// Takes request `reply`: answers it now, or keeps it to answer later.
     pub(crate) fn control(&mut self, reply: RequestId, req: Request) {
-        let answer = match req {
-            Request::RemotesReload(_) => {
-                self.effects.push_back(Effect::LoadRemotes { reply });
-                return;
-            }
-            Request::Read(p) => match self.read(&p) {
-                Ok((pane, lines)) => {
-                    self.job(MuxJob::Read { pane, lines, reply });
-                    return;
+        let now = self.now();
+        self.dispatch(reply, req, now);
+    }
+
+    /// Requests kept for a pane no listing showed, asked again after one.
+    pub(crate) fn retry_unlisted(&mut self) {
+        for (id, req, since) in self.waits.take_unlisted() {
+            self.dispatch(id, req, since);
+        }
+    }
+
+    /// [`Core::control`] for a request first asked at `since`: one that
+    /// names a pane not listed (yet) waits for the next listings.
+    fn dispatch(&mut self, reply: RequestId, req: Request, since: Duration) {
+        let again = req.clone();
+        let Some(answer) = self.start(reply, req) else {
+            return;
+        };
+        let answer = match answer {
+            Err(e) if e.code == ErrorCode::UnknownPane => {
+                match self.waits.unlisted(reply, again, e, since, self.now()) {
+                    Ok(()) => {
+                        if since == self.now() {
+                            self.reconcile();
+                        }
+                        return;
+                    }
+                    Err((_, e)) => Err(e),
                 }
-                Err(e) => Err(e),
-            },
-            Request::Answer(p) => match self.answer_job(&p) {
-                Ok(AnswerJob {
-                    pane,
-                    manifest,
-                    action,
-                    send,
-                }) => {
-                    let wait = if send {
-                        self.dialog_settle(pane, &manifest)
-                    } else {
-                        Duration::ZERO
-                    };
-                    self.job(MuxJob::Answer {
-                        pane,
-                        manifest,
-                        action,
-                        send,
-                        wait,
-                        reply,
-                    });
-                    return;
-                }
-                Err(e) => Err(e),
-            },
-            Request::Restore(p) => {
-                self.restore_request(reply, p);
-                return;
             }
-            other => self.answer(other),
+            a => a,
         };
         self.effects.push_back(Effect::Reply {
             id: reply,
             result: answer,
         });
+    }
+
+    /// Starts on a request: its answer now, or `None` when it comes later
+    /// (the backend's, the daemon's, a wait's).
+    fn start(&mut self, reply: RequestId, req: Request) -> Option<Result<Reply, Error>> {
+        match req {
+            Request::RemotesReload(_) => {
+                self.effects.push_back(Effect::LoadRemotes { reply });
+                None
+            }
+            Request::Read(p) => match self.read(&p) {
+                Ok((pane, lines)) => {
+                    self.job(MuxJob::Read { pane, lines, reply });
+                    None
+                }
+                Err(e) => Some(Err(e)),
+            },
+            Request::Answer(p) => match self.answer_job(&p) {
+                Ok(job) => {
+                    self.send_answer(job, reply);
+                    None
+                }
+                Err(e) => Some(Err(e)),
+            },
+            Request::Restore(p) => {
+                self.restore_request(reply, p);
+                None
+            }
+            Request::Wait(p) => self.wait(reply, p),
+            Request::Prompt(p) if p.wait => self.prompt_and_wait(reply, p),
+            other => Some(self.answer(other)),
+        }
+    }
+
+    /// Hands an answer to the backend, once the dialog is older than its
+    /// agent's `settle_ms` (a job on the core's clock, so that the keys
+    /// never reach a dialog still being drawn).
+    fn send_answer(&mut self, job: AnswerJob, reply: RequestId) {
+        let AnswerJob {
+            pane,
+            manifest,
+            action,
+            send,
+        } = job;
+        let wait = if send {
+            self.dialog_settle(pane, &manifest)
+        } else {
+            Duration::ZERO
+        };
+        let job = MuxJob::Answer {
+            pane,
+            manifest,
+            action,
+            send,
+            reply,
+        };
+        if wait.is_zero() {
+            self.job(job);
+        } else {
+            let at = self.now() + wait;
+            self.job_at(at, job);
+        }
+    }
+
+    /// `wait`: at once when the pane is there already, else kept.
+    fn wait(&mut self, reply: RequestId, p: params::Wait) -> Option<Result<Reply, Error>> {
+        let until = match Until::parse(&p.until) {
+            Ok(u) => u,
+            Err(e) => return Some(Err(e)),
+        };
+        let view = match self.pane_view(&p.pane) {
+            Ok(v) => v,
+            Err(e) => return Some(Err(e)),
+        };
+        let timeout = p.timeout_ms.map(Duration::from_millis);
+        let now = self.now();
+        self.waits.wait(reply, view, until, timeout, now)
+    }
+
+    /// `prompt --wait`: the prompt now, its answer when the agent has
+    /// reacted and reached `until`.
+    fn prompt_and_wait(
+        &mut self,
+        reply: RequestId,
+        p: params::Prompt,
+    ) -> Option<Result<Reply, Error>> {
+        let until = match Until::parse(&p.until) {
+            Ok(u) => u,
+            Err(e) => return Some(Err(e)),
+        };
+        let timeout = p.timeout_ms.map(Duration::from_millis);
+        match self.prompt(p) {
+            Ok(sent) => {
+                let now = self.now();
+                self.waits.after_prompt(reply, &sent, until, timeout, now);
+                None
+            }
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    /// The view of a pane, this machine's or a remote's (`box:%3`).
+    fn pane_view(&self, raw: &str) -> Result<PaneView, Error> {
+        if crate::remote::split_id(raw).is_some() {
+            return self
+                .remote_views()
+                .into_iter()
+                .find(|v| v.pane == raw)
+                .ok_or_else(|| {
+                    Error::new(
+                        ErrorCode::UnknownPane,
+                        format!("no pane {raw} (see `tend list`; `tend remote list` for the link)"),
+                    )
+                });
+        }
+        let pane = self.pane_param(raw)?;
+        Ok(self.view(&self.panes[&pane]))
     }
 
     /// Answers every request the table answers at once.
@@ -223,26 +333,7 @@ impl Core {
                 views.extend(self.remote_views());
                 Ok(views.into())
             }
-            Request::Get(p) if crate::remote::split_id(&p.pane).is_some() => {
-                let id = p.pane;
-                let view = self
-                    .remote_views()
-                    .into_iter()
-                    .find(|v| v.pane == id)
-                    .ok_or_else(|| {
-                        Error::new(
-                            ErrorCode::UnknownPane,
-                            format!(
-                                "no pane {id} (see `tend list`; `tend remote list` for the link)"
-                            ),
-                        )
-                    })?;
-                Ok(view.into())
-            }
-            Request::Get(p) => {
-                let pane = self.pane_param(&p.pane)?;
-                Ok(self.view(&self.panes[&pane]).into())
-            }
+            Request::Get(p) => self.pane_view(&p.pane).map(Reply::from),
             Request::Remotes(_) => Ok(self.remote_links().into()),
             Request::Goto(p) => {
                 self.goto(&p.pane, p.client)?;
@@ -357,17 +448,19 @@ impl Core {
                 self.job(MuxJob::SendKeys { pane, keys: p.keys });
                 Ok(reply::Sent { sent: true }.into())
             }
-            // `control` hands these on (to the backend thread, to the
-            // daemon's configuration reader) and never asks here.
+            // `start` hands these on (to the backend thread, to the
+            // daemon's configuration reader, to the waits, to the restore)
+            // and never asks here.
             Request::Read(_)
             | Request::Answer(_)
             | Request::RemotesReload(_)
-            | Request::Restore(_) => Err(Error::new(
+            | Request::Restore(_)
+            | Request::Wait(_) => Err(Error::new(
                 ErrorCode::DaemonError,
-                format!("`{}` is answered later, not by the table", req.method()),
+                format!("`{}` is answered later, not at once", req.method()),
             )),
-            // The connection answers these itself (see `ipc`).
-            Request::Events(_) | Request::Guard(_) | Request::Wait(_) => Err(Error::new(
+            // The connection serves these itself (`ipc`): they hold it open.
+            Request::Events(_) | Request::Guard(_) => Err(Error::new(
                 ErrorCode::UnknownMethod,
                 format!("unknown method `{}`", req.method()),
             )),
@@ -785,10 +878,6 @@ impl Core {
         Ok(())
     }
 }
-
-/// How long `prompt --wait` gives the agent to react before reporting
-/// `agent_prompt_stalled`.
-pub const PROMPT_REACTION: Duration = Duration::from_secs(5);
 
 /// What is left of an agent's `settle` (its `settle_ms`) when the pane's
 /// state has held since `since` at `now` (Unix seconds). tend sees a dialog

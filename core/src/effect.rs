@@ -2,7 +2,6 @@
 //! order, from [`crate::Core::poll_effect`].
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use tend_protocol::reply::Reply;
 use tend_protocol::PaneId;
@@ -49,8 +48,8 @@ pub enum Effect {
         name: String,
     },
     /// Read the remotes' configuration and hand it in
-    /// ([`crate::Input::Remotes`]) to answer `reply`; a configuration that
-    /// cannot be read is the daemon's answer.
+    /// ([`crate::Input::Remotes`], what went wrong included) to answer
+    /// `reply`.
     LoadRemotes {
         /// The `reload` request.
         reply: RequestId,
@@ -121,7 +120,9 @@ pub enum MuxJob {
         /// The token.
         token: String,
     },
-    /// Read a pane's text (`tend read`) and answer `reply`.
+    /// Read a pane's text (`tend read`) and report it for `reply`
+    /// ([`crate::Input::Done`], the answer made with
+    /// [`crate::answer::read_reply`]).
     Read {
         /// The pane.
         pane: PaneId,
@@ -149,8 +150,9 @@ pub enum MuxJob {
     },
     /// Answer an approval dialog: capture the screen, check with
     /// [`crate::answer::check`] that the manifest's dialog rule still wins
-    /// on it, then send the keys (right after the capture), and answer
-    /// `reply`.
+    /// on it, then send the keys (right after the capture), and report the
+    /// outcome for `reply` ([`crate::Input::Done`]). The core sends it no
+    /// earlier than the dialog's agent allows (`settle_ms`).
     Answer {
         /// The pane.
         pane: PaneId,
@@ -160,9 +162,6 @@ pub enum MuxJob {
         action: tend_detector::answer::Action,
         /// False: only report the dialog and the keys (the picker).
         send: bool,
-        /// How long to wait before the check and the keys: the dialog is
-        /// younger than the agent's `settle_ms`.
-        wait: Duration,
         /// The request.
         reply: RequestId,
     },
@@ -178,14 +177,4 @@ pub enum MuxJob {
         /// The command's words.
         command: Vec<String>,
     },
-}
-
-impl MuxJob {
-    /// The request this job answers, if it answers one.
-    pub fn reply(&self) -> Option<RequestId> {
-        match self {
-            MuxJob::Read { reply, .. } | MuxJob::Answer { reply, .. } => Some(*reply),
-            _ => None,
-        }
-    }
 }

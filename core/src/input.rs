@@ -9,8 +9,7 @@ use crate::links::{LinkEvent, RemotesConfig};
 use crate::pane::{ClientInfo, PaneInfo, Screen, TapOutcome};
 
 /// Names a control request whose answer the daemon waits for: it comes
-/// back in [`crate::Effect::Reply`] (or with a [`crate::MuxJob`] that
-/// answers it).
+/// back in [`crate::Effect::Reply`], always from the core.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RequestId(pub u64);
 
@@ -81,8 +80,8 @@ pub enum Input {
         /// How it went.
         outcome: TapOutcome,
     },
-    /// A control request; its answer leaves as [`crate::Effect::Reply`]
-    /// (or with the job that answers it).
+    /// A control request; its answer leaves as [`crate::Effect::Reply`],
+    /// now or later.
     Control {
         /// Names the answer.
         id: RequestId,
@@ -116,10 +115,18 @@ pub enum Input {
     /// The remotes as configured now; `reply` answers the `reload` request
     /// that asked for them ([`crate::Effect::LoadRemotes`]).
     Remotes {
-        /// The configuration.
-        config: RemotesConfig,
+        /// The configuration, or what kept it from being read.
+        config: Result<RemotesConfig, String>,
         /// The request to answer.
         reply: Option<RequestId>,
+    },
+    /// The backend did what a request asked of it ([`crate::MuxJob::Read`],
+    /// [`crate::MuxJob::Answer`]): the request's answer.
+    Done {
+        /// The request.
+        reply: RequestId,
+        /// Its answer.
+        result: Result<tend_protocol::reply::Reply, tend_protocol::Error>,
     },
 }
 

@@ -61,7 +61,6 @@ use tend_vocab::PaneBand;
 pub mod answer;
 mod capture;
 mod control;
-pub use control::PROMPT_REACTION;
 mod conversations;
 mod effect;
 pub mod feed;
@@ -74,6 +73,7 @@ pub mod pane;
 pub mod plugin;
 pub mod publish;
 pub mod remote;
+mod remote_panes;
 pub mod resume;
 mod seed_check;
 pub mod source;
@@ -81,6 +81,7 @@ pub mod status;
 pub mod store;
 pub mod tape;
 mod tick;
+mod waits;
 pub mod watch;
 
 pub use effect::{Effect, MuxJob};
@@ -92,6 +93,7 @@ pub use source::{
     ConversationSource, LiveFacts, NoConversations, NoProcesses, NoProjects, ProcSource,
     ProjectSource,
 };
+pub use waits::{PROMPT_REACTION, UNLISTED_GRACE};
 
 use crate::links::Link;
 use crate::publish::PaneRow;
@@ -299,6 +301,9 @@ pub struct Core {
     conversations: resume::Conversations,
     /// `restore` requests waiting for the first listing.
     restores_waiting: Vec<(RequestId, tend_protocol::params::Restore)>,
+    /// Requests answered later: waits, and requests for panes not listed
+    /// yet.
+    pub(crate) waits: waits::Waits,
 }
 
 /// The current guard: its token (also in `@tend_daemon`), when it was
@@ -378,6 +383,7 @@ impl Core {
             },
             conversations: resume::Conversations::default(),
             restores_waiting: Vec::new(),
+            waits: waits::Waits::default(),
         }
     }
 
@@ -401,8 +407,36 @@ impl Core {
     /// the periodic listing, and publishes what changed.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.set_clock(now);
+        let from = self.events.len();
         let wait = self.tick();
-        self.wake = self.now() + wait;
+        self.answer_waits(from);
+        let now = self.now();
+        let (answers, list) = self.waits.expire(now);
+        self.reply_all(answers);
+        if list {
+            self.reconcile();
+        }
+        if self.stopping {
+            let answers = self.waits.stop();
+            self.reply_all(answers);
+        }
+        self.wake = self
+            .waits
+            .next_due()
+            .map_or(now + wait, |d| d.min(now + wait));
+    }
+
+    /// The waits that the events published since `from` end.
+    fn answer_waits(&mut self, from: usize) {
+        let now = self.now();
+        let answers = self.waits.on_events(self.events.range(from..), now);
+        self.reply_all(answers);
+    }
+
+    fn reply_all(&mut self, answers: Vec<waits::Answer>) {
+        for (id, result) in answers {
+            self.effects.push_back(Effect::Reply { id, result });
+        }
     }
 
     /// Takes the saved state (parks, snoozes, flags, reports,
@@ -589,6 +623,12 @@ impl Core {
     /// Handles one input, given at `now`.
     pub fn handle(&mut self, now: Instant, input: Input) {
         self.set_clock(now);
+        let from = self.events.len();
+        self.dispatch_input(input);
+        self.answer_waits(from);
+    }
+
+    fn dispatch_input(&mut self, input: Input) {
         match input {
             Input::TapHello { conn, pane } => {
                 self.conns.insert(conn, pane);
@@ -606,56 +646,8 @@ impl Core {
                     }
                 }
             }
-            Input::TapData { conn, bytes, at } => {
-                // Read after the loop last set the clock: never fed in the
-                // table's future.
-                self.set_clock(at);
-                let at = self.at(at);
-                if let Some(pane) = self.conns.get(&conn).copied() {
-                    if let Some(p) = self.panes.get_mut(&pane) {
-                        if p.seeded {
-                            p.det.feed(at, &bytes);
-                            p.tape.output(at, &bytes, p.det.screen());
-                            p.watch.on_output(at);
-                            p.check.output(at);
-                            // Visit the pane only when something is due: the
-                            // detector coalesces frames into one evaluation
-                            // per interval, so most chunks need no tick.
-                            let due = p.due();
-                            trace!(
-                                self,
-                                "feed pane={pane} bytes={} queued_us={} due_in_us={}",
-                                bytes.len(),
-                                self.now().saturating_sub(at).as_micros(),
-                                due.saturating_sub(at).as_micros()
-                            );
-                            if due <= at {
-                                self.touched.insert(pane);
-                            } else {
-                                self.fed.insert(pane);
-                                self.next_sweep = self.next_sweep.min(due);
-                            }
-                        }
-                    }
-                }
-            }
-            Input::TapSalvaged { conn, salvaged, at } => {
-                self.set_clock(at);
-                let at = self.at(at);
-                let Some(pane) = self.conns.get(&conn).copied() else {
-                    return;
-                };
-                if let Some(p) = self.panes.get_mut(&pane) {
-                    p.det.feed_salvaged(at, &salvaged);
-                    self.touched.insert(pane);
-                    trace!(
-                        self,
-                        "salvaged pane={pane} reports={} given_up={}",
-                        salvaged.bodies.len(),
-                        salvaged.given_up
-                    );
-                }
-            }
+            Input::TapData { conn, bytes, at } => self.tap_data(conn, &bytes, at),
+            Input::TapSalvaged { conn, salvaged, at } => self.tap_salvaged(conn, &salvaged, at),
             Input::TapGap { conn } => {
                 if let Some(pane) = self.conns.get(&conn).copied() {
                     if let Some(p) = self.panes.get_mut(&pane) {
@@ -664,24 +656,11 @@ impl Core {
                     self.job(MuxJob::Capture(pane, CapturePurpose::Resync));
                 }
             }
-            Input::TapClosed { conn } => {
-                if let Some(pane) = self.conns.remove(&conn) {
-                    if let Some(p) = self.panes.get_mut(&pane) {
-                        if p.conn == Some(conn) {
-                            // tmux closed the pipe while the pane lives: the
-                            // user closed it, or replaced it with their own.
-                            // Tap again unless a pipe is there now (whose
-                            // mark, ours, is cleared first so that a user's
-                            // pipe is not taken for a tap).
-                            p.conn = None;
-                            p.tap = TapState::None;
-                            p.tap_since = self.clock;
-                            self.effects.push_back(Effect::Mux(MuxJob::Retap(pane)));
-                        }
-                    }
-                }
+            Input::TapClosed { conn } => self.tap_closed(conn),
+            Input::Listed { panes, clients } => {
+                self.on_listed(panes, clients);
+                self.retry_unlisted();
             }
-            Input::Listed { panes, clients } => self.on_listed(panes, clients),
             Input::ServerGone => self.stopping = true,
             Input::PersistFailed => self.persist = true,
             Input::Captured {
@@ -725,13 +704,83 @@ impl Core {
                 ev,
             } => self.on_remote(name, generation, ev),
             Input::JobsEnded => self.jobs_ended(),
-            Input::Remotes { config, reply } => {
-                let remotes = self.apply_remotes(config);
-                if let Some(id) = reply {
-                    self.effects.push_back(Effect::Reply {
-                        id,
-                        result: Ok(tend_protocol::reply::Reloaded { remotes }.into()),
-                    });
+            Input::Remotes { config, reply } => self.remotes(config, reply),
+            Input::Done { reply, result } => {
+                self.effects.push_back(Effect::Reply { id: reply, result })
+            }
+        }
+    }
+
+    /// Pane output read from pipe `conn` at `at`: fed to its pane's
+    /// detector, and the pane visited when something falls due.
+    fn tap_data(&mut self, conn: u64, bytes: &[u8], at: Instant) {
+        // Read after the loop last set the clock: never fed in the
+        // table's future.
+        self.set_clock(at);
+        let at = self.at(at);
+        if let Some(pane) = self.conns.get(&conn).copied() {
+            if let Some(p) = self.panes.get_mut(&pane) {
+                if p.seeded {
+                    p.det.feed(at, bytes);
+                    p.tape.output(at, bytes, p.det.screen());
+                    p.watch.on_output(at);
+                    p.check.output(at);
+                    // Visit the pane only when something is due: the
+                    // detector coalesces frames into one evaluation
+                    // per interval, so most chunks need no tick.
+                    let due = p.due();
+                    trace!(
+                        self,
+                        "feed pane={pane} bytes={} queued_us={} due_in_us={}",
+                        bytes.len(),
+                        self.now().saturating_sub(at).as_micros(),
+                        due.saturating_sub(at).as_micros()
+                    );
+                    if due <= at {
+                        self.touched.insert(pane);
+                    } else {
+                        self.fed.insert(pane);
+                        self.next_sweep = self.next_sweep.min(due);
+                    }
+                }
+            }
+        }
+    }
+
+    /// OSC 7501 reports saved from output the pipe reader had to drop
+    /// (pipe `conn`, at `at`): taken before the gap.
+    fn tap_salvaged(&mut self, conn: u64, salvaged: &tend_detector::psp::Salvaged, at: Instant) {
+        self.set_clock(at);
+        let at = self.at(at);
+        let Some(pane) = self.conns.get(&conn).copied() else {
+            return;
+        };
+        if let Some(p) = self.panes.get_mut(&pane) {
+            p.det.feed_salvaged(at, salvaged);
+            self.touched.insert(pane);
+            trace!(
+                self,
+                "salvaged pane={pane} reports={} given_up={}",
+                salvaged.bodies.len(),
+                salvaged.given_up
+            );
+        }
+    }
+
+    /// Pipe `conn` closed.
+    fn tap_closed(&mut self, conn: u64) {
+        if let Some(pane) = self.conns.remove(&conn) {
+            if let Some(p) = self.panes.get_mut(&pane) {
+                if p.conn == Some(conn) {
+                    // tmux closed the pipe while the pane lives: the
+                    // user closed it, or replaced it with their own.
+                    // Tap again unless a pipe is there now (whose
+                    // mark, ours, is cleared first so that a user's
+                    // pipe is not taken for a tap).
+                    p.conn = None;
+                    p.tap = TapState::None;
+                    p.tap_since = self.clock;
+                    self.effects.push_back(Effect::Mux(MuxJob::Retap(pane)));
                 }
             }
         }

@@ -236,15 +236,42 @@ impl Rig {
     }
 
     /// Asks the table as a client would: a method and its parameters as
-    /// JSON in, the answer line out.
+    /// JSON in, the answer line out, running the table's timers on their
+    /// wake-ups until it answers (at most a minute of virtual time).
     fn ask(&mut self, method: &str, params: Value) -> Response {
         let req = match Request::from_wire(method, params) {
             Ok(req) => req,
             Err(e) => return Response::refusal(7, e),
         };
+        let id = self.request(req);
+        let end = self.now + Duration::from_secs(60);
+        loop {
+            if let Some(r) = self.answer(id) {
+                return r;
+            }
+            assert!(self.now < end, "{method}: no answer within a minute");
+            let next = self.core.poll_timeout().max(self.now);
+            self.now = next.min(end);
+            self.core.handle_timeout(self.now);
+        }
+    }
+
+    /// Hands a request to the table; its id.
+    fn send(&mut self, method: &str, params: Value) -> RequestId {
+        let req = Request::from_wire(method, params).expect("a request");
+        self.request(req)
+    }
+
+    fn request(&mut self, req: Request) -> RequestId {
         self.seq += 1;
         let id = RequestId(self.seq);
         self.input(Input::Control { id, req });
+        id
+    }
+
+    /// The answer to request `id`, if the table gave it since the last
+    /// look (other effects are kept for `drain_jobs` and `saved`).
+    fn answer(&mut self, id: RequestId) -> Option<Response> {
         let mut answer = None;
         while let Some(e) = self.core.poll_effect() {
             match e {
@@ -252,7 +279,7 @@ impl Rig {
                 other => self.polled.push(other),
             }
         }
-        Response::answer(7, answer.expect("answered at once"))
+        answer.map(|a| Response::answer(7, a))
     }
 
     fn ok(&mut self, method: &str, params: Value) -> Value {
@@ -974,6 +1001,200 @@ fn changes_to_the_saved_state_are_written_at_most_once_a_second() {
     assert!(r.saved(), "and is written when it comes");
     r.drive_to(5_000);
     assert!(!r.saved(), "nothing changed since");
+}
+
+/// An agent (`codex`, declared) in pane `%n`, listed and seeded, after a
+/// second on the clock.
+fn rig_with_agent(n: u32) -> Rig {
+    let mut r = Rig::new(Mux::Tmux);
+    r.declared_agent(4500 + n, "codex");
+    let mut p = pane(n);
+    p.pane_pid = 4500 + n;
+    r.input(Input::Listed {
+        panes: vec![p],
+        clients: vec![],
+    });
+    r.input(Input::Captured {
+        pane: PaneId(n),
+        screen: capture_of(n, &tend_detector::screen::Screen::new(24, 80)),
+        purpose: CapturePurpose::Seed,
+    });
+    r.at(1);
+    assert_eq!(r.get(&format!("%{n}"))["agent"], "codex");
+    r
+}
+
+impl Rig {
+    /// Runs the timers on their wake-ups until `ms` after the start,
+    /// then returns the answer to `id` if the table gave it.
+    fn answer_by(&mut self, id: RequestId, ms: u64) -> Option<Response> {
+        self.drive_to(ms);
+        self.answer(id)
+    }
+}
+
+#[test]
+fn a_wait_is_answered_at_once_when_the_pane_is_there_and_else_by_the_change_that_gets_it_there() {
+    let mut r = rig_with_agent(1);
+    r.report("%1", "working", json!({"every": "1h"}));
+    r.at(2);
+    let at_once = r.ok("wait", json!({"pane": "%1", "until": ["working"]}));
+    assert_eq!(
+        (&at_once["pane"], &at_once["state"]),
+        (&json!("%1"), &json!("working"))
+    );
+    let id = r.send("wait", json!({"pane": "%1", "until": ["completed"]}));
+    assert!(r.answer_by(id, 10_000).is_none(), "still working");
+    r.report("%1", "done", json!({}));
+    let answer = r.answer_by(id, 10_100).expect("the change ends the wait");
+    let v = answer.result.expect("not an error");
+    assert_eq!(v["event"], "pane.agent_status_changed");
+    assert_eq!(
+        (&v["pane"], &v["state"]),
+        (&json!("%1"), &json!("completed"))
+    );
+    assert_eq!(v["prev_state"], "working");
+}
+
+#[test]
+fn a_wait_runs_out_on_the_core_s_clock() {
+    let mut r = rig_with_agent(1);
+    r.report("%1", "working", json!({"every": "1h"}));
+    r.at(2);
+    let id = r.send(
+        "wait",
+        json!({"pane": "%1", "until": ["waiting/approval"], "timeout_ms": 3000}),
+    );
+    assert!(r.answer_by(id, 4_999).is_none(), "not before its time");
+    let e = r
+        .answer_by(id, 5_000)
+        .expect("answered")
+        .error
+        .expect("timed out");
+    assert_eq!(e.code.as_str(), "timeout");
+    assert!(
+        e.message
+            .starts_with("%1 did not reach waiting/approval in time"),
+        "{}",
+        e.message
+    );
+    let e = r.ask("wait", json!({"pane": "%1", "until": ["asleep"]}));
+    assert_eq!(e.error.expect("refused").code.as_str(), "bad_request");
+}
+
+#[test]
+fn a_wait_ends_when_its_pane_closes() {
+    let mut r = rig_with_agent(1);
+    let id = r.send("wait", json!({"pane": "%1", "until": ["completed"]}));
+    assert!(r.answer_by(id, 1_500).is_none());
+    r.input(Input::Listed {
+        panes: vec![],
+        clients: vec![],
+    });
+    let e = r.answer(id).expect("answered").error.expect("gone");
+    assert_eq!(
+        (e.code.as_str(), e.message.as_str()),
+        ("agent_not_running", "%1 was closed")
+    );
+}
+
+#[test]
+fn prompt_wait_needs_a_reaction_within_five_seconds_then_waits_for_its_states() {
+    let mut r = rig_with_agent(1);
+    // No reaction: stalled five seconds after the prompt.
+    let id = r.send("prompt", json!({"pane": "%1", "text": "go", "wait": true}));
+    assert!(
+        r.drain_jobs()
+            .iter()
+            .any(|j| matches!(j, MuxJob::Paste { pane, .. } if *pane == PaneId(1))),
+        "the prompt went out at once"
+    );
+    assert!(r.answer_by(id, 5_999).is_none());
+    let e = r
+        .answer_by(id, 6_000)
+        .expect("answered")
+        .error
+        .expect("stalled");
+    assert_eq!(e.code.as_str(), "agent_prompt_stalled");
+    // A reaction (working), then the state asked for.
+    let id = r.send(
+        "prompt",
+        json!({"pane": "%1", "text": "go", "wait": true, "until": ["completed"]}),
+    );
+    r.report("%1", "working", json!({"every": "1h"}));
+    assert!(
+        r.answer_by(id, 7_000).is_none(),
+        "reacted, not completed yet"
+    );
+    r.drive_to(20_000);
+    assert!(
+        r.answer(id).is_none(),
+        "the reaction ended the five seconds"
+    );
+    r.report("%1", "done", json!({}));
+    let v = r
+        .answer_by(id, 20_100)
+        .expect("answered")
+        .result
+        .expect("ok");
+    assert_eq!(v["state"], "completed");
+}
+
+#[test]
+fn a_request_for_a_pane_not_listed_yet_is_answered_after_the_listing_that_shows_it() {
+    let mut r = Rig::new(Mux::Tmux);
+    r.list(&[1], vec![]);
+    r.at(1);
+    r.drain_jobs();
+    let id = r.send("get", json!({"pane": "%2"}));
+    assert!(r.answer(id).is_none(), "kept");
+    r.at_ms(1_010);
+    let listed = r
+        .drain_jobs()
+        .iter()
+        .any(|j| matches!(j, MuxJob::List | MuxJob::Publish { list: true, .. }));
+    assert!(listed, "the panes are listed again at once");
+    r.list(&[1, 2], vec![]);
+    let v = r.answer(id).expect("answered").result.expect("found");
+    assert_eq!(v["pane"], "%2");
+    // A pane that never shows up: `unknown_pane`, two seconds after.
+    let id = r.send("get", json!({"pane": "%9"}));
+    assert!(r.answer_by(id, 2_999).is_none());
+    let e = r
+        .answer_by(id, 3_010)
+        .expect("answered")
+        .error
+        .expect("unknown");
+    assert_eq!(e.code.as_str(), "unknown_pane");
+}
+
+#[test]
+fn read_and_answer_are_answered_from_what_the_backend_reports() {
+    let mut r = Rig::new(Mux::Tmux);
+    r.list(&[1], vec![]);
+    r.at(1);
+    r.drain_jobs();
+    let id = r.send("read", json!({"pane": "%1"}));
+    let reply = r
+        .drain_jobs()
+        .into_iter()
+        .find_map(|j| match j {
+            MuxJob::Read {
+                pane: PaneId(1),
+                reply,
+                ..
+            } => Some(reply),
+            _ => None,
+        })
+        .expect("the backend is asked to read");
+    assert_eq!(reply, id);
+    let text = crate::answer::read_reply("%1".into(), "$ ls\n".into(), None);
+    r.input(Input::Done {
+        reply,
+        result: Ok(text),
+    });
+    let v = r.answer(id).expect("answered").result.expect("ok");
+    assert_eq!((&v["pane"], &v["text"]), (&json!("%1"), &json!("$ ls\n")));
 }
 
 /// Agents' stores with fixed answers: the conversation each agent

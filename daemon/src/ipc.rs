@@ -7,9 +7,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use tend_protocol::reply::{self, Reply, Waited};
+use tend_protocol::reply::{self, Reply};
 use tend_protocol::{params, BusEvent, Envelope, Error, ErrorCode, Request, Response};
-use tend_vocab::{PaneState, Reason, State};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc::Sender;
@@ -429,8 +428,6 @@ async fn control_conn(stream: UnixStream, shared: Shared, first: Slot) {
                 guard(id, p, lines, write, &events, &guards).await;
                 return;
             }
-            Ok(Request::Wait(p)) => wait(p, &events, &bus).await.map(Reply::from),
-            Ok(Request::Prompt(p)) => prompt(p, &events, &bus).await,
             Ok(req) => match ask(&events, req).await {
                 Some(r) => r,
                 None => return,
@@ -501,50 +498,13 @@ async fn guard<R: tokio::io::AsyncRead + Unpin>(
 /// The event bus.
 pub type Bus = tokio::sync::broadcast::Sender<BusEvent>;
 
-/// Sends a request to the pane table and waits for its answer. A pane the
-/// table does not know yet may be brand new (created a moment ago, before
-/// the next listing): list the panes and ask again, for up to 2 s.
+/// Hands a request to the pane table and waits for its answer (the
+/// table answers every request it is given, now or later; `None`: the
+/// daemon went away first).
 async fn ask(events: &Sender<Event>, req: Request) -> Option<Result<Reply, Error>> {
-    let mut tries = 0;
-    loop {
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        events
-            .send(Event::Control {
-                req: req.clone(),
-                reply: tx,
-            })
-            .await
-            .ok()?;
-        let r = rx.await.ok()?;
-        let unknown = matches!(&r, Err(e) if e.code == ErrorCode::UnknownPane);
-        if !unknown || tries >= 10 {
-            return Some(r);
-        }
-        tries += 1;
-        let _ = events.send(Event::Core(Input::Poke)).await;
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-/// [`ask`] for the connection's own use: a daemon that is going away is a
-/// refusal too.
-async fn call(events: &Sender<Event>, req: Request) -> Result<Reply, Error> {
-    ask(events, req).await.unwrap_or_else(shutting_down)
-}
-
-fn shutting_down<T>() -> Result<T, Error> {
-    Err(Error::new(
-        ErrorCode::DaemonError,
-        "the daemon is shutting down",
-    ))
-}
-
-fn event_matches(ev: &BusEvent, p: &params::Events) -> bool {
-    p.pane.as_deref().is_none_or(|want| ev.pane() == Some(want))
-        && p.kind.as_deref().is_none_or(|want| ev.kind() == want)
-        && p.state
-            .as_deref()
-            .is_none_or(|want| ev.state().map(|s| s.as_str()) == Some(want))
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    events.send(Event::Control { req, reply: tx }).await.ok()?;
+    rx.await.ok()
 }
 
 /// `events`: acknowledges, then streams matching events as JSON lines
@@ -580,7 +540,7 @@ async fn stream_events<R: tokio::io::AsyncRead + Unpin>(
             }
             Err(_) => return,
         };
-        if !event_matches(&ev, &p) && !matches!(ev, BusEvent::Lagged { .. }) {
+        if !p.admits(&ev) && !matches!(ev, BusEvent::Lagged { .. }) {
             continue;
         }
         let line = tend_protocol::wire::line(&ev);
@@ -588,178 +548,6 @@ async fn stream_events<R: tokio::io::AsyncRead + Unpin>(
             return;
         }
     }
-}
-
-/// The states a wait accepts: `["idle", "waiting/approval", ...]`; the
-/// default is idle, completed and waiting (any reason).
-fn until_set(until: Vec<String>) -> Vec<String> {
-    if until.is_empty() {
-        vec!["idle".into(), "completed".into(), "waiting".into()]
-    } else {
-        until
-    }
-}
-
-fn state_matches(state: Option<PaneState>, reason: Option<Reason>, until: &[String]) -> bool {
-    let Some(state) = state.map(|s| s.as_str()) else {
-        return false;
-    };
-    let reason = reason.map(|r| r.as_str());
-    until.iter().any(|u| match u.split_once(['/', ':']) {
-        Some((s, r)) => s == state && reason == Some(r),
-        None => u == state,
-    })
-}
-
-fn deadline_of(timeout_ms: Option<u64>) -> Option<tokio::time::Instant> {
-    timeout_ms.map(|t| tokio::time::Instant::now() + Duration::from_millis(t))
-}
-
-/// Waits on the bus for the pane to reach one of `until`, pinned to agent
-/// run `run`; a change with `state_change_seq` ≤ `after_seq` does not count.
-async fn wait_on(
-    rx: &mut tokio::sync::broadcast::Receiver<BusEvent>,
-    pane: &str,
-    mut run: Option<u64>,
-    until: &[String],
-    after_seq: Option<u64>,
-    deadline: Option<tokio::time::Instant>,
-) -> Result<Waited, Error> {
-    let gone = |why: String| Err(Error::new(ErrorCode::AgentNotRunning, why));
-    loop {
-        let next = match deadline {
-            Some(d) => tokio::time::timeout_at(d, rx.recv()).await.ok(),
-            None => Some(rx.recv().await),
-        };
-        let ev = match next {
-            None => {
-                return Err(Error::new(
-                    ErrorCode::Timeout,
-                    format!(
-                        "{pane} did not reach {} in time. A timeout does not prove a prompt was not delivered: \
-                         read the pane (tend read {pane}) before retrying",
-                        until.join(", ")
-                    ),
-                ))
-            }
-            Some(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => continue,
-            Some(Err(_)) => return shutting_down(),
-            Some(Ok(ev)) => ev,
-        };
-        if ev.pane() != Some(pane) {
-            continue;
-        }
-        match ev {
-            BusEvent::Closed { .. } => return gone(format!("{pane} was closed")),
-            BusEvent::AgentReleased { .. } if run.is_some() => {
-                return gone(format!("the agent in {pane} is gone"))
-            }
-            BusEvent::StatusChanged(c) => {
-                // Not pinned yet (no agent when the wait began): the first
-                // run seen is the one waited on.
-                if run.is_none() && c.agent.is_some() {
-                    run = Some(c.run);
-                }
-                if run.is_none() {
-                    continue;
-                }
-                if Some(c.run) != run {
-                    return gone(format!("the agent in {pane} was replaced"));
-                }
-                if after_seq.is_some_and(|s| c.state_change_seq <= s) {
-                    continue;
-                }
-                if state_matches(c.state, c.reason, until) {
-                    return Ok(Waited::Changed(c));
-                }
-                if c.state == Some(State::Exited.into()) {
-                    return gone(format!("the agent in {pane} exited"));
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-/// `wait`: returns at once when the pane already matches.
-async fn wait(p: params::Wait, events: &Sender<Event>, bus: &Bus) -> Result<Waited, Error> {
-    let mut rx = bus.subscribe();
-    let get = params::Get { pane: p.pane };
-    let view = match call(events, get.into()).await? {
-        Reply::Pane(view) => view,
-        _ => return Err(unexpected()),
-    };
-    let until = until_set(p.until);
-    if state_matches(view.state, view.reason, &until) {
-        return Ok(Waited::Already(view));
-    }
-    if view.state == Some(State::Exited.into()) {
-        return Err(Error::new(
-            ErrorCode::AgentNotRunning,
-            format!("the agent in {} has exited", view.pane),
-        ));
-    }
-    // No agent yet (one is starting): wait for the first run to show up.
-    let run = view.agent.is_some().then_some(view.run);
-    let deadline = deadline_of(p.timeout_ms);
-    wait_on(&mut rx, &view.pane, run, &until, None, deadline).await
-}
-
-/// `prompt`: sends (or refuses); with `wait`, requires a visible reaction
-/// within 5 s (`agent_prompt_stalled` otherwise), then waits for `until`.
-async fn prompt(p: params::Prompt, events: &Sender<Event>, bus: &Bus) -> Result<Reply, Error> {
-    let mut rx = bus.subscribe();
-    let (wait, until, timeout_ms) = (p.wait, p.until.clone(), p.timeout_ms);
-    let sent = match call(events, p.into()).await? {
-        Reply::Prompted(sent) => sent,
-        _ => return Err(unexpected()),
-    };
-    if !wait {
-        return Ok(Reply::Prompted(sent));
-    }
-    let pane = sent.pane.pane.clone();
-    let run = Some(sent.run);
-    let reacted = wait_on(
-        &mut rx,
-        &pane,
-        run,
-        &["working".into(), "waiting".into()],
-        Some(sent.state_change_seq),
-        Some(tokio::time::Instant::now() + tend_core::PROMPT_REACTION),
-    )
-    .await;
-    let first = match reacted {
-        Ok(Waited::Changed(c)) => c,
-        Ok(other) => return Ok(other.into()),
-        Err(e) if e.code == ErrorCode::Timeout => {
-            return Err(Error::new(
-                ErrorCode::AgentPromptStalled,
-                format!(
-                "{pane} showed no change within 5 s of the prompt. That does not prove it was not \
-                     delivered: read the pane (tend read {pane}) before sending it again"
-            ),
-            ))
-        }
-        Err(e) => return Err(e),
-    };
-    let until = until_set(until);
-    if first.state != Some(State::Working.into())
-        && state_matches(first.state, first.reason, &until)
-    {
-        return Ok(Waited::Changed(first).into());
-    }
-    let after = Some(first.state_change_seq);
-    wait_on(&mut rx, &pane, run, &until, after, deadline_of(timeout_ms))
-        .await
-        .map(Reply::from)
-}
-
-/// The pane table answered a request with another request's answer: a bug.
-fn unexpected() -> Error {
-    Error::new(
-        ErrorCode::DaemonError,
-        "the pane table's answer does not fit the request; this is a bug in tend",
-    )
 }
 
 #[cfg(test)]

@@ -261,8 +261,7 @@ impl Driver {
     fn perform_one(&mut self, effect: Effect) {
         match effect {
             Effect::Mux(job) => {
-                let reply = job.reply().and_then(|id| self.replies.remove(&id));
-                let _ = self.jobs.send(Job::Mux(job, reply));
+                let _ = self.jobs.send(Job::Mux(job));
             }
             Effect::Reply { id, result } => {
                 if let Some(tx) = self.replies.remove(&id) {
@@ -307,23 +306,13 @@ impl Driver {
                     task.abort();
                 }
             }
-            Effect::LoadRemotes { reply } => match remotes_config() {
-                Ok(config) => self.core.handle(
-                    Instant::now(),
-                    Input::Remotes {
-                        config,
-                        reply: Some(reply),
-                    },
-                ),
-                Err(e) => {
-                    if let Some(tx) = self.replies.remove(&reply) {
-                        let _ = tx.send(Err(tend_protocol::Error::new(
-                            tend_protocol::ErrorCode::BadConfig,
-                            e,
-                        )));
-                    }
-                }
-            },
+            Effect::LoadRemotes { reply } => self.core.handle(
+                Instant::now(),
+                Input::Remotes {
+                    config: remotes_config(),
+                    reply: Some(reply),
+                },
+            ),
             Effect::Log(text) => crate::say!("{text}"),
             Effect::Trace { at_us, line } => trace::line_at(at_us, &line),
         }
@@ -448,8 +437,8 @@ async fn serve(opts: Options) -> Result<(), CliError> {
         bus.clone(),
         guards.clone(),
     ));
-    let _ = job_tx.send(Job::Mux(MuxJob::Setup, None));
-    let _ = job_tx.send(Job::Mux(MuxJob::List, None));
+    let _ = job_tx.send(Job::Mux(MuxJob::Setup));
+    let _ = job_tx.send(Job::Mux(MuxJob::List));
     let (registry, errors) = tokio::task::spawn_blocking(move || manifests.join())
         .await
         .map_err(|e| {
@@ -501,16 +490,13 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     }
     d.save_gate = store::SaveGate::after_load(&loaded);
     d.core.restore(loaded);
-    match remotes_config() {
-        Ok(config) => d.take(
-            Instant::now(),
-            Event::Core(Input::Remotes {
-                config,
-                reply: None,
-            }),
-        ),
-        Err(e) => crate::say!("no remotes: {e}"),
-    }
+    d.take(
+        Instant::now(),
+        Event::Core(Input::Remotes {
+            config: remotes_config(),
+            reply: None,
+        }),
+    );
     // After Setup (sent above), so that its sweep of a dead daemon's
     // options cannot remove this daemon's token.
     d.core.install_guard();

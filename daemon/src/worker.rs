@@ -12,7 +12,7 @@ use tend_tmux::escape::shell_join;
 use tend_tmux::{Binding, OptionUpdate, PaneId, Server};
 use tokio::sync::mpsc::Sender;
 
-use super::event::{Event, ReplyTx};
+use super::event::Event;
 use super::guard;
 use super::Options;
 use tend_core::{ClientInfo, Input, MuxJob, PaneInfo, Screen, TapOutcome};
@@ -21,9 +21,9 @@ use tend_core::{ClientInfo, Input, MuxJob, PaneInfo, Screen, TapOutcome};
 /// jobs, and the daemon's own.
 #[derive(Debug)]
 pub enum Job {
-    /// A job of the core's, and where the answer goes when it answers a
-    /// request ([`MuxJob::Read`], [`MuxJob::Answer`]).
-    Mux(MuxJob, Option<ReplyTx>),
+    /// A job of the core's (one that a request waits on reports its
+    /// outcome as [`Input::Done`]).
+    Mux(MuxJob),
     /// Write the persistent state file (atomically).
     Persist {
         /// Where.
@@ -336,24 +336,6 @@ fn tap_outcome(r: tend_tmux::Result<tend_tmux::TapOutcome>) -> TapOutcome {
     }
 }
 
-/// Sends `answer()`'s response now, or after `wait` from a thread of its
-/// own: a dialog younger than its agent's `settle_ms` must not hold up the
-/// backend's other jobs while it ages.
-pub(crate) fn answer_after(
-    wait: std::time::Duration,
-    reply: ReplyTx,
-    answer: impl FnOnce() -> Result<Reply, Error> + Send + 'static,
-) {
-    if wait.is_zero() {
-        let _ = reply.send(answer());
-        return;
-    }
-    std::thread::spawn(move || {
-        std::thread::sleep(wait);
-        let _ = reply.send(answer());
-    });
-}
-
 /// Starts the worker.
 pub fn spawn(opts: Options, jobs: Receiver<Job>, events: Sender<Event>) -> JoinHandle<()> {
     std::thread::spawn(move || {
@@ -400,9 +382,9 @@ impl Worker {
             pending.extend(jobs.try_iter());
             self.install_taps(&mut pending);
             merge_publishes(&mut pending);
-            let (job, reply) = match pending.pop_front() {
+            let job = match pending.pop_front() {
                 None => continue,
-                Some(Job::Mux(job, reply)) => (job, reply),
+                Some(Job::Mux(job)) => job,
                 Some(Job::Persist { path, text }) => {
                     // Retried every second by the core while it fails.
                     if !self.persister.write(&path, &text) {
@@ -416,7 +398,7 @@ impl Worker {
                 }
             };
             if let Some(job) = self.listing(job) {
-                self.run_job(job, reply);
+                self.run_job(job);
             }
         }
     }
@@ -448,19 +430,17 @@ impl Worker {
     fn install_taps(&mut self, pending: &mut VecDeque<Job>) {
         let (taps, rest): (Vec<Job>, Vec<Job>) = pending
             .drain(..)
-            .partition(|j| matches!(j, Job::Mux(MuxJob::InstallTap(_) | MuxJob::Retap(_), _)));
+            .partition(|j| matches!(j, Job::Mux(MuxJob::InstallTap(_) | MuxJob::Retap(_))));
         *pending = rest.into();
         if !taps.is_empty() {
             let mut list = Vec::with_capacity(taps.len());
             for job in taps {
                 match job {
-                    Job::Mux(MuxJob::Retap(pane), _) => {
+                    Job::Mux(MuxJob::Retap(pane)) => {
                         let _ = self.server.clear_tap_mark(pane);
                         list.push((pane, self.tap_command(pane)));
                     }
-                    Job::Mux(MuxJob::InstallTap(pane), _) => {
-                        list.push((pane, self.tap_command(pane)))
-                    }
+                    Job::Mux(MuxJob::InstallTap(pane)) => list.push((pane, self.tap_command(pane))),
                     _ => {}
                 }
             }
@@ -669,8 +649,8 @@ impl Worker {
         }
     }
 
-    /// Runs one job of the core's (`reply`: where its answer goes).
-    fn run_job(&mut self, job: MuxJob, reply: Option<ReplyTx>) {
+    /// Runs one job of the core's.
+    fn run_job(&mut self, job: MuxJob) {
         match job {
             // Taken above.
             MuxJob::List => {}
@@ -721,14 +701,13 @@ impl Worker {
             }
             MuxJob::Guard { token } => self.start_guard(&token),
             MuxJob::Setup => self.setup(),
-            MuxJob::Read { pane, lines, .. } => {
-                let Some(reply) = reply else { return };
-                let r = self
+            MuxJob::Read { pane, lines, reply } => {
+                let result = self
                     .server
                     .capture_text(pane, lines.unwrap_or(0))
                     .map(|text| tend_core::answer::read_reply(pane.to_string(), text, lines))
                     .map_err(|e| Error::new(ErrorCode::Tmux, e.to_string()));
-                let _ = reply.send(r);
+                self.send(Input::Done { reply, result });
             }
             MuxJob::Paste { pane, text, enter } => self.paste(pane, text, enter),
             MuxJob::Resume { target, command } => {
@@ -752,14 +731,10 @@ impl Worker {
                 manifest,
                 action,
                 send,
-                wait,
-                ..
+                reply,
             } => {
-                let Some(reply) = reply else { return };
-                let server = self.server.clone();
-                answer_after(wait, reply, move || {
-                    answer(&server, pane, &manifest, action, send)
-                });
+                let result = answer(&self.server, pane, &manifest, action, send);
+                self.send(Input::Done { reply, result });
             }
         }
     }
@@ -773,36 +748,30 @@ impl Worker {
 /// their place.
 fn merge_publishes(pending: &mut VecDeque<Job>) {
     let listing_or_publish =
-        |j: Option<&Job>| matches!(j, Some(Job::Mux(MuxJob::Publish { .. } | MuxJob::List, _)));
+        |j: Option<&Job>| matches!(j, Some(Job::Mux(MuxJob::Publish { .. } | MuxJob::List)));
     if listing_or_publish(pending.front()) && listing_or_publish(pending.get(1)) {
         let mut merged: Vec<tend_core::OptionUpdate> = Vec::new();
         let mut to_refresh: Vec<String> = Vec::new();
         let mut any_list = false;
         while listing_or_publish(pending.front()) {
             match pending.pop_front() {
-                Some(Job::Mux(
-                    MuxJob::Publish {
-                        updates,
-                        clients,
-                        list,
-                    },
-                    _,
-                )) => {
+                Some(Job::Mux(MuxJob::Publish {
+                    updates,
+                    clients,
+                    list,
+                })) => {
                     merged.extend(updates);
                     to_refresh = clients;
                     any_list |= list;
                 }
-                Some(Job::Mux(MuxJob::List, _)) => any_list = true,
+                Some(Job::Mux(MuxJob::List)) => any_list = true,
                 _ => {}
             }
         }
-        pending.push_front(Job::Mux(
-            MuxJob::Publish {
-                updates: merged,
-                clients: to_refresh,
-                list: any_list,
-            },
-            None,
-        ));
+        pending.push_front(Job::Mux(MuxJob::Publish {
+            updates: merged,
+            clients: to_refresh,
+            list: any_list,
+        }));
     }
 }

@@ -369,8 +369,8 @@ impl Backend {
 
     /// Runs one job; false when the backend is done.
     fn run(&mut self, job: Job) -> bool {
-        let (job, reply) = match job {
-            Job::Mux(job, reply) => (job, reply),
+        let job = match job {
+            Job::Mux(job) => job,
             Job::Persist { path, text } => {
                 if !self.persister.write(&path, &text) {
                     self.send(Input::PersistFailed);
@@ -401,8 +401,7 @@ impl Backend {
             // Hooks, key bindings and the guard are tmux's; the core
             // refuses `restore` in zellij before any job is made.
             MuxJob::Setup | MuxJob::Guard { .. } | MuxJob::Resume { .. } => {}
-            MuxJob::Read { pane, lines, .. } => {
-                let Some(reply) = reply else { return true };
+            MuxJob::Read { pane, lines, reply } => {
                 let name = ZPaneId::Terminal(pane.0).to_string();
                 let id = ZPaneId::Terminal(pane.0);
                 let text = if lines.is_some_and(|n| n > 0) {
@@ -410,10 +409,10 @@ impl Backend {
                 } else {
                     self.session.dump_screen(id, false)
                 };
-                let r = text
+                let result = text
                     .map(|t| tend_core::answer::read_reply(name, t, lines))
                     .map_err(|e| Error::new(ErrorCode::Zellij, e.to_string()));
-                let _ = reply.send(r);
+                self.send(Input::Done { reply, result });
             }
             MuxJob::Paste { pane, text, enter } => {
                 let name = ZPaneId::Terminal(pane.0).to_string();
@@ -443,15 +442,11 @@ impl Backend {
                 manifest,
                 action,
                 send,
-                wait,
-                ..
+                reply,
             } => {
-                let Some(reply) = reply else { return true };
-                let session = self.session.clone();
                 let seen = self.seen(pane);
-                super::worker::answer_after(wait, reply, move || {
-                    answer(&session, &seen, pane, &manifest, action, send)
-                });
+                let result = answer(&self.session, &seen, pane, &manifest, action, send);
+                self.send(Input::Done { reply, result });
             }
         }
         true

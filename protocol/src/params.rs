@@ -286,6 +286,21 @@ pub struct Events {
     pub state: Option<String>,
 }
 
+impl Events {
+    /// Whether the subscription wants `ev`: its pane, kind and state, where
+    /// it names them.
+    pub fn admits(&self, ev: &crate::BusEvent) -> bool {
+        self.pane
+            .as_deref()
+            .is_none_or(|want| ev.pane() == Some(want))
+            && self.kind.as_deref().is_none_or(|want| ev.kind() == want)
+            && self
+                .state
+                .as_deref()
+                .is_none_or(|want| ev.state().map(|s| s.as_str()) == Some(want))
+    }
+}
+
 /// `guard`: held open by `tend guard` until the daemon stops (`bye`) or
 /// dies (the connection closes).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
