@@ -86,11 +86,14 @@ impl Core {
                 && o.watch.agent() == Some(agent)
                 && o.info.current_path == folder
         });
-        let place = place_of(p);
         let resume = self.registry.get(agent).and_then(|m| m.resume.clone());
+        // A store that names each conversation's process tells panes in
+        // one folder apart.
+        let newest = alone || resume.as_ref().is_some_and(|r| r.live.pid.is_some());
+        let place = place_of(p);
         let facts = resume
             .as_ref()
-            .map(|r| self.conversations.source.live(r, proc, &folder, alone))
+            .map(|r| self.conversations.source.live(r, proc, &folder, newest))
             .unwrap_or_default();
         let by_argv = resume.as_ref().and_then(|r| r.id_from_argv(&proc.argv));
         let (id, found_by, folder) = match (facts.session_file, by_argv, facts.newest) {

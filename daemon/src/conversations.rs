@@ -21,7 +21,7 @@ use tend_core::resume::plan::Saved;
 use tend_core::resume::Home;
 use tend_core::{ConversationSource, LiveFacts};
 use tend_detector::identity::ProcessInfo;
-use tend_detector::manifest::resume::{json_field, FolderField, HomeDir, Resume};
+use tend_detector::manifest::resume::{json_field, json_number, FolderField, HomeDir, Resume};
 use tend_detector::session_file;
 
 /// Most of a conversation file read to find its folder (Codex's first
@@ -168,16 +168,18 @@ impl Stores {
     }
 
     /// The files of the store's pattern under `home` (`id`: only that
-    /// conversation's), each with the id its name holds and its time.
+    /// conversation's), each with the id its names hold and its time.
     fn walk(&self, resume: &Resume, home: &Path, id: Option<&str>) -> Vec<(PathBuf, String, u64)> {
         let names = resume.store.names();
+        let is_id = |s: &str| resume.is_id(s);
         let mut found = Vec::new();
-        let mut level = vec![home.to_path_buf()];
+        // Each folder reached, with the id a name on the way held.
+        let mut level: Vec<(PathBuf, Option<String>)> = vec![(home.to_path_buf(), None)];
         let mut visits = 0usize;
         for (depth, pat) in names.iter().enumerate() {
             let last = depth + 1 == names.len();
             let mut next = Vec::new();
-            for dir in &level {
+            for (dir, held) in &level {
                 let Ok(entries) = std::fs::read_dir(dir) else {
                     continue;
                 };
@@ -188,9 +190,14 @@ impl Stores {
                     }
                     let name = entry.file_name();
                     let Some(name) = name.to_str() else { continue };
-                    let is_id = |s: &str| resume.is_id(s);
-                    let Some(held) = resume.store.match_name(pat, name, id, &is_id) else {
+                    let want = id.or(held.as_deref());
+                    let Some(got) = resume.store.match_name(pat, name, want, &is_id) else {
                         continue;
+                    };
+                    let held = if got.is_empty() {
+                        held.clone()
+                    } else {
+                        Some(got)
                     };
                     let Ok(meta) = entry.path().symlink_metadata() else {
                         continue;
@@ -202,10 +209,10 @@ impl Stores {
                                 .ok()
                                 .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
                                 .map_or(0, |d| d.as_secs());
-                            found.push((entry.path(), held, at));
+                            found.push((entry.path(), held.unwrap_or_default(), at));
                         }
                     } else if meta.is_dir() && self.foreign(&meta, true).is_none() {
-                        next.push(entry.path());
+                        next.push((entry.path(), held));
                     }
                 }
             }
@@ -245,8 +252,16 @@ impl Stores {
         }
     }
 
-    /// The newest conversation for `folder` written since `since`.
-    fn newest(&self, resume: &Resume, home: &Path, folder: &str, since: u64) -> Option<String> {
+    /// The newest conversation for `folder` written since `since` (that
+    /// names process `pid`, where the manifest says where it would).
+    fn newest(
+        &self,
+        resume: &Resume,
+        home: &Path,
+        folder: &str,
+        since: u64,
+        pid: u32,
+    ) -> Option<String> {
         let mut recent: Vec<_> = self
             .walk(resume, home, None)
             .into_iter()
@@ -254,6 +269,13 @@ impl Stores {
             .collect();
         recent.sort_by_key(|(_, _, at)| std::cmp::Reverse(*at));
         recent.into_iter().find_map(|(path, named, _)| {
+            if let Some(pointer) = &resume.live.pid {
+                let head = self.read_file(&path, MAX_HEAD).ok()?;
+                let named_pid = json_number(&String::from_utf8_lossy(&head), pointer)?;
+                if named_pid != u64::from(pid) {
+                    return None;
+                }
+            }
             (self.folder_of(resume, &path).ok()? == folder)
                 .then(|| self.id_of(resume, &path, named))
                 .flatten()
@@ -283,7 +305,7 @@ impl ConversationSource for Stores {
         };
         let newest = match (&dir, started) {
             (Some(d), Some(since)) if newest && resume.live.newest && session_file.is_none() => {
-                self.newest(resume, d, folder, since)
+                self.newest(resume, d, folder, since, agent.pid)
             }
             _ => None,
         };

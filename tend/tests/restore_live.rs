@@ -1,10 +1,13 @@
-//! `tend restore` with the real Claude Code and Codex (opt-in:
-//! `TEND_TEST_REAL_AGENTS=1`), offline against `tools/agentlab/fakellm.py`:
-//! the agent takes a turn in a tmux pane, the server is killed, a new
-//! server comes up with the same session and window, `tend restore --all`
-//! starts the agent's resume command in that pane, the agent takes its
-//! conversation up again in the same folder, and a second restore does
-//! nothing.
+//! `tend restore` with the real agents (opt-in: `TEND_TEST_REAL_AGENTS=1`),
+//! offline against `tools/agentlab/fakellm.py`: the agent takes a turn in a
+//! tmux pane, the server is killed, a new server comes up with the same
+//! session and window, `tend restore --all` starts the agent's resume
+//! command in that pane, the agent takes its conversation up again in the
+//! same folder, and a second restore does nothing. Claude Code and Codex
+//! each have a test of their own (Claude Code's new session file must name
+//! the same conversation and folder); the other agents with a `[resume]`
+//! table share the last (`TEND_RESTORE_LIVE_AGENTS=gemini,pi` runs only
+//! those).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -60,13 +63,15 @@ impl Model {
     }
 }
 
-/// Processes outliving the test that run from `dir` (Codex's app-server
-/// daemon, which outlives the tmux server by design) are killed on drop.
+/// Processes outliving the test that run from `dir` or with it as their
+/// HOME (Codex's app-server daemon and Cline's hub, which outlive the tmux
+/// server by design) are killed on drop.
 struct Leftovers(PathBuf);
 
 impl Drop for Leftovers {
     fn drop(&mut self) {
         let needle = self.0.display().to_string();
+        let home = format!("HOME={needle}\0");
         let Ok(procs) = std::fs::read_dir("/proc") else {
             return;
         };
@@ -75,7 +80,10 @@ impl Drop for Leftovers {
                 continue;
             };
             let cmd = std::fs::read(p.path().join("cmdline")).unwrap_or_default();
-            if String::from_utf8_lossy(&cmd).contains(&needle) {
+            let env = std::fs::read(p.path().join("environ")).unwrap_or_default();
+            if String::from_utf8_lossy(&cmd).contains(&needle)
+                || String::from_utf8_lossy(&env).contains(&home)
+            {
                 let _ = nix::sys::signal::kill(
                     nix::unistd::Pid::from_raw(pid),
                     nix::sys::signal::Signal::SIGKILL,
@@ -85,30 +93,53 @@ impl Drop for Leftovers {
     }
 }
 
-/// The lab for one agent: its CLIs on PATH, every agent's first-run
+/// The lab for one agent: the CLIs on PATH, every agent's first-run
 /// questions answered and its endpoints pointed at `model`.
-fn lab(tag: &str, agents: &Path, model: &Model, work: &Path) -> Lab {
-    let mut lab = Lab::new(tag).with_path(agents.join("node_modules/.bin"));
-    offline::configure(&lab.home, work, &[]);
-    // Codex's provider, from the dead port to the model server.
-    let codex = lab.home.join(".codex/config.toml");
-    let text = std::fs::read_to_string(&codex).expect("codex config");
-    std::fs::write(&codex, text.replace(DEAD, &model.url)).expect("write codex config");
+fn lab(tag: &str, dirs: &[PathBuf], model: &Model, work: &Path) -> Lab {
+    let mut lab = Lab::new(tag);
+    for d in dirs {
+        lab = lab
+            .with_path(d.join("node_modules/.bin"))
+            .with_path(d.join("venv/bin"));
+    }
+    offline::configure(&lab.home, work, dirs);
+    // Every provider, from the dead port to the model server.
+    to_model(&lab.home, &model.url);
     for (k, v) in offline::agent_env() {
-        let v = if k == "ANTHROPIC_BASE_URL" {
-            model.url.clone()
-        } else {
-            v
-        };
-        lab = lab.with_var(k, &v);
+        lab = lab.with_var(k, &v.replace(DEAD, &model.url));
     }
     lab
 }
 
-/// Starts `agent` in work:0.0, waits for `ready` on its screen, has it take
-/// a turn and waits until tend saved its conversation; returns the id.
-fn a_turn(lab: &Lab, model: &Model, agent: &str, ready: &str, work: &Path) -> String {
-    lab.env.type_line("work:agent", agent);
+/// `DEAD` written as the model's `url` in every file under `dir`.
+fn to_model(dir: &Path, url: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.is_dir() {
+            to_model(&path, url);
+        } else if let Ok(text) = std::fs::read_to_string(&path) {
+            if text.contains(DEAD) {
+                std::fs::write(&path, text.replace(DEAD, url)).expect("write config");
+            }
+        }
+    }
+}
+
+/// Starts `agent` (by `command`) in work:0.0, waits for `ready` on its
+/// screen, has it take a turn and waits until tend saved its conversation;
+/// returns the id.
+fn a_turn(
+    lab: &Lab,
+    model: &Model,
+    agent: &str,
+    command: &str,
+    ready: &str,
+    work: &Path,
+) -> String {
+    lab.env.type_line("work:agent", command);
     assert!(
         wait_until(120, || lab.screen("work:agent").contains(ready)),
         "{agent} not ready: {}",
@@ -164,11 +195,11 @@ fn real_claude_code_comes_back_in_its_conversation() {
     let model = Model::start(scratch.path());
     let work = scratch.path().join("work");
     std::fs::create_dir_all(&work).expect("mkdir work");
-    let lab = lab("restore-claude", &agents, &model, &work);
+    let lab = lab("restore-claude", &[agents], &model, &work);
     let _leftovers = Leftovers(lab.home.clone());
     lab.server(&work);
     lab.env.tend_ok(&["start"]);
-    let id = a_turn(&lab, &model, "claude", "? for shortcuts", &work);
+    let id = a_turn(&lab, &model, "claude", "claude", "? for shortcuts", &work);
     let first: Vec<PathBuf> = sessions(&lab.home);
     let out = restart_and_restore(&lab, &work, "claude", &id);
     assert!(out.contains(&format!("claude --resume {id}")), "{out}");
@@ -229,11 +260,16 @@ fn real_codex_comes_back_in_its_conversation() {
     let model = Model::start(scratch.path());
     let work = scratch.path().join("work");
     std::fs::create_dir_all(&work).expect("mkdir work");
-    let lab = lab("restore-codex", &agents, &model, &work);
+    let lab = lab(
+        "restore-codex",
+        std::slice::from_ref(&agents),
+        &model,
+        &work,
+    );
     let _leftovers = Leftovers(lab.home.clone());
     lab.server(&work);
     lab.env.tend_ok(&["start"]);
-    let id = a_turn(&lab, &model, "codex", "← for agents", &work);
+    let id = a_turn(&lab, &model, "codex", "codex", "← for agents", &work);
     let out = restart_and_restore(&lab, &work, "codex", &id);
     assert!(out.contains(&format!("codex resume {id}")), "{out}");
     // Codex shows the conversation it took up, and tend finds the new run
@@ -257,4 +293,81 @@ fn real_codex_comes_back_in_its_conversation() {
     println!("restore_live: Codex resumed {id} in {}", work.display());
     let second = lab.restore(&["--all"]);
     assert_eq!(second.trim(), "nothing to restore (1 was restored before)");
+}
+
+/// The other verified agents that keep their conversations where tend can
+/// read them: started as `command`, ready when `ready` shows.
+const OTHERS: &[(&str, &str, &str)] = &[
+    ("gemini", "gemini", "Type your message"),
+    ("qwen", "qwen", "? for shortcuts"),
+    ("pi", "pi", "%/128k"),
+    ("vibe", "vibe", "[PID "),
+    ("cline", "cline -i", "Auto-approve all"),
+];
+
+#[test]
+fn real_agents_with_a_store_come_back_in_their_conversations() {
+    if !offline::real_agents("restore_live") {
+        return;
+    }
+    let only = std::env::var("TEND_RESTORE_LIVE_AGENTS").ok();
+    let dirs = offline::agent_dirs();
+    let mut failed = Vec::new();
+    for (agent, command, ready) in OTHERS {
+        if only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|a| a == *agent))
+        {
+            continue;
+        }
+        let program = command.split(' ').next().unwrap_or(command);
+        if !dirs.iter().any(|d| {
+            d.join("node_modules/.bin").join(program).exists()
+                || d.join("venv/bin").join(program).exists()
+        }) {
+            support::skip(
+                "real_agents_with_a_store_come_back",
+                &format!("{agent} is not installed"),
+            );
+            continue;
+        }
+        let run = std::panic::catch_unwind(|| comes_back(agent, command, ready, &dirs));
+        match run {
+            Ok(id) => println!("restore_live: {agent} resumed {id}"),
+            Err(_) => failed.push(*agent),
+        }
+    }
+    assert!(failed.is_empty(), "not resumed: {failed:?}");
+}
+
+/// One agent: a turn, the server killed, a new one, `tend restore --all`,
+/// its conversation on the screen again, then a restore that does nothing.
+fn comes_back(agent: &str, command: &str, ready: &str, dirs: &[PathBuf]) -> String {
+    let scratch = tempfile::tempdir().expect("tmp");
+    let model = Model::start(scratch.path());
+    let work = scratch.path().join("work");
+    std::fs::create_dir_all(&work).expect("mkdir work");
+    let lab = lab(&format!("restore-{agent}"), dirs, &model, &work);
+    let _leftovers = Leftovers(lab.home.clone());
+    lab.server(&work);
+    lab.env.tend_ok(&["start"]);
+    let id = a_turn(&lab, &model, agent, command, ready, &work);
+    let out = restart_and_restore(&lab, &work, agent, &id);
+    assert!(out.contains(&id), "{out}");
+    assert!(
+        wait_until(120, || lab.screen("work:agent").contains("short poem")),
+        "{agent}: the conversation is not back: {}",
+        lab.screen("work:agent")
+    );
+    let running_again = || {
+        lab.saved().iter().any(|c| {
+            c["id"] == id.as_str()
+                && c["end"]["kind"] == "running"
+                && c["found_by"] == "its command line"
+        })
+    };
+    assert!(wait_until(60, running_again), "{agent}: {:?}", lab.saved());
+    let second = lab.restore(&["--all"]);
+    assert_eq!(second.trim(), "nothing to restore (1 was restored before)");
+    id
 }

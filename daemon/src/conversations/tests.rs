@@ -256,3 +256,142 @@ fn another_user_s_file_is_never_read() {
     };
     assert_eq!(stores().saved(&resume("claude"), &home, A), Saved::Missing);
 }
+
+/// Files of a store: each path and its text.
+type Files = &'static [(&'static str, &'static str)];
+
+/// Each agent's store as seen live (the `cite`s of its manifest's
+/// `[resume]` table), cut to the fields tend reads: files under its folder,
+/// `{ID}`, `{ID8}` (the id's first 8 characters), `{FOLDER}` and `{PID}`
+/// filled in.
+const STORES: &[(&str, &str, Files)] = &[
+    (
+        "claude",
+        UUID_ID,
+        &[(
+            "projects/-w/{ID}.jsonl",
+            "{\"type\":\"mode\",\"sessionId\":\"{ID}\"}\n{\"type\":\"user\",\"cwd\":\"{FOLDER}\",\"sessionId\":\"{ID}\"}\n",
+        )],
+    ),
+    (
+        "codex",
+        UUID_ID,
+        &[(
+            "sessions/2026/12/06/rollout-2026-12-06T06-14-16-{ID}.jsonl",
+            "{\"type\":\"session_meta\",\"payload\":{\"id\":\"{ID}\",\"cwd\":\"{FOLDER}\"}}\n",
+        )],
+    ),
+    (
+        "gemini",
+        UUID_ID,
+        &[
+            (
+                "tmp/work/chats/session-2026-12-06T06-16-{ID8}.jsonl",
+                "{\"sessionId\":\"{ID}\",\"projectHash\":\"750f\",\"kind\":\"main\"}\n",
+            ),
+            ("tmp/work/.project_root", "{FOLDER}"),
+        ],
+    ),
+    (
+        "qwen",
+        UUID_ID,
+        &[(
+            "projects/-w/chats/{ID}.jsonl",
+            "{\"sessionId\":\"{ID}\",\"type\":\"user\",\"cwd\":\"{FOLDER}\"}\n",
+        )],
+    ),
+    (
+        "pi",
+        UUID_ID,
+        &[(
+            "sessions/--w--/2026-12-06T07-33-46-447Z_{ID}.jsonl",
+            "{\"type\":\"session\",\"version\":3,\"id\":\"{ID}\",\"cwd\":\"{FOLDER}\"}\n",
+        )],
+    ),
+    (
+        "vibe",
+        UUID_ID,
+        &[(
+            "logs/session/unified/{ID}/meta.json",
+            "{\"session_id\":\"{ID}\",\"environment\":{\"working_directory\":\"{FOLDER}\"}}",
+        )],
+    ),
+    (
+        "cline",
+        "1796542660599_507q8",
+        &[
+            (
+                "sessions/{ID}/{ID}.json",
+                "{\"version\":1,\"session_id\":\"{ID}\",\"pid\":{PID},\"cwd\":\"{FOLDER}\"}",
+            ),
+            ("sessions/{ID}/{ID}.messages.json", "[]"),
+        ],
+    ),
+];
+
+const UUID_ID: &str = "a661d35e-69dc-9e26-3642-7fcccce2a527";
+
+#[test]
+fn every_agent_s_store_gives_its_conversation_and_folder() {
+    let registry = Registry::bundled();
+    for m in registry.iter() {
+        if m.resume.is_some() {
+            assert!(
+                STORES.iter().any(|(agent, _, _)| *agent == m.id),
+                "{}: a [resume] table without its store's shape in STORES",
+                m.id
+            );
+        }
+    }
+    for (agent, id, files) in STORES {
+        let r = resume(agent);
+        let tmp = tempfile::tempdir().expect("tmp");
+        let home = tmp.path().join("store");
+        let folder = "/home/u/work";
+        let running = Agent::start(&[("HOME", tmp.path())], &[agent]);
+        for (path, text) in *files {
+            let fill = |s: &str| {
+                s.replace("{ID8}", &id[..8])
+                    .replace("{ID}", id)
+                    .replace("{FOLDER}", folder)
+                    .replace("{PID}", &running.1.pid.to_string())
+            };
+            write(&home.join(fill(path)), &fill(text));
+        }
+        let h = Home {
+            dir: home.display().to_string(),
+            var: None,
+        };
+        assert_eq!(
+            stores().saved(&r, &h, id),
+            Saved::Found {
+                folder: folder.into()
+            },
+            "{agent}"
+        );
+        let other = if id.contains('-') {
+            "00000000-0000-4000-8000-000000000000"
+        } else {
+            "1796542660599_00000"
+        };
+        assert_eq!(stores().saved(&r, &h, other), Saved::Missing, "{agent}");
+        if r.live.newest {
+            let dir = Path::new(&h.dir);
+            let since = boot_time().expect("boot") - 1;
+            let s = stores();
+            assert_eq!(
+                s.newest(&r, dir, folder, since, running.1.pid).as_deref(),
+                Some(*id),
+                "{agent}"
+            );
+            assert_eq!(s.newest(&r, dir, "/elsewhere", since, running.1.pid), None);
+            if r.live.pid.is_some() {
+                assert_eq!(
+                    s.newest(&r, dir, folder, since, running.1.pid + 1),
+                    None,
+                    "{agent}: another process's conversation"
+                );
+            }
+        }
+    }
+}

@@ -12,6 +12,7 @@
 //! session_file = true                        # Claude Code's (crate::session_file)
 //! argv_after = ["--resume", "-r"]            # or its command line names it
 //! newest = false                             # or: the newest in the store for its folder
+//! pid = "/pid"                               # … that names its process (where it does)
 //! cite = "…"
 //!
 //! [resume.store]                             # where conversations are kept
@@ -67,6 +68,10 @@ pub struct LiveWays {
     /// written since the agent started (taken only where one pane runs
     /// the agent in that folder: two could not be told apart).
     pub newest: bool,
+    /// With `newest`: a JSON pointer in the conversation's file to the
+    /// process id of the agent that writes it; only a conversation naming
+    /// this agent's is its own, and two panes in one folder are told apart.
+    pub pid: Option<String>,
     /// What shows these hold.
     pub cite: String,
 }
@@ -75,8 +80,8 @@ pub struct LiveWays {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Store {
     /// A path pattern under home: `/`-separated names, `*` any run of
-    /// characters within one name, `{id}` (at most once, in the last name)
-    /// the id.
+    /// characters within one name, `{id}` the id (at most once in a name;
+    /// in several names it is the same id: `sessions/{id}/{id}.json`).
     pub files: String,
     /// JSON pointer to the id inside a file, where the name does not hold
     /// it.
@@ -237,6 +242,18 @@ pub fn json_field(text: &str, pointer: &str) -> Option<String> {
         .find_map(|v| at(&v))
 }
 
+/// The whole number at JSON pointer `pointer` in `text` (a JSON document,
+/// or the first line of JSON lines that has one there).
+pub fn json_number(text: &str, pointer: &str) -> Option<u64> {
+    let at = |v: &Value| v.pointer(pointer).and_then(Value::as_u64);
+    if let Ok(v) = serde_json::from_str::<Value>(text) {
+        return at(&v);
+    }
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find_map(|v| at(&v))
+}
+
 // ---------------------------------------------------------------------------
 // The file format
 // ---------------------------------------------------------------------------
@@ -261,6 +278,7 @@ struct RawLive {
     argv_after: Vec<String>,
     #[serde(default)]
     newest: bool,
+    pid: Option<String>,
     cite: Option<String>,
 }
 
@@ -350,19 +368,25 @@ impl RawResume {
             session_file: self.live.session_file,
             argv_after: self.live.argv_after.clone(),
             newest: self.live.newest,
+            pid: match &self.live.pid {
+                None => None,
+                Some(_) if !self.live.newest => {
+                    return Err("resume.live.pid goes with `newest = true`".into())
+                }
+                Some(p) => Some(pointer(p, "resume.live.pid")?),
+            },
             cite: cited(&self.live.cite, "resume.live")?,
         };
         let s = &self.store;
         relative(&s.files, "resume.store.files")?;
-        let (head, last) = s.files.rsplit_once('/').unwrap_or(("", &s.files));
-        if head.contains("{id}") || last.matches("{id}").count() > 1 {
-            return Err("resume.store.files: `{id}` goes once, in the file's own name".into());
+        if s.files.split('/').any(|n| n.matches("{id}").count() > 1) {
+            return Err("resume.store.files: `{id}` goes at most once in a name".into());
         }
         let id_pointer =
             s.id.as_deref()
                 .map(|p| pointer(p, "resume.store.id"))
                 .transpose()?;
-        if !last.contains("{id}") && id_pointer.is_none() {
+        if !s.files.contains("{id}") && id_pointer.is_none() {
             return Err("resume.store needs `{id}` in `files` or an `id` pointer".into());
         }
         let folder = match (&s.folder, &s.folder_file) {
@@ -517,6 +541,12 @@ mod tests {
     fn json_fields_come_from_a_document_or_the_first_line_that_has_them() {
         let doc = r#"{"pid": 1, "sessionId": "s", "procStart": "48637"}"#;
         assert_eq!(json_field(doc, "/sessionId").as_deref(), Some("s"));
+        assert_eq!(json_number(doc, "/pid"), Some(1));
+        assert_eq!(
+            json_number(doc, "/procStart"),
+            None,
+            "a string is no number"
+        );
         let lines = "{\"type\":\"mode\"}\nnot json\n{\"cwd\":\"/w\"}\n{\"cwd\":\"/x\"}\n";
         assert_eq!(json_field(lines, "/cwd").as_deref(), Some("/w"));
         assert_eq!(json_field(lines, "/nope"), None);
@@ -533,9 +563,9 @@ mod tests {
         assert_eq!(
             e(
                 "newest = true",
-                "files = \"{id}/a.jsonl\"\nfolder = \"/cwd\""
+                "files = \"a/{id}-{id}.jsonl\"\nfolder = \"/cwd\""
             ),
-            "resume.store.files: `{id}` goes once, in the file's own name"
+            "resume.store.files: `{id}` goes at most once in a name"
         );
         assert_eq!(
             e(
