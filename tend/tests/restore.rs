@@ -218,3 +218,70 @@ fn an_agent_the_user_quit_is_not_restored() {
     let out = lab.restore(&["--all"]);
     assert_eq!(out.trim(), "nothing to restore");
 }
+
+#[test]
+fn the_fleet_view_offers_the_restore() {
+    let lab = lab("restore-pilot");
+    let work = lab.folder("work");
+    lab.server(&work);
+    lab.env.tend_ok(&["start"]);
+    let id = agent_takes_a_turn(&lab, "work:agent", &work);
+    lab.kill_server();
+    lab.server(&work);
+    lab.env.tend_ok(&["start"]);
+    let d = lab.env.path();
+    let view = lab.env.tmux_out(&[
+        "new-window",
+        "-d",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "-t",
+        "work:5",
+        &format!(
+            "env -u TMUX XDG_RUNTIME_DIR='{}' XDG_STATE_HOME='{}' '{}' -L {} pilot",
+            d.join("run").display(),
+            d.join("state").display(),
+            crate::support::tend_bin(),
+            lab.env.name
+        ),
+    ]);
+    assert!(
+        wait_until(20, || lab.screen(&view).contains(
+            "1 agent ran when the last server ended: R to restore it"
+        )),
+        "no offer: {}",
+        lab.screen(&view)
+    );
+    lab.env.tmux(&["send-keys", "-t", &view, "R"]);
+    assert!(
+        wait_until(10, || lab.screen(&view).contains(&format!(
+            "work:0.0  Claude Code  {}  {id}",
+            work.display()
+        ))),
+        "no list: {}",
+        lab.screen(&view)
+    );
+    assert_eq!(starts(&lab).len(), 1, "the list starts nothing");
+    lab.env.tmux(&["send-keys", "-t", &view, "Enter"]);
+    assert!(
+        wait_until(15, || starts(&lab).len() == 2),
+        "not resumed: {}",
+        lab.screen(&view)
+    );
+    assert_eq!(starts(&lab)[1]["id"], id.as_str());
+    assert!(
+        wait_until(10, || lab
+            .screen(&view)
+            .contains("restored: Claude Code in work:0.0")),
+        "{}",
+        lab.screen(&view)
+    );
+    // Nothing is left: R says so.
+    lab.env.tmux(&["send-keys", "-t", &view, "R"]);
+    assert!(
+        wait_until(10, || lab.screen(&view).contains("nothing to restore")),
+        "{}",
+        lab.screen(&view)
+    );
+}

@@ -121,7 +121,7 @@ fn text(v: &Restored, acting: bool) -> Vec<String> {
     lines
 }
 
-fn line(c: &Restorable, dry_run: bool) -> String {
+pub(crate) fn line(c: &Restorable, dry_run: bool) -> String {
     let what = format!(
         "{}  {}  {}{}",
         c.place,

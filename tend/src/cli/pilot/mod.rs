@@ -12,6 +12,7 @@
 //! a shell. Agent text is drawn through [`model::sanitize`].
 
 pub mod model;
+mod restore;
 mod view;
 
 use crate::error::ErrorKind;
@@ -83,6 +84,8 @@ pub(crate) enum Mode {
     Snooze(String),
     /// A text shown over the list (explain, capture, the keys).
     Text(String, Vec<String>, usize),
+    /// What ran when the last server ended, one of them chosen (`R`).
+    Restore(Vec<tend_protocol::reply::Restorable>, usize),
 }
 
 /// The view's state.
@@ -272,6 +275,7 @@ pub fn run(server: &ServerArgs, args: &PilotArgs) -> Result<(), CliError> {
         preview_for: None,
         preview_due: Some(Instant::now()),
     };
+    pilot.offer_restore(&mut app);
     // A frame when something changed (a key, a resize, the daemon, the
     // preview), else once a second for the clocks.
     let mut drawn: Option<Instant> = None;
@@ -483,20 +487,7 @@ impl Pilot {
                 return true;
             }
             Mode::Snooze(pane) => {
-                app.mode = Mode::List;
-                let len = match k.code {
-                    KeyCode::Char('1') => "15m",
-                    KeyCode::Char('3') => "30m",
-                    KeyCode::Char('6') => "6h",
-                    KeyCode::Char('0') => "unlimited",
-                    _ => return true,
-                };
-                let r = self.call(params::Snooze {
-                    pane: pane.clone(),
-                    length: Some(len.to_owned()),
-                });
-                self.said(app, &format!("{pane}: snoozed ({len})"), r);
-                self.refresh(app, &pane);
+                self.snooze_key(app, k.code, pane);
                 return true;
             }
             Mode::Text(title, lines, at) => {
@@ -516,6 +507,7 @@ impl Pilot {
                 };
                 return true;
             }
+            Mode::Restore(items, at) => return self.restore_key(app, k, items, at),
             Mode::List => {}
         }
         let pane = app.current().map(|p| p.pane.clone());
@@ -539,6 +531,7 @@ impl Pilot {
                 let g = model::BAND_KEYS.iter().position(|x| *x == c).unwrap_or(0);
                 app.toggle_filter(g);
             }
+            KeyCode::Char('R') => self.open_restore(app),
             KeyCode::Char('r') => {
                 if let Ok(p) = list(&self.control) {
                     app.panes = p;
@@ -555,6 +548,24 @@ impl Pilot {
             self.preview_due = Some(Instant::now() + Duration::from_millis(120));
         }
         true
+    }
+
+    /// A key after `s`: the snooze's length (anything else: none).
+    fn snooze_key(&self, app: &mut App, code: KeyCode, pane: String) {
+        app.mode = Mode::List;
+        let len = match code {
+            KeyCode::Char('1') => "15m",
+            KeyCode::Char('3') => "30m",
+            KeyCode::Char('6') => "6h",
+            KeyCode::Char('0') => "unlimited",
+            _ => return,
+        };
+        let r = self.call(params::Snooze {
+            pane: pane.clone(),
+            length: Some(len.to_owned()),
+        });
+        self.said(app, &format!("{pane}: snoozed ({len})"), r);
+        self.refresh(app, &pane);
     }
 
     /// An action on the selected pane.

@@ -9,6 +9,7 @@ use ratatui::Frame;
 
 use super::model::{self, BANDS, BAND_KEYS};
 use super::{App, Input, Mode};
+use tend_protocol::reply::Restorable;
 
 /// What `?` shows.
 pub(crate) const KEYS_HELP: &str = "\
@@ -24,6 +25,7 @@ e             explain its state (rules, evidence)
 c             capture it as a test case
 1 … 0         show one band only (blocked … exited); again: all
 r             fetch the list again
+R             after a restart: what ran and where; Enter restores one, A every one
 ?             these keys
 q  Esc        close";
 
@@ -79,6 +81,9 @@ pub(crate) fn draw(f: &mut Frame<'_>, app: &mut App) {
         draw_preview(f, app, preview);
     }
     draw_foot(f, app, foot);
+    if let Mode::Restore(items, at) = &app.mode {
+        draw_restore(f, inset(area, 2, 1), items, *at);
+    }
     if let Mode::Text(title, lines, at) = &app.mode {
         let r = inset(area, 2, 1);
         f.render_widget(Clear, r);
@@ -96,6 +101,38 @@ pub(crate) fn draw(f: &mut Frame<'_>, app: &mut App) {
         ));
         f.render_widget(Paragraph::new(body).block(block), r);
     }
+}
+
+/// Draws the list over the view.
+fn draw_restore(f: &mut Frame<'_>, area: Rect, items: &[Restorable], at: usize) {
+    f.render_widget(Clear, area);
+    let mut lines: Vec<Line<'_>> = Vec::new();
+    let mut selected_row = 0;
+    for (i, c) in items.iter().enumerate() {
+        if i == at {
+            selected_row = lines.len();
+        }
+        let style = if i == at {
+            Style::default().add_modifier(Modifier::REVERSED)
+        } else {
+            Style::default()
+        };
+        for (n, l) in crate::cli::restore::line(c, false).lines().enumerate() {
+            let text = model::sanitize(l, 400);
+            lines.push(if n == 0 {
+                Line::styled(text, style)
+            } else {
+                Line::raw(text)
+            });
+        }
+    }
+    let h = area.height.saturating_sub(2) as usize;
+    let skip = (selected_row + 2).saturating_sub(h);
+    let body: Vec<Line<'_>> = lines.into_iter().skip(skip).collect();
+    let block = Block::default().borders(Borders::ALL).title(
+        " what ran when the last server ended — Enter restore this one · A every one · Esc back ",
+    );
+    f.render_widget(Paragraph::new(body).block(block), area);
 }
 
 fn inset(r: Rect, dx: u16, dy: u16) -> Rect {
