@@ -42,6 +42,7 @@ pub mod keys;
 pub mod links;
 pub mod manifests;
 pub mod notify;
+mod options;
 pub mod paths;
 pub mod pipes;
 pub mod project;
@@ -63,14 +64,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tend_core::{Core, Effect, Input, MuxJob, RemotesConfig, RequestId};
-use tend_detector::DetectorConfig;
-use tend_tmux::Server;
 
 use self::event::{Event, ReplyTx};
 use self::worker::Job;
 use crate::error::CliError;
 use crate::sampler::Sampler;
 
+pub use options::Options;
 pub use tend_core::RECONCILE_EVERY;
 
 /// Longest the event loop spends on pane output before it serves the
@@ -124,38 +124,6 @@ fn wake_at(wait: Duration, reader: &pipes::Reader, bell: bool) -> std::time::Ins
         Some(read) if reader.quiet() => read.min(table),
         Some(read) => read.min(reader.cadence().align(table)),
         None => table,
-    }
-}
-
-/// What the daemon needs to run.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// The tmux server.
-    pub server: Server,
-    /// Control socket path.
-    pub control: PathBuf,
-    /// Tap socket path.
-    pub tap: PathBuf,
-    /// This executable (for tap, hook and key commands).
-    pub tend_bin: PathBuf,
-    /// Detector timings.
-    pub detector: DetectorConfig,
-    /// The persistent state file (parks, snoozes, flags, reports).
-    pub state: PathBuf,
-    /// Key bindings from config.toml.
-    pub keys: crate::config::KeysConfig,
-    /// The zellij session to watch instead of the tmux server (whose
-    /// `server` is then unused).
-    pub zellij: Option<tend_zellij_host::Session>,
-}
-
-impl Options {
-    /// The multiplexer these options watch.
-    pub fn mux(&self) -> mux::Mux {
-        match self.zellij {
-            Some(_) => mux::Mux::Zellij,
-            None => mux::Mux::Tmux,
-        }
     }
 }
 

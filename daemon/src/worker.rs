@@ -14,7 +14,7 @@ use tokio::sync::mpsc::Sender;
 
 use super::event::Event;
 use super::guard;
-use super::Options;
+use crate::options::Options;
 use tend_core::{ClientInfo, Input, MuxJob, PaneInfo, Screen, TapOutcome};
 
 /// Work for a backend thread (the tmux worker, or zellij's): the core's

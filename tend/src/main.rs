@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use tend::cli::{self, Cli, Command};
 
 fn main() -> ExitCode {
@@ -56,8 +56,8 @@ fn main() -> ExitCode {
         Command::Hooks(a) => cli::hooks::run(a, &mut out),
         Command::Remote(a) => cli::remote::run(s, a, &mut out),
         Command::Demo(a) => cli::demo::demo(s, a, &mut out),
-        Command::Completions(a) => cli::docs::completions(a, &mut out),
-        Command::Man(a) => cli::docs::man(a, &mut out),
+        Command::Completions(a) => cli::docs::completions(Cli::command(), a, &mut out),
+        Command::Man(a) => cli::docs::man(Cli::command(), a, &mut out),
         Command::Play(a) => cli::demo::play(a),
         Command::Tap(a) => cli::internal::tap(a),
         Command::Poke(a) => cli::internal::poke(a),

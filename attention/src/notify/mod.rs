@@ -54,8 +54,6 @@ mod testutil;
 pub use notifier::{Notifier, FIRST_SIGHT_GRACE};
 pub use policy::{Policy, QuietHours, Switches, TimeOfDay, DEFAULT_GROUP_WINDOW};
 
-use compose::{compose, Entry, Subject, SOMEONE};
-
 /// A pane's status changed (the daemon's `pane.agent_status_changed`).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct StatusChange {

@@ -5,6 +5,7 @@
 //! Separate because it is the stateful part; the settings and the wording
 //! it uses live beside it.
 
+use super::compose::{compose, Entry, Subject, SOMEONE};
 use super::*;
 
 /// Panes seen for the first time this soon after the clock's start (the

@@ -5,6 +5,7 @@
 //! Separate because it is the book-keeping across panes (dispatched panes,
 //! labels, persistence), where the reporter file is one pane's lease.
 
+use super::reporter::{step, Lease};
 use super::*;
 
 /// Signs of life of a pane other than its reports, as the caller sees them

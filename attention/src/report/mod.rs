@@ -101,7 +101,27 @@ pub use book::{Alive, Applied, Change, PaneLife, ReportBook};
 pub use reporter::{Phase, Reporter};
 pub use tend_detector::psp::{Reading, Task};
 
-use reporter::{opt_dur, step, Lease};
+/// Serde for `Option<Duration>` as `"60s"` text.
+mod opt_dur {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use tend_detector::config::{format_duration, parse_duration};
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_some(&format_duration(*d)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Option::<String>::deserialize(d)?
+            .map(|s| parse_duration(&s).map_err(serde::de::Error::custom))
+            .transpose()
+    }
+}
 
 pub use tend_vocab::Lifecycle;
 

@@ -275,28 +275,6 @@ pub(super) fn step(r: &mut Reporter, now: Duration, cfg: &ReportConfig, signs: &
     }
 }
 
-/// Serde for `Option<Duration>` as `"60s"` text.
-pub(super) mod opt_dur {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    use tend_detector::config::{format_duration, parse_duration};
-
-    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
-        match d {
-            Some(d) => s.serialize_some(&format_duration(*d)),
-            None => s.serialize_none(),
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
-        Option::<String>::deserialize(d)?
-            .map(|s| parse_duration(&s).map_err(serde::de::Error::custom))
-            .transpose()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

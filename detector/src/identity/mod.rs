@@ -62,7 +62,6 @@ pub use unwrap::{candidates, candidates_with_source, script_path};
 pub use wrapper::{wrapper_of, WrapperKind, WrapperSeen};
 
 use shell::{basename, is_assignment, normalise, split_commands, stem};
-use unwrap::{wrapper_kind, Wrapper};
 
 /// The environment variable that forces a process's identity.
 pub const ENV_HINT: &str = "TEND_AGENT";

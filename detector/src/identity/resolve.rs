@@ -5,6 +5,7 @@
 //! Separate because it works on a whole process tree at one instant, where
 //! matching looks at one process and the trackers at successive samples.
 
+use super::unwrap::{wrapper_kind, Wrapper};
 use super::*;
 
 /// Bounds on the walk below the pane's shell: a fork bomb or a build with

@@ -9,6 +9,7 @@
 //! Separate because it is knowledge about wrappers, not agents: no
 //! manifest names a wrapper, and this table names no agent.
 
+use super::unwrap::{wrapper_kind, Wrapper};
 use super::*;
 
 /// What kind of wrapper a process is.

@@ -32,6 +32,7 @@ use tend_core::source::{PaneSnapshot, Probe, SampleError};
 pub mod linux;
 pub mod portable;
 
+mod exit_source;
 mod exits;
 pub mod os;
 mod ready;
@@ -39,7 +40,8 @@ mod ready;
 #[cfg(all(test, target_os = "linux"))]
 mod tests;
 
-pub use exits::{ExitSource, ExitWatch};
+pub use exit_source::ExitSource;
+pub use exits::ExitWatch;
 pub use ready::ReadySet;
 
 /// Above this many entries a cache is emptied (the identity cache of the

@@ -6,9 +6,8 @@ use crate::error::ErrorKind;
 use std::io::Write;
 use std::path::PathBuf;
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 
-use super::Cli;
 use crate::error::CliError;
 
 /// Arguments of `tend completions`.
@@ -34,9 +33,14 @@ pub struct ManArgs {
     pub dir: Option<PathBuf>,
 }
 
-/// `tend completions SHELL`.
-pub fn completions(args: &CompletionsArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let mut cmd = without_hidden(Cli::command());
+/// `tend completions SHELL` for the command tree `cmd` (tend's, from its
+/// parser's definition).
+pub fn completions(
+    cmd: clap::Command,
+    args: &CompletionsArgs,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let mut cmd = without_hidden(cmd);
     // Into memory first: clap_complete panics on a failed write (a closed
     // pipe), and an error here must be a message.
     let mut buf = Vec::new();
@@ -67,9 +71,8 @@ fn render(cmd: clap::Command, out: &mut dyn Write) -> std::io::Result<()> {
     clap_mangen::Man::new(cmd).render(out)
 }
 
-/// `tend man [--dir DIR]`.
-pub fn man(args: &ManArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let cmd = Cli::command();
+/// `tend man [--dir DIR]` for the command tree `cmd`.
+pub fn man(cmd: clap::Command, args: &ManArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let io = |what: String| {
         move |e: std::io::Error| CliError::new(ErrorKind::Io, format!("{what}: {e}"))
     };

@@ -23,26 +23,24 @@ use crate::error::ErrorKind;
 use std::io::Write;
 use std::path::PathBuf;
 
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 use serde_json::Value;
 
 use crate::error::CliError;
 
+mod agent;
 mod config;
 mod diff;
 mod run;
 mod spec;
 mod write;
 
+pub use agent::{hook_command, Agent, MARKER};
 use config::{insert_groups, inspect, parse_checked, remove_ours, ConfigFile, Overall};
 use diff::unified_diff;
 pub use run::{report_args, run_hook};
 use spec::{desired_groups, spec, Spec, Trust};
 use write::{backup_file, write_config};
-
-/// The shell comment that ends every command tend writes into an agent's
-/// hook configuration.
-pub const MARKER: &str = "# tend-managed";
 
 /// Arguments of `tend hooks`.
 #[derive(Debug, Args)]
@@ -92,17 +90,6 @@ pub struct RunArgs {
     pub agent: String,
     /// The agent's event name (e.g. `Stop`).
     pub event: String,
-}
-
-/// The agents whose hooks tend can install.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Agent {
-    /// Claude Code (`~/.claude/settings.json`).
-    Claude,
-    /// OpenAI Codex CLI (`~/.codex/hooks.json`).
-    Codex,
-    /// Gemini CLI (`~/.gemini/settings.json`).
-    Gemini,
 }
 
 // ---------------------------------------------------------------------------
@@ -481,22 +468,9 @@ fn tend_exe() -> Result<String, CliError> {
     Ok(s.to_string())
 }
 
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
-
-/// The command an installed hook runs. It never fails and never prints:
-/// whatever happens (tend gone, daemon not running), the agent sees exit 0
-/// and empty output.
-pub fn hook_command(exe: &str, agent: &str, event: &str) -> String {
-    format!(
-        "{} hooks run {agent} {event} >/dev/null 2>&1 || true {MARKER}",
-        shell_quote(exe)
-    )
-}
-
 #[cfg(test)]
 mod tests {
+    use super::agent::shell_quote;
     use super::*;
 
     #[test]

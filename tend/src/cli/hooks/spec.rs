@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use jsonc_parser::cst::CstInputValue;
 use serde::Deserialize;
 
-use super::{hook_command, Agent};
+use super::agent::{hook_command, Agent};
 
 /// The bundled tables, by file name.
 pub(super) const TABLES: &[(&str, &str)] = &[

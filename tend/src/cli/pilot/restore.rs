@@ -6,7 +6,8 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use tend_protocol::params;
 use tend_protocol::reply::{Restorable, Restored};
 
-use super::{model, App, Mode, Pilot};
+use super::app::{App, Mode};
+use super::{model, Pilot};
 
 impl Pilot {
     /// Asks the daemon what could be restored; `None` when it cannot say.

@@ -7,8 +7,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
+use super::app::{App, Input, Mode};
 use super::model::{self, BANDS, BAND_KEYS};
-use super::{App, Input, Mode};
 use tend_protocol::reply::Restorable;
 
 /// What `?` shows.

@@ -27,6 +27,7 @@ use crate::platform::CACHE_MAX;
 use tend_core::source::{PaneSnapshot, Probe, SampleError, SampleStats};
 
 mod fds;
+mod kept;
 mod process;
 pub(crate) mod stat;
 mod tree;
@@ -35,9 +36,8 @@ mod tree;
 pub(crate) mod tests;
 
 use fds::{FdCache, Which};
-use process::Identity;
+use kept::{ChildrenMode, Identity};
 use stat::{parse_stat, Stat};
-use tree::ChildrenMode;
 
 /// Cache entries unused for this many sweeps are dropped.
 const CACHE_KEEP_SWEEPS: u64 = 4;

@@ -4,23 +4,9 @@
 
 use tend_detector::identity::{ProcessInfo, ENV_HINT};
 
+use super::kept::Identity;
 use super::stat::Stat;
 use super::{ProcFs, SampleStats, CACHE_MAX, CMDLINE_MAX, ENVIRON_MAX};
-
-/// What a process runs: read once per (pid, start time, comm, image).
-#[derive(Debug, Clone)]
-pub(super) struct Identity {
-    pub(super) start: u64,
-    pub(super) comm: String,
-    /// The image's addresses when it was read (see `Stat::image`).
-    pub(super) image: [u64; 3],
-    pub(super) exe: String,
-    pub(super) argv: Vec<String>,
-    pub(super) env_agent: Option<String>,
-    pub(super) script_target: Option<String>,
-    /// The sweep generation that last used it.
-    pub(super) used: u64,
-}
 
 impl ProcFs {
     /// What `pid` runs, from the cache when it is the same process image.

@@ -9,19 +9,9 @@ use std::io;
 use tend_detector::identity::ProcessInfo;
 
 use super::fds::Which;
+use super::kept::ChildrenMode;
 use super::stat::Stat;
 use super::{gone_or_io, PaneSnapshot, Probe, ProcFs, SampleError, SampleStats};
-
-/// How children are found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum ChildrenMode {
-    /// Not known yet (decided on the first walk).
-    Unknown,
-    /// `/proc/<pid>/task/<tid>/children` exists.
-    Files,
-    /// It does not: scan `/proc/*/stat` (once per sample).
-    Scan,
-}
 
 impl ProcFs {
     /// One probe: the shell's `stat` (one read).

@@ -7,8 +7,8 @@ use jsonc_parser::cst::{CstArray, CstNode, CstObject, CstObjectProp};
 
 use super::cst::{member, to_value};
 use super::read::{parse_checked, ConfigFile};
+use crate::cli::hooks::agent::MARKER;
 use crate::cli::hooks::spec::{Group, Spec};
-use crate::cli::hooks::MARKER;
 use crate::error::CliError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
