@@ -25,10 +25,16 @@ pub struct PaneFacts {
     pub parked: bool,
     /// The pane is snoozed (and the snooze has not run out).
     pub snoozed: bool,
+    /// Waiting on its plan's usage limit, the reset it named has passed:
+    /// the agent can go on, and only the user (or a resume) makes it.
+    pub reset_passed: bool,
 }
 
 /// The band of one pane. Parked and snoozed take precedence over every
-/// state, a blocked run included: the user said so.
+/// state, a blocked run included: the user said so. A run waiting on its
+/// plan's usage limit is `limited`, no demand, until the reset it named
+/// has passed (or for good when it named none): nobody can do anything
+/// for it before.
 pub fn band(f: &PaneFacts) -> Option<Band> {
     let state = f.state?;
     if f.parked {
@@ -39,6 +45,7 @@ pub fn band(f: &PaneFacts) -> Option<Band> {
     }
     Some(match state {
         State::Waiting if f.reason == Some(Reason::Error) => Band::Blocked,
+        State::Waiting if f.reason == Some(Reason::Limit) && !f.reset_passed => Band::Limited,
         State::Waiting => Band::Waiting,
         State::Working if f.quiet => Band::Quiet,
         State::Working | State::Directing => Band::Working,
@@ -70,12 +77,13 @@ pub struct Candidate<'a> {
 }
 
 fn reason_rank(r: Option<Reason>) -> u8 {
-    // Approval first (one keystroke unblocks it), then error, question, prompt.
+    // Approval first (one keystroke unblocks it), then error, question,
+    // prompt; a limit whose reset passed waits for a word, as a prompt does.
     match r {
         Some(Reason::Approval) => 0,
         Some(Reason::Error) => 1,
         Some(Reason::Question) => 2,
-        Some(Reason::Prompt) | None => 3,
+        Some(Reason::Prompt | Reason::Limit) | None => 3,
     }
 }
 
@@ -172,10 +180,37 @@ pub fn sentence(name: &str, state: State, reason: Option<Reason>) -> String {
         (State::Waiting, Some(Reason::Approval)) => format!("{name} is waiting for approval"),
         (State::Waiting, Some(Reason::Question)) => format!("{name} asked a question"),
         (State::Waiting, Some(Reason::Error)) => format!("{name} is blocked by an error"),
+        (State::Waiting, Some(Reason::Limit)) => format!("{name}'s usage limit has reset"),
         (State::Waiting, _) => format!("{name} is waiting for input"),
         (State::Completed, _) => format!("{name} finished"),
         (State::Working, _) => format!("{name} has gone quiet"),
         (s, _) => format!("{name} is {s}"),
+    }
+}
+
+/// The notification sentence for an agent that hit its plan's usage
+/// limit: "Claude hit its usage limit · resets 15:00", or without a reset
+/// it named "Claude hit its usage limit".
+pub fn limit_sentence(name: &str, resets: Option<&str>) -> String {
+    match resets {
+        Some(at) => format!("{name} hit its usage limit · resets {at}"),
+        None => format!("{name} hit its usage limit"),
+    }
+}
+
+/// "1 agent limited until 15:00", "3 agents limited, the first until
+/// 15:00" (`soonest` is the first reset, as the user reads the time);
+/// `None` for zero.
+pub fn limited_sentence(n: usize, soonest: Option<&str>) -> Option<String> {
+    let until = |at: &str| match n {
+        1 => format!("1 agent limited until {at}"),
+        n => format!("{n} agents limited, the first until {at}"),
+    };
+    match (n, soonest) {
+        (0, _) => None,
+        (_, Some(at)) => Some(until(at)),
+        (1, None) => Some("1 agent limited".to_owned()),
+        (n, None) => Some(format!("{n} agents limited")),
     }
 }
 
@@ -213,6 +248,7 @@ pub fn group_sentence(members: &[(State, Option<Reason>)]) -> Option<String> {
             }
             (State::Waiting, Some(Reason::Question)) => format!("{n} agents asked a question"),
             (State::Waiting, Some(Reason::Error)) => format!("{n} agents are blocked by an error"),
+            (State::Waiting, Some(Reason::Limit)) => format!("{n} agents' usage limits have reset"),
             (State::Completed, _) => format!("{n} agents finished"),
             _ => format!("{n} agents need you"),
         }
@@ -233,6 +269,7 @@ mod tests {
             seen: false,
             parked: false,
             snoozed: false,
+            reset_passed: false,
         }
     }
 
@@ -244,6 +281,24 @@ mod tests {
             (facts(State::Waiting, Some(Reason::Approval)), Some(Waiting)),
             (facts(State::Waiting, Some(Reason::Question)), Some(Waiting)),
             (facts(State::Waiting, Some(Reason::Prompt)), Some(Waiting)),
+            // A usage limit is no demand until its reset passes; then the
+            // agent waits for a word like any other.
+            (facts(State::Waiting, Some(Reason::Limit)), Some(Limited)),
+            (
+                PaneFacts {
+                    reset_passed: true,
+                    ..facts(State::Waiting, Some(Reason::Limit))
+                },
+                Some(Waiting),
+            ),
+            (
+                PaneFacts {
+                    snoozed: true,
+                    reset_passed: true,
+                    ..facts(State::Waiting, Some(Reason::Limit))
+                },
+                Some(Snoozed),
+            ),
             (
                 PaneFacts {
                     quiet: true,
@@ -307,6 +362,7 @@ mod tests {
             Waiting,
             Quiet,
             ReadyForReview,
+            Limited,
             Working,
             Parked,
             Snoozed,
@@ -314,6 +370,7 @@ mod tests {
             Idle,
             Exited,
         ];
+        assert_eq!(order.as_slice(), Band::ALL);
         for w in order.windows(2) {
             assert!(w[0] < w[1]);
         }
@@ -325,6 +382,7 @@ mod tests {
             rollup(&[Idle, Working, ReadyForReview]),
             Some(ReadyForReview)
         );
+        assert_eq!(rollup(&[Idle, Working, Limited]), Some(Limited));
         assert_eq!(rollup(&[]), None);
     }
 
@@ -347,9 +405,13 @@ mod tests {
             c("%7", Band::Working, None, 0.0),
             c("%8", Band::Quiet, None, 0.0),
             c("%9", Band::Parked, None, 0.0),
+            c("%10", Band::Limited, Some(Reason::Limit), 0.0),
+            c("%11", Band::Waiting, Some(Reason::Limit), 0.5),
         ];
         let order = attention_order(&panes);
-        assert_eq!(order, vec!["%6", "%5", "%4", "%3", "%1", "%2", "%8"]);
+        // A limit not yet reset is left out; one whose reset passed waits
+        // for a word, beside the prompts.
+        assert_eq!(order, vec!["%6", "%5", "%4", "%3", "%11", "%1", "%2", "%8"]);
         assert_eq!(next_after(&order, None), Some("%6"));
         assert_eq!(next_after(&order, Some("%6")), Some("%5"));
         assert_eq!(next_after(&order, Some("%8")), Some("%6"));
@@ -403,5 +465,32 @@ mod tests {
             "The park on %3 was released"
         );
         assert_eq!(gone_sentence("Claude"), "Claude is gone");
+        let l = (State::Waiting, Some(Reason::Limit));
+        assert_eq!(
+            sentence("Claude", l.0, l.1),
+            "Claude's usage limit has reset"
+        );
+        assert_eq!(
+            group_sentence(&[l, l]).as_deref(),
+            Some("2 agents' usage limits have reset")
+        );
+        assert_eq!(
+            limit_sentence("Codex", Some("15:00")),
+            "Codex hit its usage limit · resets 15:00"
+        );
+        assert_eq!(limit_sentence("Codex", None), "Codex hit its usage limit");
+        assert_eq!(
+            limited_sentence(1, Some("15:00")).as_deref(),
+            Some("1 agent limited until 15:00")
+        );
+        assert_eq!(
+            limited_sentence(3, Some("Tue 09:00")).as_deref(),
+            Some("3 agents limited, the first until Tue 09:00")
+        );
+        assert_eq!(
+            limited_sentence(2, None).as_deref(),
+            Some("2 agents limited")
+        );
+        assert_eq!(limited_sentence(0, Some("15:00")), None);
     }
 }

@@ -21,6 +21,8 @@
 //! * [`park`] — park (shelve with a note, maybe gated on another pane) and
 //!   snooze
 //! * [`stopflag`] — stop requests an agent must read and acknowledge
+//! * [`limit`] — usage limits: each pane's, when it resets, when tend
+//!   resumes the agent
 //! * [`notify`] — when to notify, grouped, and in what words
 //!
 //! [`State`]: tend_detector::State
@@ -30,13 +32,14 @@
 #![warn(missing_docs)]
 
 mod bands;
+pub mod limit;
 pub mod notify;
 pub mod park;
 pub mod report;
 pub mod stopflag;
 
 pub use bands::{
-    attention_order, band, demand_sentence, gone_sentence, group_sentence, next_after,
-    park_released_sentence, quiet_sentence, rollup, sentence, summary, working_order, Band,
-    Candidate, PaneFacts,
+    attention_order, band, demand_sentence, gone_sentence, group_sentence, limit_sentence,
+    limited_sentence, next_after, park_released_sentence, quiet_sentence, rollup, sentence,
+    summary, working_order, Band, Candidate, PaneFacts,
 };

@@ -13,6 +13,10 @@ words! {
         Quiet = "quiet",
         /// Completed and not yet seen.
         ReadyForReview = "ready_for_review",
+        /// Waiting for its plan's usage limit to reset: no demand until
+        /// the reset passes (then it is `waiting`), shown apart with its
+        /// clock.
+        Limited = "limited",
         /// Working or directing: hued, no demand.
         Working = "working",
         /// Shelved by the user.

@@ -34,6 +34,11 @@ words! {
         /// At a prompt that is not its normal input box, or silent after
         /// work with no evidence of what it wants.
         Prompt = "prompt",
+        /// The plan's usage limit is reached: the agent stopped until a
+        /// reset it names (or the user changes plan or model). A wait with
+        /// a known end, not an error to fix: no demand until the reset
+        /// passes.
+        Limit = "limit",
     }
 }
 
@@ -56,7 +61,10 @@ mod tests {
             ]
         );
         let reasons: Vec<&str> = Reason::ALL.iter().map(Reason::as_str).collect();
-        assert_eq!(reasons, ["approval", "error", "question", "prompt"]);
+        assert_eq!(
+            reasons,
+            ["approval", "error", "question", "prompt", "limit"]
+        );
         assert_eq!(
             serde_json::to_string(&Some(Reason::Approval)).expect("writes"),
             "\"approval\""

@@ -22,6 +22,10 @@ pub(super) enum Subject {
     },
     /// A reporter went gone.
     Gone,
+    /// Hit its plan's usage limit; when it resets, as the user reads it.
+    Limited(Option<String>),
+    /// tend sent this text at the limit's reset.
+    Resumed(String),
 }
 
 impl Subject {
@@ -30,6 +34,7 @@ impl Subject {
             Subject::Demand(State::Waiting, Some(Reason::Error)) => Urgency::Critical,
             Subject::Demand(State::Waiting, _) => Urgency::Normal,
             Subject::Demand(_, _) | Subject::Quiet => Urgency::Low,
+            Subject::Limited(_) | Subject::Resumed(_) => Urgency::Low,
             Subject::Park { .. } | Subject::Gone => Urgency::Normal,
         }
     }
@@ -45,14 +50,19 @@ impl Subject {
             Subject::Demand(State::Waiting, _) => 3,
             Subject::Park { .. } => 4,
             Subject::Gone => 5,
-            Subject::Quiet => 6,
-            Subject::Demand(_, _) => 7,
+            Subject::Resumed(_) => 6,
+            Subject::Limited(_) => 7,
+            Subject::Quiet => 8,
+            Subject::Demand(_, _) => 9,
         }
     }
 
     /// A status entry (replaced by the pane's next status).
     pub(super) fn is_status(&self) -> bool {
-        matches!(self, Subject::Demand(..) | Subject::Quiet)
+        matches!(
+            self,
+            Subject::Demand(..) | Subject::Quiet | Subject::Limited(_)
+        )
     }
 }
 
@@ -76,6 +86,8 @@ impl Entry {
             Subject::Quiet => bands::sentence(&self.name, State::Working, None),
             Subject::Park { note, .. } => bands::park_released_sentence(&self.pane, note),
             Subject::Gone => bands::gone_sentence(&self.name),
+            Subject::Limited(resets) => bands::limit_sentence(&self.name, resets.as_deref()),
+            Subject::Resumed(_) => format!("tend resumed {} at its usage limit's reset", self.name),
         }
     }
 
@@ -96,6 +108,10 @@ impl Entry {
                 }
             }
             Subject::Gone => format!("{place}: it stopped reporting and shows no sign of life"),
+            Subject::Resumed(text) => format!(
+                "{place}: sent {:?}",
+                tend_detector::psp::clean_text(text, MAX_MESSAGE)
+            ),
             Subject::Demand(..) => match self
                 .message
                 .as_deref()
@@ -170,6 +186,10 @@ fn group_title(entries: &[Entry]) -> String {
         format!("{n} agents are gone")
     } else if all(|s| *s == Subject::Quiet) {
         bands::quiet_sentence(n).unwrap_or_default()
+    } else if all(|s| matches!(s, Subject::Limited(_))) {
+        format!("{n} agents hit their usage limit")
+    } else if all(|s| matches!(s, Subject::Resumed(_))) {
+        format!("tend resumed {n} agents at their usage limits' reset")
     } else {
         format!("{n} agents want your attention")
     }

@@ -12,7 +12,9 @@
 //!   ready for review), or when what it demands changes (a question that
 //!   turns into an approval dialog, a wait that ends in a finished turn).
 //!   Quiet, a park released by its gate and a reporter gone are notified
-//!   too, each behind its own switch ([`Switches`]).
+//!   too, each behind its own switch ([`Switches`]), and so are a usage
+//!   limit hit (the `limited` band, no demand), its reset (the pane then
+//!   demands: `waiting` with reason `limit`) and tend resuming the agent.
 //! * Never for a pane a client is showing: the user is looking at it.
 //! * Bursts are grouped: the first notifiable happening opens a window
 //!   ([`Policy::group_window`], 200 ms by default); everything that arrives
@@ -80,6 +82,9 @@ pub struct StatusChange {
     /// What the agent said about it (`tend report --message`, an OSC 7501
     /// `msg`): shown in the notification's body.
     pub message: Option<String>,
+    /// When its plan's usage limit resets, as the user reads the time
+    /// (`15:00`, `Tue 09:00`), while it waits on one that named it.
+    pub resets: Option<String>,
 }
 
 /// Something the notifier is told about.
@@ -109,6 +114,13 @@ pub enum Happening {
     Closed {
         /// The pane.
         pane: String,
+    },
+    /// tend sent the resume text into a pane at its usage limit's reset.
+    Resumed {
+        /// The pane.
+        pane: String,
+        /// What was sent.
+        text: String,
     },
 }
 

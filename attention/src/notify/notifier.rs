@@ -76,6 +76,12 @@ impl Notifier {
                     .retain(|e| !(e.pane == pane && e.subject == Subject::Gone));
                 self.push(now, pane, Subject::Gone, None, None);
             }
+            Happening::Resumed { pane, text } => {
+                if !self.allowed(local, self.policy.switches.limit) {
+                    return;
+                }
+                self.push(now, pane, Subject::Resumed(text), None, None);
+            }
             Happening::Closed { pane } => {
                 self.pending
                     .retain(|e| e.pane != pane || e.subject == Subject::Gone);
@@ -114,6 +120,10 @@ impl Notifier {
             }
             (Some(Band::Quiet), _) if s.prev_band != Some(Band::Quiet) => Some(Subject::Quiet),
             (Some(Band::Quiet), _) => return,
+            (Some(Band::Limited), _) if s.prev_band != Some(Band::Limited) => {
+                Some(Subject::Limited(s.resets.clone()))
+            }
+            (Some(Band::Limited), _) => return,
             _ => None,
         };
         // A newer status replaces the pane's pending status entry; a pane
@@ -133,10 +143,12 @@ impl Notifier {
             Subject::Demand(State::Waiting, Some(Reason::Approval)) => sw.approval,
             Subject::Demand(State::Waiting, Some(Reason::Question)) => sw.question,
             Subject::Demand(State::Waiting, Some(Reason::Error)) => sw.error,
+            Subject::Demand(State::Waiting, Some(Reason::Limit)) => sw.limit,
+            Subject::Limited(_) => sw.limit,
             Subject::Demand(State::Waiting, _) => sw.prompt,
             Subject::Demand(_, _) => sw.completed,
             Subject::Quiet => sw.quiet,
-            Subject::Park { .. } | Subject::Gone => false,
+            Subject::Park { .. } | Subject::Gone | Subject::Resumed(_) => false,
         };
         if !self.allowed(local, on) {
             return;
@@ -545,5 +557,64 @@ mod tests {
         // Later, a new pane that opens on a dialog is news.
         n.handle(ms(60_000), NOON, Happening::Status(first));
         assert_eq!(run(&mut n, 60_000, 60_300).len(), 1);
+    }
+
+    #[test]
+    fn a_usage_limit_is_told_when_hit_when_it_resets_and_when_resumed() {
+        let mut n = Notifier::new(Policy::default());
+        // Hit: the limited band (no demand), with the reset as the user
+        // reads it.
+        let mut hit = change("%2", "Claude", State::Waiting, Some(Reason::Limit));
+        assert_eq!(hit.band, Some(Band::Limited));
+        hit.resets = Some("15:00".into());
+        n.handle(ms(1000), NOON, Happening::Status(hit.clone()));
+        let out = run(&mut n, 1000, 1300);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].title, "Claude hit its usage limit · resets 15:00");
+        assert_eq!(out[0].urgency, Urgency::Low);
+        // Redrawn (same band): nothing new.
+        let mut again = hit.clone();
+        again.prev_state = Some(State::Waiting);
+        again.prev_reason = Some(Reason::Limit);
+        again.prev_band = Some(Band::Limited);
+        n.handle(ms(2000), NOON, Happening::Status(again.clone()));
+        assert!(run(&mut n, 2000, 2300).is_empty());
+        // The reset passes: the pane now demands.
+        let mut reset = again;
+        reset.band = Some(Band::Waiting);
+        n.handle(ms(3000), NOON, Happening::Status(reset));
+        let out = run(&mut n, 3000, 3300);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].title, "Claude's usage limit has reset");
+        assert_eq!(out[0].urgency, Urgency::Normal);
+        // tend resumed it.
+        n.handle(
+            ms(4000),
+            NOON,
+            Happening::Resumed {
+                pane: "%2".into(),
+                text: "continue".into(),
+            },
+        );
+        let out = run(&mut n, 4000, 4300);
+        assert_eq!(
+            out[0].title,
+            "tend resumed Claude at its usage limit's reset"
+        );
+        assert_eq!(out[0].body, "%2 in session main: sent \"continue\"");
+        // The switch turns all three off.
+        let mut policy = Policy::default();
+        policy.switches.limit = false;
+        let mut quiet = Notifier::new(policy);
+        quiet.handle(ms(1000), NOON, Happening::Status(hit));
+        quiet.handle(
+            ms(1000),
+            NOON,
+            Happening::Resumed {
+                pane: "%2".into(),
+                text: "continue".into(),
+            },
+        );
+        assert!(run(&mut quiet, 1000, 1500).is_empty());
     }
 }

@@ -28,6 +28,9 @@ pub struct Switches {
     pub park_released: bool,
     /// A self-reporting agent went gone.
     pub gone: bool,
+    /// An agent hit its plan's usage limit, the limit reset, tend resumed
+    /// it.
+    pub limit: bool,
 }
 
 impl Default for Switches {
@@ -41,6 +44,7 @@ impl Default for Switches {
             quiet: false,
             park_released: true,
             gone: true,
+            limit: true,
         }
     }
 }

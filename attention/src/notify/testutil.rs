@@ -17,6 +17,7 @@ pub(super) fn change(pane: &str, name: &str, state: State, reason: Option<Reason
         seen: false,
         parked: false,
         snoozed: false,
+        reset_passed: false,
     });
     StatusChange {
         pane: pane.into(),
@@ -30,6 +31,7 @@ pub(super) fn change(pane: &str, name: &str, state: State, reason: Option<Reason
         prev_reason: None,
         prev_band: Some(Band::Working),
         message: None,
+        resets: None,
     }
 }
 
