@@ -39,6 +39,9 @@ pub struct Replayed {
     /// Each change of what the program's reports say (`None`: nothing any
     /// more, the screen decides), with its time, in order.
     pub words: Vec<(Duration, Option<Reading>)>,
+    /// Each change of the words the screen says a usage limit resets at
+    /// ([`PaneDetector::reset_words`]), with its time, in order.
+    pub resets: Vec<(Duration, Option<String>)>,
 }
 
 /// [`replay`], with the program's own word beside the transitions.
@@ -50,10 +53,18 @@ pub fn replay_all(
     procs: &[ProcSample],
 ) -> Replayed {
     let mut words: Vec<(Duration, Option<Reading>)> = Vec::new();
+    let mut resets: Vec<(Duration, Option<String>)> = Vec::new();
     let mut note = |det: &PaneDetector, at: Duration| {
         let now = det.psp().reading();
         if words.last().map_or(now.is_some(), |(_, w)| *w != now) {
             words.push((at, now));
+        }
+        let reset = det.reset_words();
+        if resets
+            .last()
+            .map_or(reset.is_some(), |(_, r)| r.as_deref() != reset)
+        {
+            resets.push((at, reset.map(str::to_owned)));
         }
     };
     let mut det = PaneDetector::new(cfg, cast.header.height, cast.header.width);
@@ -150,9 +161,11 @@ pub fn replay_all(
         note(&det, at);
     }
     det.tick(end);
+    note(&det, end);
     drain(&mut det, &mut out);
     Replayed {
         transitions: out,
         words,
+        resets,
     }
 }

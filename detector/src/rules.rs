@@ -167,6 +167,10 @@ pub struct Evidence {
     pub declared_reason: Option<Reason>,
     /// Its confidence.
     pub confidence: f32,
+    /// A limit rule's words for when the limit resets (`9:37am (UTC)`),
+    /// as the screen shows them (see [`crate::manifest::ResetWords`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reset: Option<String>,
 }
 
 /// Where the input box's rules are on one screen, for one manifest:
@@ -287,6 +291,10 @@ pub fn evaluate(view: &ScreenView, manifest: &Manifest) -> Option<Evidence> {
             reason: manifest.reason_of(r),
             declared_reason: downgraded(manifest, r),
             confidence: r.confidence,
+            reset: r
+                .reset
+                .as_ref()
+                .and_then(|w| w.find(&src.text(w.region).joined)),
         })
 }
 

@@ -17,8 +17,8 @@
 //! * held-out: ≥ 97 % exact and ≥ 99 % coarse pooled, and ≥ 99 % exact on
 //!   each agent's part (without [`no_screen_evidence`]'s recordings, held to
 //!   coarse ≥ 99 % instead; both figures are printed);
-//! * everywhere: every labelled approval / question / error segment
-//!   detected, and never waiting or completed while the label says working.
+//! * everywhere: every labelled approval / question / error / limit
+//!   segment detected, and never waiting or completed while the label says working.
 //!
 //! Recordings in which the agent reports its own state (OSC 7501, recorded
 //! under `tend run`: `<scenario>~tend-run@WxH`) are printed here with what
@@ -245,7 +245,7 @@ fn score(rec: &Recording, ts: &[Transition]) -> Score {
         let need = label == State::Waiting
             && matches!(
                 reason,
-                Some(Reason::Approval | Reason::Question | Reason::Error)
+                Some(Reason::Approval | Reason::Question | Reason::Error | Reason::Limit)
             );
         let mut hit = false;
         let mut x = start;
@@ -469,7 +469,7 @@ fn corpus_agreement_with_labels() {
         }
         if s.caught < s.need {
             failures.push(format!(
-                "{name}: a labelled approval/question/error segment was never detected"
+                "{name}: a labelled approval/question/error/limit segment was never detected"
             ));
         }
         if s.false_demand > 0 {

@@ -8,6 +8,7 @@ mod corpus;
 mod engine_runs;
 mod eval_backoff;
 mod identity_corpus;
+mod limit_corpus;
 mod manifest_examples;
 mod psp_engine;
 mod resize;

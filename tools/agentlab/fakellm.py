@@ -298,6 +298,7 @@ def next_step(tool_result=None, rid=None):
             STATE["main_requests"] += 1
         time.sleep(DENY_STEP["ttft"])
         return -2, DENY_STEP
+    passed = None
     with LOCK:
         steps = SCENARIOS.get(STATE["scenario"], [])
         i = STATE["step"]
@@ -309,10 +310,13 @@ def next_step(tool_result=None, rid=None):
             reset = STATE["limit_resets"].setdefault(i, limit_reset_at(step))
             if time.time() < reset:
                 return i, dict(step, reset_at=reset)
-            log_event("limit_reset_passed", step=i, reset_at=reset)
+            passed = (i, reset)
             i += 1
             step = steps[i] if i < len(steps) else DEFAULT_STEP
         STATE["step"] = i + 1
+    if passed:
+        # logged outside LOCK: log_event takes it too
+        log_event("limit_reset_passed", step=passed[0], reset_at=passed[1])
     if step.get("ttft"):
         time.sleep(step["ttft"])
     return i, step

@@ -632,9 +632,10 @@ PROFILES = {
         interrupted_screen=r"Request cancelled",
         error_quiet=25, error_max=90,
         # the usage-limit dialog ("Usage limit reached for all Pro models." /
-        # "● 1. Keep trying  2. Stop"): Enter keeps trying; the Gemini API's
+        # "● 1. Keep trying  2. Stop"): 1 keeps trying (its radio list takes
+        # the option's digit, as the approval dialog's); the Gemini API's
         # daily quota (limit_weekly) names no reset
-        limit_resume_keys=[("Enter", False)],
+        limit_resume_keys=[("1", False)],
         limit_reset_hidden=("limit_weekly",),
     ),
     "aider": dict(

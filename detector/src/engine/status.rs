@@ -46,6 +46,9 @@ pub struct Status {
     /// The agent of the run is still running (false once it has exited:
     /// `agent` then names the agent whose run ended in this pane).
     pub live: bool,
+    /// Waiting on its usage limit: the words its screen says the limit
+    /// resets at (`9:37am (UTC)`), when its limit rule reads them.
+    pub reset: Option<String>,
 }
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -107,7 +110,24 @@ impl PaneDetector {
                 None
             },
             live: live && !exited,
+            reset: self.reset_words().map(str::to_owned),
         }
+    }
+
+    /// The words of the screen's limit rule for when the limit resets,
+    /// while the run waits on its usage limit and the screen still shows
+    /// them.
+    pub fn reset_words(&self) -> Option<&str> {
+        let cur = self.machine.current();
+        let identified = self.manifest.is_some() || self.ended.is_some();
+        let limited = cur.state == Some(State::Waiting) && cur.reason == Some(Reason::Limit);
+        if !(identified && limited) {
+            return None;
+        }
+        self.evidence
+            .as_ref()
+            .filter(|e| e.reason == Some(Reason::Limit))
+            .and_then(|e| e.reset.as_deref())
     }
 
     /// Every rule's verdict on the current screen, and why the pane is in

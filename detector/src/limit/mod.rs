@@ -5,8 +5,10 @@
 //! (UTC)", Codex "try again at 9:38 AM." or "try again at Dec 9th, 2026
 //! 6:33 AM.", Gemini CLI "Access resets at 9:41 AM UTC."; others give a
 //! span ("in 2h 14m") or a timestamp. An agent's limit rule cuts the words
-//! out of its screen (the manifest's `reset`, see `manifest::ResetText`);
-//! [`parse_reset`] turns them into a Unix time.
+//! out of its screen (the manifest's `reset`, see
+//! [`crate::manifest::ResetWords`]); [`parse_reset`] turns them into a
+//! Unix time. [`resume`] is the last look before tend types into a pane at
+//! its limit: is the limit still on the screen, and what goes on from it.
 //!
 //! Pure: the present and the user's zone are arguments. A time without a
 //! date is the next such time (one already passed by less than an hour
@@ -17,12 +19,14 @@
 //! is taken for the user's own, which is where the agent runs.
 
 mod civil;
+mod resume;
 
 use std::sync::OnceLock;
 
 use regex::Regex;
 
 use civil::{valid_date, Civil};
+pub use resume::{resume, NotAtLimit, Resume};
 
 /// How long before `now` a time without a date may lie and still be
 /// today's (the screen was drawn before the reset and is read after it).
@@ -40,24 +44,78 @@ const GRACE: i64 = 3600;
 /// assert_eq!(parse_reset("in 2h 14m", now, 0), Some(now + 2 * 3600 + 14 * 60));
 /// ```
 pub fn parse_reset(text: &str, now: i64, offset: i32) -> Option<i64> {
+    read_reset(text, now, offset).map(|r| r.at)
+}
+
+/// When a limit resets, as far as the words tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reset {
+    /// The time the words name (Unix seconds).
+    pub at: i64,
+    /// How much later the reset may really be, in seconds: the agents
+    /// drop what they do not draw ("resets 3:05pm" is 15:05:00 to
+    /// 15:05:59, "Aug 8" any time that day). 1 when the words name the
+    /// second.
+    pub within: i64,
+}
+
+/// [`parse_reset`], with how precisely the words name the time.
+pub fn read_reset(text: &str, now: i64, offset: i32) -> Option<Reset> {
     let text = normalise(text);
-    if let Some(at) = relative(&text, now) {
-        return Some(at);
+    if let Some(r) = relative(&text, now) {
+        return Some(r);
     }
-    if let Some(at) = iso(&text, offset) {
-        return Some(at);
+    if let Some(r) = iso(&text, offset) {
+        return Some(r);
     }
     if let Some(at) = epoch(&text) {
-        return Some(at);
+        return Some(Reset { at, within: 1 });
     }
     let (rest, zone) = take_zone(&text);
     let offset = zone.unwrap_or(offset);
     let time = clock(&rest);
     let date = date(&rest);
-    if time.is_none() && date.is_none() {
-        return None;
+    let within = match time {
+        Some((_, _, _, true)) => 1,
+        Some(_) => 60,
+        None if date.is_some() => 86_400,
+        None => return None,
+    };
+    let (h, m, s, _) = time.unwrap_or((0, 0, 0, false));
+    let at = resolve(date, (h, m, s), now, offset)?;
+    Some(Reset { at, within })
+}
+
+/// A reset as the user reads it in their zone (`offset` seconds east of
+/// UTC): `15:05` on the day of `now`, `Tue 15:05` within the week ahead,
+/// `Dec 9 15:05` beyond (24-hour: the status line has no room for
+/// `p.m.`).
+pub fn local_clock(at: i64, now: i64, offset: i32) -> String {
+    const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+    const NAMES: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let t = Civil::at(at, offset);
+    let clock = format!("{:02}:{:02}", t.hour, t.minute);
+    let days = t.days() - Civil::at(now, offset).days();
+    match days {
+        0 => clock,
+        1..=6 => format!("{} {clock}", DAYS[t.weekday() as usize]),
+        _ => format!("{} {} {clock}", NAMES[(t.month - 1) as usize], t.day),
     }
-    resolve(date, time.unwrap_or((0, 0, 0)), now, offset)
+}
+
+/// How long until a reset, as a clock counting down: `2h 14m`, `45m`,
+/// `3d 2h`, `40s`; `0s` once it is past.
+pub fn countdown(secs: i64) -> String {
+    let s = secs.max(0);
+    let (d, h, m) = (s / 86_400, s % 86_400 / 3600, s % 3600 / 60);
+    match (d, h, m) {
+        (0, 0, 0) => format!("{s}s"),
+        (0, 0, m) => format!("{m}m"),
+        (0, h, m) => format!("{h}h {m:02}m"),
+        (d, h, _) => format!("{d}d {h}h"),
+    }
 }
 
 /// Lower case, one space between words, no trailing full stop.
@@ -79,7 +137,7 @@ fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
 }
 
 /// "in 2h 14m", "2h14m", "2 hours", "45 min", "1 day, 3 hours and 5 mins".
-fn relative(text: &str, now: i64) -> Option<i64> {
+fn relative(text: &str, now: i64) -> Option<Reset> {
     static PART: OnceLock<Regex> = OnceLock::new();
     // Longest unit first: the regex crate takes the first alternative that
     // matches, so "2hours" is two hours, not two h and a stray "ours".
@@ -91,7 +149,7 @@ fn relative(text: &str, now: i64) -> Option<i64> {
         .strip_prefix("in ")
         .or_else(|| text.strip_prefix("after "))
         .unwrap_or(text);
-    let (mut total, mut seen, mut last) = (0i64, false, 0);
+    let (mut total, mut within, mut last) = (0i64, 0i64, 0);
     let mut rest = String::new();
     for c in part.captures_iter(body) {
         let whole = c.get(0)?;
@@ -105,16 +163,19 @@ fn relative(text: &str, now: i64) -> Option<i64> {
             _ => 1,
         };
         total += n * unit;
-        seen = true;
+        within = if within == 0 { unit } else { within.min(unit) };
     }
     rest.push_str(&body[last..]);
     // Only spans and what joins them: "3pm" or "5 mangoes" is no span.
     let stray = rest.split([' ', ',']).any(|w| !w.is_empty() && w != "and");
-    (seen && !stray).then_some(now + total)
+    (within > 0 && !stray).then_some(Reset {
+        at: now + total,
+        within,
+    })
 }
 
 /// "2026-12-09T06:33:00Z", "2026-12-09 06:33 +01:00", "2026-12-09".
-fn iso(text: &str, offset: i32) -> Option<i64> {
+fn iso(text: &str, offset: i32) -> Option<Reset> {
     static ISO: OnceLock<Regex> = OnceLock::new();
     let c = re(
         &ISO,
@@ -138,7 +199,15 @@ fn iso(text: &str, offset: i32) -> Option<i64> {
         minute: num(5).unwrap_or(0),
         second: num(6).unwrap_or(0),
     };
-    (t.hour < 24 && t.minute < 60 && t.second < 60).then(|| t.unix(zone))
+    let within = match (c.get(6), c.get(5)) {
+        (Some(_), _) => 1,
+        (None, Some(_)) => 60,
+        (None, None) => 86_400,
+    };
+    (t.hour < 24 && t.minute < 60 && t.second < 60).then(|| Reset {
+        at: t.unix(zone),
+        within,
+    })
 }
 
 /// Unix seconds, as some agents print `resets_at` (ten digits).
@@ -208,8 +277,9 @@ fn zone_offset(zone: &str) -> Option<i32> {
     Some(hours * 3600)
 }
 
-/// The time of day the words name: (hour, minute, second), 24-hour.
-fn clock(text: &str) -> Option<(u32, u32, u32)> {
+/// The time of day the words name: (hour, minute, second), 24-hour, and
+/// whether they name the second.
+fn clock(text: &str) -> Option<(u32, u32, u32, bool)> {
     static TWELVE: OnceLock<Regex> = OnceLock::new();
     static TWENTY_FOUR: OnceLock<Regex> = OnceLock::new();
     if let Some(c) = re(
@@ -229,19 +299,20 @@ fn clock(text: &str) -> Option<(u32, u32, u32)> {
         return hms(c[1].parse().ok()?, c.get(2), c.get(3));
     }
     if text.contains("midnight") {
-        return Some((0, 0, 0));
+        return Some((0, 0, 0, false));
     }
-    text.contains("noon").then_some((12, 0, 0))
+    text.contains("noon").then_some((12, 0, 0, false))
 }
 
 fn hms(
     hour: u32,
     minute: Option<regex::Match>,
     second: Option<regex::Match>,
-) -> Option<(u32, u32, u32)> {
+) -> Option<(u32, u32, u32, bool)> {
     let part = |m: Option<regex::Match>| m.map_or(Some(0), |m| m.as_str().parse::<u32>().ok());
+    let named = second.is_some();
     let (minute, second) = (part(minute)?, part(second)?);
-    (hour < 24 && minute < 60 && second < 60).then_some((hour, minute, second))
+    (hour < 24 && minute < 60 && second < 60).then_some((hour, minute, second, named))
 }
 
 /// A date as the words give it.

@@ -155,6 +155,22 @@ fn timestamps() {
 }
 
 #[test]
+fn the_words_say_how_precisely_they_name_the_reset() {
+    let within = |text: &str| read_reset(text, NOW, 0).map(|r| r.within);
+    assert_eq!(within("9:37am (UTC)"), Some(60));
+    assert_eq!(within("9:37:20am (UTC)"), Some(1));
+    assert_eq!(within("15:00"), Some(60));
+    assert_eq!(within("Aug 8"), Some(86_400));
+    assert_eq!(within("in 2h 14m"), Some(60));
+    assert_eq!(within("in 2h"), Some(3600));
+    assert_eq!(within("in 45s"), Some(1));
+    assert_eq!(within("2026-12-09T06:33:00Z"), Some(1));
+    assert_eq!(within("2026-12-09 06:33"), Some(60));
+    assert_eq!(within("1796549820"), Some(1));
+    assert_eq!(within("later"), None);
+}
+
+#[test]
 fn words_that_name_no_time_give_none() {
     for text in [
         "",
@@ -170,4 +186,22 @@ fn words_that_name_no_time_give_none() {
     ] {
         assert_eq!(parse_reset(text, NOW, 0), None, "{text:?}");
     }
+}
+
+#[test]
+fn a_reset_as_the_user_reads_it_and_its_countdown() {
+    // Sunday 09:30 UTC; the user at UTC+1.
+    assert_eq!(local_clock(utc(2026, 12, 6, 14, 0), NOW, 3600), "15:00");
+    assert_eq!(
+        local_clock(utc(2026, 12, 6, 23, 30), NOW, 3600),
+        "Mon 00:30"
+    );
+    assert_eq!(local_clock(utc(2026, 12, 9, 6, 32), NOW, 3600), "Wed 07:32");
+    assert_eq!(local_clock(utc(2027, 1, 2, 15, 0), NOW, 0), "Jan 2 15:00");
+    assert_eq!(countdown(2 * 3600 + 14 * 60 + 59), "2h 14m");
+    assert_eq!(countdown(3600 + 5 * 60), "1h 05m");
+    assert_eq!(countdown(45 * 60), "45m");
+    assert_eq!(countdown(40), "40s");
+    assert_eq!(countdown(-5), "0s");
+    assert_eq!(countdown(3 * 86_400 + 7200 + 59), "3d 2h");
 }

@@ -227,6 +227,40 @@ pub struct Rule {
     pub cite: String,
     /// An excerpt of the screen that this rule must match (checked by tests).
     pub example: Option<String>,
+    /// With reason `limit`: where the agent says when its limit resets.
+    pub reset: Option<ResetWords>,
+    /// With reason `limit`: the keys that go on from this screen (it is a
+    /// dialog, "Keep trying"), sent by a resume in place of the text.
+    pub resume_keys: Option<Vec<String>>,
+}
+
+/// Where a limit rule finds the words that say when the limit resets: a
+/// regex over a region's rows (joined by newlines, so that words an agent
+/// wrapped at the pane's edge are found whole) whose first capture group
+/// is the words (`resets (.+)$` → `3pm (UTC)`), read by
+/// [`crate::limit::parse_reset`].
+///
+/// ```toml
+/// reset = { region = "above_prompt_box:4", regex = '(?m)\bresets ([^\n]+)$' }
+/// ```
+///
+/// The region defaults to the rule's.
+#[derive(Debug, Clone)]
+pub struct ResetWords {
+    /// Where.
+    pub region: Region,
+    /// The regex, its first group the words.
+    pub pattern: Regex,
+}
+
+impl ResetWords {
+    /// The words in `text` (a region's rows joined by newlines), with
+    /// runs of white space made one space; `None` when they are not there.
+    pub fn find(&self, text: &str) -> Option<String> {
+        let words = self.pattern.captures(text)?.get(1)?.as_str();
+        let words: Vec<&str> = words.split_whitespace().collect();
+        (!words.is_empty()).then(|| words.join(" "))
+    }
 }
 
 /// How an agent's processes are recognised.
@@ -359,12 +393,14 @@ pub struct Prompting {
 impl Manifest {
     /// The reason a match of `rule` gives. A manifest whose rules were not
     /// verified on recordings of the real agent may be wrong about what a
-    /// dialog is: its approval, question and error rules give `prompt`, so
+    /// dialog is: its approval, question, error and limit rules give `prompt`, so
     /// the pane still says it needs the user, without claiming to know
     /// what for (the rule id still names the dialog it took it for).
     pub fn reason_of(&self, rule: &Rule) -> Option<Reason> {
         match rule.reason {
-            Some(Reason::Approval | Reason::Question | Reason::Error) if !self.verified => {
+            Some(Reason::Approval | Reason::Question | Reason::Error | Reason::Limit)
+                if !self.verified =>
+            {
                 Some(Reason::Prompt)
             }
             other => other,

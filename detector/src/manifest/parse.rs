@@ -205,6 +205,71 @@ struct RawRule {
     matcher: RawMatcher,
     cite: Option<String>,
     example: Option<String>,
+    reset: Option<RawReset>,
+    resume: Option<RawResume>,
+}
+
+/// A limit rule's `reset = { region = "…", regex = '…(the words)…' }`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawReset {
+    region: Option<String>,
+    regex: String,
+}
+
+/// A limit rule's `resume = { keys = ["Enter"] }`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawResume {
+    keys: Vec<String>,
+}
+
+/// A limit rule's reset words and resume keys, checked: both only on a
+/// `limit` rule, the regex with a group around the words, real key names.
+fn compile_limit(
+    r: &RawRule,
+    reason: Option<Reason>,
+    region: Region,
+) -> Result<(Option<ResetWords>, Option<Vec<String>>), String> {
+    if reason != Some(Reason::Limit) {
+        if r.reset.is_some() || r.resume.is_some() {
+            return Err("`reset` and `resume` go with reason `limit` only".into());
+        }
+        return Ok((None, None));
+    }
+    let reset = match &r.reset {
+        None => None,
+        Some(raw) => {
+            let pattern = compile_regex(&raw.regex).map_err(|e| format!("reset: {e}"))?;
+            if pattern.captures_len() < 2 {
+                return Err(format!(
+                    "reset: `{}` needs a capture group around the words that say when, \
+                     e.g. `resets (.+)$`",
+                    raw.regex
+                ));
+            }
+            let region = match &raw.region {
+                Some(r) => Region::parse(r).map_err(|p| format!("reset: {p}"))?,
+                None => region,
+            };
+            Some(ResetWords { region, pattern })
+        }
+    };
+    let resume = match &r.resume {
+        None => None,
+        Some(raw) => {
+            if raw.keys.is_empty() {
+                return Err("resume.keys needs at least one key".into());
+            }
+            if let Some(k) = raw.keys.iter().find(|k| !valid_key(k)) {
+                return Err(format!(
+                    "resume.keys: `{k}` is not a tmux key name (like Enter, Escape, y, 1, C-c)"
+                ));
+            }
+            Some(raw.keys.clone())
+        }
+    };
+    Ok((reset, resume))
 }
 
 #[derive(Deserialize, Default)]
@@ -406,12 +471,11 @@ impl Manifest {
                 }
             };
             let reason = match (&r.reason, state) {
-                (None, RuleState::Waiting) => {
-                    return Err(err(
-                        Some(rid),
-                        "a waiting rule needs a reason (approval, question, error or prompt)".into(),
-                    ))
-                }
+                (None, RuleState::Waiting) => return Err(err(
+                    Some(rid),
+                    "a waiting rule needs a reason (approval, question, error, prompt or limit)"
+                        .into(),
+                )),
                 (None, _) => None,
                 (Some(_), s) if s != RuleState::Waiting => {
                     return Err(err(Some(rid), "only waiting rules take a reason".into()))
@@ -419,7 +483,10 @@ impl Manifest {
                 (Some(reason), _) => Some(Reason::parse(reason).ok_or_else(|| {
                     err(
                         Some(rid),
-                        format!("unknown reason `{reason}` (expected approval, question, error or prompt)"),
+                        format!(
+                            "unknown reason `{reason}` (expected approval, question, error, prompt \
+                             or limit)"
+                        ),
                     )
                 })?),
             };
@@ -432,6 +499,8 @@ impl Manifest {
             }
             let region = Region::parse(&r.region).map_err(|p| err(Some(rid), p))?;
             let matcher = compile_matcher(&r.matcher, 0).map_err(|p| err(Some(rid), p))?;
+            let (reset, resume_keys) =
+                compile_limit(r, reason, region).map_err(|p| err(Some(rid), p))?;
             let cite =
                 match &r.cite {
                     Some(c) if !c.trim().is_empty() => c.clone(),
@@ -452,6 +521,8 @@ impl Manifest {
                 matcher,
                 cite,
                 example: r.example.clone(),
+                reset,
+                resume_keys,
             });
         }
         let actions = match &raw.actions {
