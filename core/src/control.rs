@@ -97,6 +97,8 @@ impl Core {
                     p.info.session_name, p.info.window_index, p.info.pane_index
                 )
             }),
+            resets_at: e.and_then(|e| e.resets_at),
+            reset_words: e.and_then(|e| e.reset_words.clone()),
         }
     }
 
@@ -111,7 +113,7 @@ impl Core {
         }
     }
 
-    fn pane_param(&self, raw: &str) -> Result<PaneId, Error> {
+    pub(crate) fn pane_param(&self, raw: &str) -> Result<PaneId, Error> {
         if let Some((host, pane)) = crate::remote::split_id(raw) {
             let dest = self
                 .links
@@ -226,6 +228,7 @@ impl Core {
                 self.restore_request(reply, p);
                 None
             }
+            Request::Resume(p) => self.resume_request(reply, p),
             Request::Wait(p) => self.wait(reply, p),
             Request::Prompt(p) if p.wait => self.prompt_and_wait(reply, p),
             other => Some(self.answer(other)),
@@ -455,6 +458,7 @@ impl Core {
             | Request::Answer(_)
             | Request::RemotesReload(_)
             | Request::Restore(_)
+            | Request::Resume(_)
             | Request::Wait(_) => Err(Error::new(
                 ErrorCode::DaemonError,
                 format!("`{}` is answered later, not at once", req.method()),
@@ -527,6 +531,7 @@ impl Core {
             report: serde_json::to_value(self.book.reporter(&self.mux.name(pane)))
                 .unwrap_or_default(),
             authority,
+            limit: self.limit_explained(&self.mux.name(pane)),
         }
     }
 

@@ -177,4 +177,21 @@ pub enum MuxJob {
         /// The command's words.
         command: Vec<String>,
     },
+    /// Go on after the agent's usage limit: capture the screen, check with
+    /// [`crate::limits::check`] that the manifest's limit rule still wins
+    /// on it, then paste `text` and Enter (or press the limit dialog's
+    /// keys) right after the capture; say how it went with
+    /// [`crate::Input::LimitResumed`] (the core answers `reply`).
+    LimitResume {
+        /// The pane.
+        pane: PaneId,
+        /// The pane's agent.
+        manifest: Arc<tend_detector::Manifest>,
+        /// The resume text.
+        text: String,
+        /// Who asked.
+        by: crate::limits::ResumeBy,
+        /// The `resume` request, when there is one.
+        reply: Option<RequestId>,
+    },
 }

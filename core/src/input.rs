@@ -112,6 +112,14 @@ pub enum Input {
     /// The process source has ended foreground jobs to report
     /// ([`crate::ProcSource::take_ended`]).
     JobsEnded,
+    /// The backend's resume after a usage limit
+    /// ([`crate::MuxJob::LimitResume`]) finished.
+    LimitResumed {
+        /// The pane.
+        pane: PaneId,
+        /// What it did.
+        outcome: crate::limits::ResumeOutcome,
+    },
     /// The remotes as configured now; `reply` answers the `reload` request
     /// that asked for them ([`crate::Effect::LoadRemotes`]).
     Remotes {

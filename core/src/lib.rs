@@ -49,6 +49,7 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tend_attention::limit::{Limits, ResumePolicy};
 use tend_attention::park::ParkStore;
 use tend_attention::report::{ReportBook, ReportConfig};
 use tend_attention::stopflag::StopFlags;
@@ -65,6 +66,7 @@ mod conversations;
 mod effect;
 pub mod feed;
 mod input;
+pub mod limits;
 pub mod links;
 mod listing;
 pub mod mux;
@@ -139,6 +141,11 @@ pub struct Config {
     pub trace: bool,
     /// Names this daemon in its guards' tokens (its process id).
     pub daemon_id: u32,
+    /// `[limits]`: what goes into a pane at its usage limit's reset.
+    pub limit_resume: ResumePolicy,
+    /// The user's zone, seconds east of UTC, for the reset times agents
+    /// draw without one ("resets 3pm").
+    pub utc_offset: i32,
 }
 
 /// How a pane's output reaches the daemon.
@@ -304,6 +311,15 @@ pub struct Core {
     /// Requests answered later: waits, and requests for panes not listed
     /// yet.
     pub(crate) waits: waits::Waits,
+    /// Each pane's usage limit, by pane name.
+    pub(crate) limits: Limits,
+    /// `[limits]` in force.
+    pub(crate) limit_resume: ResumePolicy,
+    /// [`Config::utc_offset`].
+    pub(crate) utc_offset: i32,
+    /// The last resume (or refusal) per pane: Unix time and the log line,
+    /// for `tend explain`.
+    pub(crate) last_resume: HashMap<String, (u64, String)>,
 }
 
 /// The current guard: its token (also in `@tend_daemon`), when it was
@@ -384,6 +400,10 @@ impl Core {
             conversations: resume::Conversations::default(),
             restores_waiting: Vec::new(),
             waits: waits::Waits::default(),
+            limits: Limits::new(),
+            limit_resume: config.limit_resume,
+            utc_offset: config.utc_offset,
+            last_resume: HashMap::new(),
         }
     }
 
@@ -704,6 +724,10 @@ impl Core {
                 ev,
             } => self.on_remote(name, generation, ev),
             Input::JobsEnded => self.jobs_ended(),
+            Input::LimitResumed { pane, outcome } => {
+                self.resume_done(pane, outcome);
+                self.touched.insert(pane);
+            }
             Input::Remotes { config, reply } => self.remotes(config, reply),
             Input::Done { reply, result } => {
                 self.effects.push_back(Effect::Reply { id: reply, result })
@@ -822,6 +846,8 @@ impl Core {
                     }),
                     exit_code: e.and_then(|e| e.exit_code),
                     project: p.project.clone(),
+                    resets_at: e.and_then(|e| e.resets_at),
+                    reset: e.and_then(|e| e.resets_at).map(|at| self.clock_text(at)),
                 }
             })
             .collect()

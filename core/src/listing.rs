@@ -54,6 +54,9 @@ impl Core {
                 if self.parks.typed(&self.mux.name(pane)) {
                     self.persist = true;
                 }
+                // Someone is at the limited agent: tend's resume stays out
+                // of their way.
+                self.limits.typed(&self.mux.name(pane));
             }
         }
         self.client_activity
@@ -242,6 +245,8 @@ impl Core {
         }
         self.book.forget(&name);
         self.flags.forget(&name);
+        self.limits.closed(&name);
+        self.last_resume.remove(&name);
         self.persist = true;
         self.changed = true;
     }

@@ -23,6 +23,7 @@ pub fn happening(ev: &BusEvent) -> Option<Happening> {
                 prev_reason: c.prev_reason,
                 prev_band: c.prev_band,
                 message: c.message.clone().flatten(),
+                resets: c.resets.clone(),
             }))
         }
         BusEvent::ParkReleased {
@@ -43,6 +44,16 @@ pub fn happening(ev: &BusEvent) -> Option<Happening> {
             notify: *notify,
         }),
         BusEvent::Closed { pane, .. } => Some(Happening::Closed { pane: pane.clone() }),
+        BusEvent::Resumed {
+            pane,
+            text,
+            keys,
+            refused: None,
+            ..
+        } => Some(Happening::Resumed {
+            pane: pane.clone(),
+            text: text.clone().unwrap_or_else(|| keys.join(" ")),
+        }),
         _ => None,
     }
 }

@@ -78,6 +78,8 @@ mod tests {
             marks: None,
             exit_code: None,
             project: None,
+            resets_at: None,
+            reset: None,
         };
         let rows = [
             row(1, Band::Working, None, 1.0),

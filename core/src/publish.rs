@@ -8,10 +8,16 @@
 //!
 //! | scope | options |
 //! |---|---|
-//! | pane | `@tend_agent`, `@tend_state`, `@tend_reason`, `@tend_band`, `@tend_glyph`, `@tend_since`, `@tend_marks`, `@tend_exit_code`, `@tend_project`, `@tend_next`, `@tend_next_session`, `@tend_next_working` |
+//! | pane | `@tend_agent`, `@tend_state`, `@tend_reason`, `@tend_band`, `@tend_glyph`, `@tend_since`, `@tend_marks`, `@tend_exit_code`, `@tend_project`, `@tend_resets_at`, `@tend_reset`, `@tend_next`, `@tend_next_session`, `@tend_next_working` |
 //! | window | `@tend_window_band`, `@tend_window_glyph` |
 //! | session | `@tend_session_band`, `@tend_session_needs` |
-//! | global | `@tend_needs`, `@tend_quiet`, `@tend_summary`, `@tend_server_band`, `@tend_next`, `@tend_next_working` |
+//! | global | `@tend_needs`, `@tend_quiet`, `@tend_limited`, `@tend_summary`, `@tend_server_band`, `@tend_next_reset`, `@tend_next`, `@tend_next_working` |
+//!
+//! A pane waiting on its usage limit (`@tend_band` `limited`, glyph `⧖`)
+//! carries when the limit resets: `@tend_resets_at` (Unix seconds) and
+//! `@tend_reset` (`15:00`, `Tue 09:00`, in the user's zone);
+//! `@tend_next_reset` is the soonest of them (`#{tend_next_reset}` in a
+//! status format), `@tend_limited` how many panes are limited.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -46,6 +52,10 @@ pub struct PaneRow {
     pub exit_code: Option<i32>,
     /// The pane's project (`tend · main`), see [`crate::ProjectSource`].
     pub project: Option<String>,
+    /// Waiting on its usage limit: Unix time it resets.
+    pub resets_at: Option<i64>,
+    /// The same as the user reads the time (`15:00`, `Tue 09:00`).
+    pub reset: Option<String>,
 }
 
 /// One remote pane's facts for the global rollups (remote panes have no
@@ -131,6 +141,7 @@ pub fn glyph(band: Band) -> &'static str {
         Band::Waiting => "●",
         Band::Quiet => "…",
         Band::ReadyForReview => "✔",
+        Band::Limited => "⧖",
         Band::Working => "◐",
         Band::Parked => "⏸",
         Band::Snoozed => "z",
@@ -192,6 +203,10 @@ pub fn compute(
         if let Some(proj) = r.project.as_deref().filter(|x| !x.is_empty()) {
             put(p, "@tend_project", proj.to_owned());
         }
+        if let (Some(at), Some(text)) = (r.resets_at, &r.reset) {
+            put(p, "@tend_resets_at", at.to_string());
+            put(p, "@tend_reset", text.clone());
+        }
     }
     for (w, bands) in &windows {
         if let Some(b) = attention::rollup(bands) {
@@ -221,11 +236,30 @@ pub fn compute(
     let (demands, quiet) = demands_and_quiet(&bands);
     put(Scope::Global, "@tend_needs", demands.to_string());
     put(Scope::Global, "@tend_quiet", quiet.to_string());
+    let limited = rows
+        .iter()
+        .filter(|r| r.band == Some(Band::Limited))
+        .count();
+    let soonest = rows
+        .iter()
+        .filter(|r| r.band == Some(Band::Limited))
+        .filter_map(|r| Some((r.resets_at?, r.reset.as_ref()?)))
+        .min_by_key(|(at, _)| *at)
+        .map(|(_, text)| text.clone());
+    put(Scope::Global, "@tend_limited", limited.to_string());
     put(
         Scope::Global,
-        "@tend_summary",
-        summary_with_remotes(demands, quiet, remote),
+        "@tend_next_reset",
+        soonest.clone().unwrap_or_default(),
     );
+    let mut summary = summary_with_remotes(demands, quiet, remote);
+    if let Some(l) = attention::limited_sentence(limited, soonest.as_deref()) {
+        if !summary.is_empty() {
+            summary.push_str(" · ");
+        }
+        summary.push_str(&l);
+    }
+    put(Scope::Global, "@tend_summary", summary);
     put(
         Scope::Global,
         "@tend_server_band",
@@ -316,6 +350,7 @@ pub fn can_wait(updates: &[OptionUpdate]) -> bool {
             "@tend_band" => value == Band::Working.as_str(),
             "@tend_state" => value == "working",
             "@tend_needs" | "@tend_quiet" | "@tend_summary" | "@tend_session_needs" => false,
+            "@tend_limited" | "@tend_next_reset" => false,
             // How an agent ended arrives after the exit itself: `tend get`
             // has it at once, so the pane's options must too.
             "@tend_exit_code" => false,
@@ -387,6 +422,8 @@ mod tests {
             marks: None,
             exit_code: None,
             project: None,
+            resets_at: None,
+            reset: None,
         }
     }
 

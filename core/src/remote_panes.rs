@@ -205,6 +205,8 @@ impl Core {
                     state_change_seq: v.state_change_seq,
                     run: v.run,
                     at: wall,
+                    resets_at: v.resets_at,
+                    resets: None,
                 })));
         }
         for (id, v) in &old {

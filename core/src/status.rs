@@ -52,6 +52,22 @@ pub struct EffView {
     pub tasks: Vec<Task>,
     /// The program's name for itself (OSC 7501 `app`).
     pub app: Option<String>,
+    /// Waiting on its usage limit: Unix time the limit resets, when the
+    /// agent named it.
+    pub resets_at: Option<i64>,
+    /// The words the agent's limit screen says it resets at.
+    pub reset_words: Option<String>,
+}
+
+/// A pane's usage limit, as the fold takes it ([`crate::limits`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LimitFacts {
+    /// The reset it named has passed.
+    pub reset_passed: bool,
+    /// When it resets (Unix time).
+    pub resets_at: Option<i64>,
+    /// The words.
+    pub words: Option<String>,
 }
 
 impl EffView {
@@ -62,8 +78,8 @@ impl EffView {
 }
 
 /// Folds the detector's status, the report book's verdict (given the
-/// program's own `word`, when it is trusted), the marks and the seen flag
-/// into the effective view.
+/// program's own `word`, when it is trusted), the marks, the seen flag and
+/// the pane's usage limit into the effective view.
 pub fn fold(
     status: &Status,
     word: Option<&Reading>,
@@ -71,6 +87,7 @@ pub fn fold(
     marks: &PaneMarks,
     seen: bool,
     stop: Option<String>,
+    limit: &LimitFacts,
 ) -> EffView {
     let screen = ScreenStatus {
         agent: status.agent.as_deref(),
@@ -92,7 +109,9 @@ pub fn fold(
         seen,
         parked: marks.parked,
         snoozed: marks.snoozed,
+        reset_passed: limit.reset_passed,
     });
+    let limited = e.state == Some(State::Waiting) && e.reason == Some(Reason::Limit);
     let rule = match (&e.lifecycle, by_report, word) {
         (Some(l), true, _) => format!("report/{}", l.as_str()),
         (_, _, Some(w)) if e.authority == Authority::Psp => w.rule.clone(),
@@ -122,5 +141,7 @@ pub fn fold(
         },
         tasks: e.tasks,
         app: e.app,
+        resets_at: limit.resets_at.filter(|_| limited),
+        reset_words: limit.words.clone().filter(|_| limited),
     }
 }

@@ -127,6 +127,11 @@ fn client(shows: u32, activity: u64) -> ClientInfo {
 
 impl Rig {
     fn new(mux: Mux) -> Rig {
+        Rig::with_resume(mux, tend_attention::limit::ResumePolicy::default())
+    }
+
+    /// A table whose `[limits]` says `resume`, in the UTC zone.
+    fn with_resume(mux: Mux, resume: tend_attention::limit::ResumePolicy) -> Rig {
         let t0 = Instant::now();
         let procs = StubProcs::default();
         let config = Config {
@@ -135,6 +140,8 @@ impl Rig {
             mux,
             trace: false,
             daemon_id: 1,
+            limit_resume: resume,
+            utc_offset: 0,
         };
         let core = Core::new(
             config,
@@ -1367,3 +1374,4 @@ fn restore_is_tmux_s() {
     assert_eq!(e.code, ErrorCode::BadRequest);
     assert!(e.message.contains("tmux only"), "{}", e.message);
 }
+mod limits;

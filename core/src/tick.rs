@@ -206,6 +206,13 @@ impl Core {
         for id in visited {
             self.refresh(id);
         }
+        // Usage limits: resumes that fell due go out; a reset to come
+        // brings the sweep (which visits every limited pane: its band
+        // moves) forward to it.
+        if let Some(at) = self.limit_timers() {
+            let wait = Duration::from_secs_f64((at - epoch.as_secs_f64()).max(0.0));
+            self.next_sweep = self.next_sweep.min(now + wait);
+        }
         let list = std::mem::take(&mut self.list_due);
         let updates = if self.changed || (self.held && list) {
             self.changed = false;
@@ -256,6 +263,7 @@ impl Core {
             .map(|(n, _)| n)
             .chain(self.parks.parks().map(|(n, _)| n))
             .chain(self.parks.snoozes().map(|(n, _)| n))
+            .chain(self.limits.iter().map(|(n, _)| n))
             .filter_map(|n| mux.parse(n));
         ids.extend(marked);
         for (id, p) in self.panes.iter_mut() {
@@ -277,9 +285,17 @@ impl Core {
     pub(crate) fn refresh(&mut self, id: PaneId) {
         let epoch = self.epoch();
         let unix = epoch.as_secs();
+        let Some(st) = self.panes.get(&id).map(|p| p.det.status()) else {
+            return;
+        };
+        let reset_passed = self.observe_limit(id, &st);
         let Some(p) = self.panes.get(&id) else { return };
         let name = self.mux.name(id);
-        let st = p.det.status();
+        let limit = status::LimitFacts {
+            reset_passed,
+            resets_at: self.limits.get(&name).and_then(|l| l.resets_at),
+            words: self.limits.get(&name).and_then(|l| l.words.clone()),
+        };
         let marks = self.parks.marks(&name, unix);
         let stop = self.flags.get(&name).map(|f| f.word());
         let book = &self.book;
@@ -294,6 +310,7 @@ impl Core {
                 &marks,
                 seen,
                 stop.clone(),
+                &limit,
             )
         };
         let mut seen = p.seen;
@@ -315,6 +332,7 @@ impl Core {
         let announced = p.announced.clone();
         let changed_key = old.as_ref().map(EffView::key) != Some(view.key());
         let wall = self.start_wall + self.now().as_secs_f64();
+        let resets_text = view.resets_at.map(|at| self.clock_text(at));
         let mut gate_move = None;
         if let Some(p) = self.panes.get_mut(&id) {
             p.seen = seen;
@@ -376,6 +394,8 @@ impl Core {
                         state_change_seq: p.eff_seq,
                         run: st.run,
                         at: wall,
+                        resets_at: view.resets_at,
+                        resets: resets_text.clone(),
                     })));
                 self.changed = true;
             } else if old.as_ref() != Some(&view) {

@@ -30,6 +30,8 @@ pub struct Config {
     pub remotes: std::collections::BTreeMap<String, crate::remote::RemoteConfig>,
     /// How the links to remotes are kept.
     pub remote_link: crate::remote::LinkConfig,
+    /// What tend types into an agent's pane when its usage limit resets.
+    pub limits: crate::limits::LimitsConfig,
 }
 
 /// The keys tend binds (tmux key names; `none` leaves one unbound).
@@ -134,6 +136,9 @@ pub fn parse(file: &str, text: &str) -> Result<Config, CliError> {
     cfg.remote_link
         .validate()
         .map_err(|e| bad(format!("[remote_link] {e}")))?;
+    cfg.limits
+        .validate()
+        .map_err(|e| bad(format!("[limits] {e}")))?;
     Ok(cfg)
 }
 
@@ -226,6 +231,7 @@ pub fn load_detector_config() -> Result<DetectorConfig, CliError> {
 /// quiet = false             # a working run gone quiet
 /// park_released = true      # a park released by its gate
 /// gone = true               # a self-reporting agent gone
+/// limit = true              # a usage limit hit, reset, resumed
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -276,6 +282,9 @@ pub struct NotificationsConfig {
     /// A self-reporting agent gone (unless its last report was `stopped`).
     /// Default on.
     pub gone: bool,
+    /// An agent hit its plan's usage limit, the limit reset, tend resumed
+    /// it (`[limits]`). Default on.
+    pub limit: bool,
 }
 
 impl Default for NotificationsConfig {
@@ -299,6 +308,7 @@ impl Default for NotificationsConfig {
             quiet: sw.quiet,
             park_released: sw.park_released,
             gone: sw.gone,
+            limit: sw.limit,
         }
     }
 }
@@ -346,6 +356,7 @@ impl NotificationsConfig {
             quiet: self.quiet,
             park_released: self.park_released,
             gone: self.gone,
+            limit: self.limit,
         }
     }
 

@@ -42,6 +42,8 @@ pub const PANE_OPTIONS: &[&str] = &[
     "@tend_since",
     "@tend_marks",
     "@tend_exit_code",
+    "@tend_resets_at",
+    "@tend_reset",
     "@tend_next",
     "@tend_next_session",
     "@tend_next_working",
@@ -57,6 +59,8 @@ pub const SESSION_OPTIONS: &[&str] = &["@tend_session_band", "@tend_session_need
 pub const GLOBAL_OPTIONS: &[&str] = &[
     "@tend_needs",
     "@tend_quiet",
+    "@tend_limited",
+    "@tend_next_reset",
     "@tend_summary",
     "@tend_server_band",
     "@tend_next",
@@ -169,9 +173,17 @@ mod tests {
             marks: Some("parked".into()),
             exit_code: Some(0),
             project: None,
+            resets_at: None,
+            reset: None,
+        };
+        let limited = PaneRow {
+            reason: Some(tend_detector::Reason::Limit),
+            resets_at: Some(1_800_000_000),
+            reset: Some("08:00".into()),
+            ..row(3, Band::Limited)
         };
         let set = compute(
-            &[row(1, Band::Waiting), row(2, Band::Quiet)],
+            &[row(1, Band::Waiting), row(2, Band::Quiet), limited],
             &crate::publish::RemoteFacts::default(),
             &mut Vec::new(),
         );

@@ -39,6 +39,7 @@ pub mod event;
 pub mod guard;
 pub mod ipc;
 pub mod keys;
+pub mod limits;
 pub mod links;
 pub mod manifests;
 pub mod notify;
@@ -190,7 +191,18 @@ struct Driver {
     state: PathBuf,
     /// Whether a save may write it (not over a file never read).
     save_gate: store::SaveGate,
+    /// When the user's zone was last read (a daylight-saving change moves
+    /// the reset times agents draw without one).
+    zone_read: Instant,
 }
+
+/// The user's zone now, in seconds east of UTC.
+fn utc_offset() -> i32 {
+    chrono::Local::now().offset().local_minus_utc()
+}
+
+/// How often the user's zone is read again.
+const ZONE_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Driver {
     /// Hands one event to the core, at `now`.
@@ -211,6 +223,10 @@ impl Driver {
 
     /// Runs the core's timers at `now`, then performs what they asked.
     fn timeout(&mut self, now: Instant) {
+        if now.saturating_duration_since(self.zone_read) >= ZONE_EVERY {
+            self.zone_read = now;
+            self.core.set_utc_offset(utc_offset());
+        }
         self.core.handle_timeout(now);
         self.perform();
     }
@@ -431,6 +447,13 @@ async fn serve(opts: Options) -> Result<(), CliError> {
         mux: opts.mux(),
         trace: trace::on(),
         daemon_id: std::process::id(),
+        limit_resume: crate::config::load()
+            .map(|c| c.limits.policy())
+            .unwrap_or_else(|e| {
+                crate::say!("[limits] uses the defaults (no resume at a reset): {e}");
+                Default::default()
+            }),
+        utc_offset: utc_offset(),
     };
     let hz = tend_core::ProcSource::ticks_per_sec(&sampler);
     let mut core = Core::new(
@@ -451,6 +474,7 @@ async fn serve(opts: Options) -> Result<(), CliError> {
         link_tx: ctl_tx,
         state: opts.state.clone(),
         save_gate: store::SaveGate::default(),
+        zone_read: Instant::now(),
     };
     let loaded = store::load(&opts.state, unix_now() as u64);
     for w in &loaded.warnings {

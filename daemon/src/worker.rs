@@ -736,7 +736,56 @@ impl Worker {
                 let result = answer(&self.server, pane, &manifest, action, send);
                 self.send(Input::Done { reply, result });
             }
+            MuxJob::LimitResume {
+                pane,
+                manifest,
+                text,
+                by,
+                reply,
+            } => {
+                let result = self.limit_resume(pane, &manifest, &text);
+                self.send(Input::LimitResumed {
+                    pane,
+                    outcome: tend_core::limits::ResumeOutcome { result, by, reply },
+                });
+            }
         }
+    }
+
+    /// [`MuxJob::LimitResume`]: the last look at the screen and the text (or
+    /// the limit dialog's keys), as close together as an answer's. An
+    /// agent whose `[prompt]` asks for a pause before Enter gets it from
+    /// the core, which hears how this went.
+    fn limit_resume(
+        &self,
+        pane: PaneId,
+        manifest: &tend_detector::Manifest,
+        text: &str,
+    ) -> Result<tend_detector::limit::Resume, Error> {
+        use tend_detector::limit::Resume;
+        let screen = self
+            .server
+            .screen(pane)
+            .map_err(|e| Error::new(ErrorCode::Tmux, format!("cannot read {pane}: {e}")))?;
+        let captured = tend_core::answer::Captured {
+            rows: screen.rows,
+            title: screen.title,
+            alternate: screen.alternate_on,
+            cursor: (screen.cursor_y, screen.cursor_x),
+            in_mode: screen.in_mode,
+        };
+        let r = tend_core::limits::check(&pane.to_string(), captured, manifest, text)?;
+        match &r {
+            Resume::Text(t) => self.paste(pane, t.clone(), manifest.prompt.enter_after.is_zero()),
+            Resume::Keys(keys) => {
+                let mut cmd = vec!["send-keys".to_string(), "-t".into(), pane.to_string()];
+                cmd.extend(keys.iter().cloned());
+                self.server.run(cmd).map_err(|e| {
+                    Error::new(ErrorCode::Tmux, format!("send-keys to {pane} failed: {e}"))
+                })?;
+            }
+        }
+        Ok(r)
     }
 }
 

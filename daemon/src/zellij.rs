@@ -448,9 +448,66 @@ impl Backend {
                 let result = answer(&self.session, &seen, pane, &manifest, action, send);
                 self.send(Input::Done { reply, result });
             }
+            MuxJob::LimitResume {
+                pane,
+                manifest,
+                text,
+                by,
+                reply,
+            } => {
+                let seen = self.seen(pane);
+                let result = limit_resume(&self.session, &seen, pane, &manifest, &text);
+                self.send(Input::LimitResumed {
+                    pane,
+                    outcome: tend_core::limits::ResumeOutcome { result, by, reply },
+                });
+            }
         }
         true
     }
+}
+
+/// [`MuxJob::LimitResume`] in zellij: the screen read again, checked, then the
+/// text (pasted, and Enter unless the agent wants a pause, which the core
+/// sends) or the limit dialog's keys.
+fn limit_resume(
+    session: &Session,
+    seen: &SeenPane,
+    pane: PaneId,
+    manifest: &tend_detector::Manifest,
+    text: &str,
+) -> Result<tend_detector::limit::Resume, Error> {
+    use tend_detector::limit::Resume;
+    let name = ZPaneId::Terminal(pane.0).to_string();
+    let screen = session
+        .dump_screen(ZPaneId::Terminal(pane.0), false)
+        .map_err(|e| Error::new(ErrorCode::Zellij, format!("cannot read {name}: {e}")))?;
+    let (x, y) = seen.cursor;
+    let captured = tend_core::answer::Captured {
+        rows: screen.lines().map(|l| l.trim_end().to_owned()).collect(),
+        title: seen.title.clone(),
+        alternate: false,
+        cursor: (
+            u32::try_from(y).unwrap_or(u32::MAX),
+            u32::try_from(x).unwrap_or(u32::MAX),
+        ),
+        in_mode: false,
+    };
+    let r = tend_core::limits::check(&name, captured, manifest, text)?;
+    let failed =
+        |e: String| Error::new(ErrorCode::Zellij, format!("writing to {name} failed: {e}"));
+    match &r {
+        Resume::Text(t) => {
+            session
+                .act(&["paste", "--pane-id", name.as_str(), t.as_str()])
+                .map_err(|e| failed(e.to_string()))?;
+            if manifest.prompt.enter_after.is_zero() {
+                write_keys(session, pane, b"\r").map_err(failed)?;
+            }
+        }
+        Resume::Keys(keys) => write_keys(session, pane, &key_bytes(keys)).map_err(failed)?,
+    }
+    Ok(r)
 }
 
 /// Pushes only the newest status, from its own thread: a plugin still

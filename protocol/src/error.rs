@@ -99,6 +99,9 @@ pub enum ErrorCode {
     /// `events`: as many event streams are open as the daemon keeps; close
     /// some and ask again.
     TooMany,
+    /// `resume`: the pane does not show its agent's usage limit (any
+    /// more); nothing was sent.
+    NotAtLimit,
     /// The daemon failed, is shutting down, or sent a code this client does
     /// not know.
     #[serde(other)]
@@ -107,7 +110,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order above.
-    pub const ALL: [ErrorCode; 26] = [
+    pub const ALL: [ErrorCode; 27] = [
         ErrorCode::UnknownPane,
         ErrorCode::BadRequest,
         ErrorCode::UnknownMethod,
@@ -133,6 +136,7 @@ impl ErrorCode {
         ErrorCode::NotSeeded,
         ErrorCode::NotInZellij,
         ErrorCode::TooMany,
+        ErrorCode::NotAtLimit,
         ErrorCode::DaemonError,
     ];
 
@@ -164,6 +168,7 @@ impl ErrorCode {
             ErrorCode::NotSeeded => "not_seeded",
             ErrorCode::NotInZellij => "not_in_zellij",
             ErrorCode::TooMany => "too_many",
+            ErrorCode::NotAtLimit => "not_at_limit",
             ErrorCode::DaemonError => "daemon_error",
         }
     }

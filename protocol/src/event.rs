@@ -75,6 +75,27 @@ pub enum BusEvent {
         /// Why it was released.
         reason: ReleaseReason,
     },
+    /// tend went on after a pane's usage limit: at its reset (`[limits]
+    /// resume`), or by `tend resume`; or it looked and found the limit no
+    /// longer on the screen, and sent nothing.
+    #[serde(rename = "pane.resumed")]
+    Resumed {
+        /// The pane.
+        pane: String,
+        /// Its agent.
+        agent: Option<String>,
+        /// `reset` (at the limit's reset, on its own) or `user` (`tend
+        /// resume`).
+        by: String,
+        /// The text pasted, when any.
+        text: Option<String>,
+        /// The keys sent instead (the limit screen is a dialog).
+        keys: Vec<String>,
+        /// Why nothing was sent, when nothing was.
+        refused: Option<String>,
+        /// The limit's reset (Unix time), when it named one.
+        resets_at: Option<i64>,
+    },
     /// This subscriber fell behind and missed events: list the panes again.
     #[serde(rename = "events.lagged")]
     Lagged {
@@ -94,6 +115,7 @@ impl BusEvent {
             BusEvent::ReportChanged { .. } => "pane.report_changed",
             BusEvent::StopRequested { .. } => "pane.stop_requested",
             BusEvent::ParkReleased { .. } => "park.released",
+            BusEvent::Resumed { .. } => "pane.resumed",
             BusEvent::Lagged { .. } => "events.lagged",
         }
     }
@@ -107,7 +129,8 @@ impl BusEvent {
             | BusEvent::Closed { pane, .. }
             | BusEvent::ReportChanged { pane, .. }
             | BusEvent::StopRequested { pane, .. }
-            | BusEvent::ParkReleased { pane, .. } => Some(pane),
+            | BusEvent::ParkReleased { pane, .. }
+            | BusEvent::Resumed { pane, .. } => Some(pane),
             BusEvent::Lagged { .. } => None,
         }
     }
@@ -189,6 +212,13 @@ pub struct StatusChanged {
     pub run: u64,
     /// Unix time.
     pub at: f64,
+    /// With reason `limit`: Unix time the usage limit resets, when the
+    /// agent named it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resets_at: Option<i64>,
+    /// The same, as the user reads the time (`15:00`, `Tue 09:00`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resets: Option<String>,
 }
 
 /// A field that is there, even as `null`, is `Some`; a missing one is

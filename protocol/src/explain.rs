@@ -40,6 +40,29 @@ pub struct Explained {
     pub report: Value,
     /// Who decides the state, and what the screen alone reads.
     pub authority: AuthorityView,
+    /// The pane's usage limit, while its agent shows one, and the last
+    /// resume tend made (or refused) there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<LimitExplained>,
+}
+
+/// A pane's usage limit as `tend explain` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+pub struct LimitExplained {
+    /// Unix time tend first saw the limit screen (absent once it is gone).
+    pub since: Option<i64>,
+    /// The words the agent said it resets at.
+    pub words: Option<String>,
+    /// When it resets (Unix time), read from the words with the user's
+    /// zone at `since`.
+    pub resets_at: Option<i64>,
+    /// Whether and when tend resumes it on its own, in a sentence:
+    /// `at 15:01 (in 1m: …), sending "continue"`, `off: [limits] resume is not set`,
+    /// `no: someone typed into the pane since`, ….
+    pub resume: Option<String>,
+    /// The last resume in this pane: what was sent (or why nothing was),
+    /// by whom, when.
+    pub last: Option<String>,
 }
 
 /// Who decides a pane's state, and whether the screen agrees.

@@ -141,6 +141,16 @@ pub struct PaneView {
     /// window's and pane's indexes (`work:2.1`). Absent in zellij.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub place: Option<String>,
+    /// Waiting on its plan's usage limit (`reason: limit`): Unix time the
+    /// limit resets, read from the agent's screen; absent when the agent
+    /// named no time. Until then the band is `limited` (no demand), after
+    /// it `waiting`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resets_at: Option<i64>,
+    /// The words the agent's limit screen says it resets at
+    /// (`9:37am (UTC)`, `in 2h 14m`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_words: Option<String>,
 }
 
 /// One subtask of a pane's program (an OSC 7501 child record).

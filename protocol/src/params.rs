@@ -260,6 +260,20 @@ pub struct Answer {
     pub dry_run: bool,
 }
 
+/// `resume`: after reading the screen again, send the resume text (or the
+/// keys of the agent's limit dialog) into a pane whose agent shows its
+/// usage limit; refused when it shows something else.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Resume {
+    /// The pane.
+    #[serde(default, deserialize_with = "crate::lenient::text")]
+    pub pane: String,
+    /// The text; absent: `[limits] resume` of `config.toml`, else
+    /// `continue`.
+    #[serde(default, deserialize_with = "crate::lenient::opt")]
+    pub text: Option<String>,
+}
+
 /// `send_keys`: keys, as tmux names them, to any pane.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SendKeys {

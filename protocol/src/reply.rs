@@ -263,6 +263,20 @@ pub struct Answered {
     pub sent: bool,
 }
 
+/// `resume`: what went into the pane at its usage limit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Resumed {
+    /// The pane.
+    pub pane: String,
+    /// The agent whose limit it was.
+    pub agent: String,
+    /// The text pasted (and Enter), when the limit screen takes text.
+    pub text: Option<String>,
+    /// The keys sent instead, when the limit screen is a dialog (Gemini
+    /// CLI's "Keep trying").
+    pub keys: Vec<String>,
+}
+
 /// `send_keys`: the keys were handed to the multiplexer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Sent {
@@ -448,6 +462,8 @@ pub enum Reply {
     Prompted(Box<Prompted>),
     /// `answer`.
     Answered(Answered),
+    /// `resume`.
+    Resumed(Resumed),
     /// `send_keys`.
     Sent(Sent),
     /// `events`.
@@ -495,6 +511,7 @@ into_reply! {
     Unsnoozed => Unsnoozed;
     Prompted => Prompted(Box::new);
     Answered => Answered;
+    Resumed => Resumed;
     Sent => Sent;
     Subscribed => Subscribed;
     Waited => Waited;

@@ -184,6 +184,9 @@ methods! {
     Answer = "answer" => reply::Answered;
     /// `send_keys`: keys to a pane.
     SendKeys = "send_keys" => reply::Sent;
+    /// `resume`: go on after an agent's usage limit (its resume text, or
+    /// its limit dialog's keys), while the limit is on its screen.
+    Resume = "resume" => reply::Resumed;
     /// `events`: stream the bus's events (answered first with
     /// [`reply::Subscribed`], then one event a line).
     Events = "events" => reply::Subscribed;

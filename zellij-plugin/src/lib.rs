@@ -191,6 +191,7 @@ pub fn style(band: &str) -> (&'static str, &'static str) {
         "waiting" => ("●", "1;33"),
         "quiet" => ("…", "2"),
         "ready_for_review" => ("✔", "1;32"),
+        "limited" => ("⧖", "35"),
         "working" => ("◐", "36"),
         _ => ("●", "1"),
     }
