@@ -32,6 +32,8 @@ fn main() -> ExitCode {
         Command::Events(a) => cli::agents::events(s, a, &mut out),
         Command::Wait(a) => cli::agents::wait(s, a, &mut out),
         Command::Prompt(a) => cli::agents::prompt(s, a, &mut out),
+        Command::Limits(a) => cli::limits::limits(s, a, &mut out),
+        Command::Resume(a) => cli::limits::resume(s, a, &mut out),
         Command::SendKeys(a) => cli::agents::send_keys(s, a, &mut out),
         Command::Approve(a) => cli::agents::answer(s, a, "approve", &mut out),
         Command::Deny(a) => cli::agents::answer(s, a, "deny", &mut out),

@@ -20,6 +20,7 @@ mod faults;
 mod hooks_install;
 mod hostile;
 mod identity_tmux;
+mod limits;
 mod notify;
 mod pilot;
 mod platform;

@@ -109,8 +109,12 @@ pub fn get(server: &ServerArgs, a: &PaneArgs, out: &mut dyn Write) -> Result<(),
         pane: a.pane.clone(),
     };
     ask(server, out, a.json, get, |v: &PaneView| {
+        let resets = v.resets_at.map_or_else(String::new, |at| {
+            let (now, offset) = (super::limits::unix_now(), super::limits::utc_offset());
+            format!(" resets={}", super::limits::reset_text(at, now, offset))
+        });
         format!(
-            "{} {} {} band={} since={} seq={}",
+            "{} {} {} band={} since={} seq={}{resets}",
             v.pane,
             v.agent.as_deref().unwrap_or("-"),
             state_word(v.state, v.reason),
@@ -179,8 +183,23 @@ pub fn events(server: &ServerArgs, a: &EventsArgs, out: &mut dyn Write) -> Resul
             let ev = serde_json::from_str::<BusEvent>(&line).ok();
             let state = match &ev {
                 Some(BusEvent::StatusChanged(c)) if c.state.is_some() => {
-                    state_word(c.state, c.reason)
+                    let word = state_word(c.state, c.reason);
+                    match &c.resets {
+                        Some(at) => format!("{word} resets {at}"),
+                        None => word,
+                    }
                 }
+                Some(BusEvent::Resumed {
+                    text,
+                    keys,
+                    refused,
+                    by,
+                    ..
+                }) => match (refused, text) {
+                    (Some(why), _) => format!("by {by}: nothing sent: {why}"),
+                    (None, Some(t)) => format!("by {by}: sent {t:?}"),
+                    (None, None) => format!("by {by}: pressed {}", keys.join(" ")),
+                },
                 _ => String::new(),
             };
             writeln!(

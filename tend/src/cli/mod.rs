@@ -12,6 +12,7 @@ pub mod hooks;
 pub mod internal;
 pub mod keyboard;
 pub mod lifecycle;
+pub mod limits;
 pub mod pilot;
 pub mod query;
 pub mod remote;
@@ -62,6 +63,11 @@ pub enum Command {
     Approve(agents::AnswerArgs),
     /// Deny an agent's approval dialog (only while it shows; re-read first).
     Deny(agents::AnswerArgs),
+    /// The agents waiting on their plan's usage limit, and until when.
+    Limits(limits::LimitsArgs),
+    /// Go on after an agent's usage limit: send the resume text (only while
+    /// its limit shows; re-read first).
+    Resume(limits::ResumeArgs),
     /// Send keys to a pane.
     SendKeys(agents::SendKeysArgs),
     /// A pane's recent text.
@@ -155,6 +161,8 @@ pub fn wants_json(cli: &Cli) -> bool {
         Command::Prompt(a) => a.json,
         Command::SendKeys(a) => a.json,
         Command::Approve(a) | Command::Deny(a) => a.json,
+        Command::Limits(a) => a.json,
+        Command::Resume(a) => a.json,
         Command::Read(a) => a.json,
         Command::Report(a) => a.json,
         Command::Release(a) | Command::Inbox(a) | Command::Ack(a) => a.json,

@@ -465,6 +465,24 @@ impl Pilot {
                 self.refresh(app, &pane);
                 self.preview_due = Some(Instant::now() + Duration::from_millis(300));
             }
+            KeyCode::Char('R') => {
+                // The daemon reads the screen again first: nothing is sent
+                // unless the agent still shows its usage limit.
+                let r = self.call(params::Resume {
+                    pane: pane.clone(),
+                    text: None,
+                });
+                let word = match &r {
+                    Ok(v) => match &v.text {
+                        Some(t) => format!("{pane}: resumed, sent {t:?}"),
+                        None => format!("{pane}: resumed, pressed {}", v.keys.join(" ")),
+                    },
+                    Err(_) => String::new(),
+                };
+                self.said(app, &word, r);
+                self.refresh(app, &pane);
+                self.preview_due = Some(Instant::now() + Duration::from_millis(300));
+            }
             KeyCode::Char('t') => app.mode = Mode::Typing(Input::Prompt, pane, String::new()),
             KeyCode::Char('p') if view.parked => {
                 let r = self.call(params::Unpark { pane: pane.clone() });

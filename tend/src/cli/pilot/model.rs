@@ -9,11 +9,12 @@ use tend_vocab::{Band, PaneBand, Reason};
 use tend_protocol::PaneView;
 
 /// Every band, in the attention crate's order (most urgent first).
-pub const BANDS: [Band; 10] = [
+pub const BANDS: [Band; 11] = [
     Band::Blocked,
     Band::Waiting,
     Band::Quiet,
     Band::ReadyForReview,
+    Band::Limited,
     Band::Working,
     Band::Parked,
     Band::Snoozed,
@@ -23,8 +24,8 @@ pub const BANDS: [Band; 10] = [
 ];
 
 /// The filter key of each band, in [`BANDS`] order: `1` blocked … `0`
-/// exited.
-pub const BAND_KEYS: [char; 10] = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '0'];
+/// idle, `-` exited.
+pub const BAND_KEYS: [char; 11] = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '0', '-'];
 
 /// A band's short name for people.
 pub fn band_label(b: Band) -> &'static str {
@@ -92,8 +93,8 @@ pub fn order(panes: &[PaneView]) -> Vec<usize> {
 }
 
 /// How many agent rows each band holds, in [`BANDS`] order.
-pub fn counts(panes: &[PaneView]) -> [usize; 10] {
-    let mut n = [0; 10];
+pub fn counts(panes: &[PaneView]) -> [usize; 11] {
+    let mut n = [0; 11];
     for p in panes.iter().filter(|p| p.agent.is_some()) {
         if let Some(i) = BANDS.iter().position(|b| Some(*b) == band_of(p)) {
             n[i] += 1;
@@ -103,8 +104,10 @@ pub fn counts(panes: &[PaneView]) -> [usize; 10] {
 }
 
 /// The footer's sentences, kept apart as on the status line: how many
-/// agents need you, how many have gone quiet.
-pub fn sentences(panes: &[PaneView]) -> Vec<String> {
+/// agents need you, how many have gone quiet, how many wait on their usage
+/// limit (and when the first resets, in the zone `offset` seconds east of
+/// UTC, counting down from `now`).
+pub fn sentences(panes: &[PaneView], now: f64, offset: i32) -> Vec<String> {
     let c = counts(panes);
     let demands: usize = BANDS
         .iter()
@@ -113,9 +116,23 @@ pub fn sentences(panes: &[PaneView]) -> Vec<String> {
         .map(|(_, n)| n)
         .sum();
     let quiet = c[2];
+    let limited = c[4];
+    let soonest = panes
+        .iter()
+        .filter(|p| band_of(p) == Some(Band::Limited))
+        .filter_map(|p| p.resets_at)
+        .min()
+        .map(|at| {
+            format!(
+                "{} (in {})",
+                tend_detector::limit::local_clock(at, now as i64, offset),
+                tend_detector::limit::countdown(at - now as i64)
+            )
+        });
     [
         attention::demand_sentence(demands),
         attention::quiet_sentence(quiet),
+        attention::limited_sentence(limited, soonest.as_deref()),
     ]
     .into_iter()
     .flatten()
@@ -138,16 +155,20 @@ pub fn span(secs: f64) -> String {
     }
 }
 
-/// The reason badge: only approval, question and error print one.
+/// The reason badge: approval, question, error and a usage limit print
+/// one.
 pub fn badge(p: &PaneView) -> Option<&'static str> {
     match p.reason? {
-        r @ (Reason::Approval | Reason::Question | Reason::Error) => Some(r.as_str()),
+        r @ (Reason::Approval | Reason::Question | Reason::Error | Reason::Limit) => {
+            Some(r.as_str())
+        }
         Reason::Prompt => None,
     }
 }
 
 /// The row's clock, in the words of its band: `waiting 3m`,
-/// `quiet · 12m`, `parked: <note>`, `snoozed · 25m left`.
+/// `quiet · 12m`, `parked: <note>`, `snoozed · 25m left`, and for a usage
+/// limit the time to its reset, counting down: `resets in 2h 14m`.
 pub fn clock(p: &PaneView, now: f64) -> String {
     let age = p.since.map(|s| span(now - s));
     let age = age.as_deref().unwrap_or("");
@@ -161,6 +182,17 @@ pub fn clock(p: &PaneView, now: f64) -> String {
             None => "snoozed until you type".into(),
         },
         Some(Band::Quiet) => format!("quiet · {age}"),
+        Some(Band::Limited) => match p.resets_at {
+            Some(at) => format!(
+                "resets in {}",
+                tend_detector::limit::countdown(at - now as i64)
+            ),
+            None => format!("limited {age}, no reset named"),
+        },
+        Some(Band::Waiting) if p.reason == Some(Reason::Limit) => match p.resets_at {
+            Some(at) => format!("reset {} ago", span(now - at as f64)),
+            None => format!("waiting {age}"),
+        },
         Some(Band::Blocked | Band::Waiting) => format!("waiting {age}"),
         Some(Band::ReadyForReview) => format!("done {age} ago"),
         Some(Band::Working) => format!("working {age}"),
@@ -263,16 +295,49 @@ mod tests {
             .collect();
         assert_eq!(ids, ["%4", "%7", "%5", "%3", "%2", "%9", "%1", "%8", "%6"]);
         let c = counts(&panes);
-        assert_eq!((c[0], c[1], c[4], c[9]), (1, 4, 2, 1));
-        assert_eq!(sentences(&panes), ["5 agents need you"]);
+        assert_eq!((c[0], c[1], c[5], c[10]), (1, 4, 2, 1));
+        assert_eq!(sentences(&panes, 0.0, 0), ["5 agents need you"]);
         let quiet = vec![
             pane("%1", "quiet", None, 1.0),
             pane("%2", "blocked", None, 1.0),
         ];
         assert_eq!(
-            sentences(&quiet),
+            sentences(&quiet, 0.0, 0),
             ["1 agent needs you", "1 agent has gone quiet"]
         );
+    }
+
+    #[test]
+    fn a_limited_agent_counts_down_to_its_reset() {
+        let now = 10_000.0;
+        let mut p = pane("%4", "limited", Some("limit"), now - 60.0);
+        p.resets_at = Some(now as i64 + 2 * 3600 + 14 * 60 + 30);
+        assert_eq!(clock(&p, now), "resets in 2h 14m");
+        assert_eq!(clock(&p, now + 3600.0), "resets in 1h 14m");
+        assert_eq!(badge(&p), Some("limit"));
+        let panes = vec![p.clone(), pane("%5", "waiting", Some("approval"), now)];
+        // 10 000 s after the epoch is 02:46:40 UTC; the reset 05:01.
+        assert_eq!(
+            sentences(&panes, now, 0),
+            [
+                "1 agent needs you",
+                "1 agent limited until 05:01 (in 2h 14m)"
+            ]
+        );
+        // Listed apart from the demands, above the working agents.
+        let mut all = panes.clone();
+        all.push(pane("%6", "working", None, now));
+        let ids: Vec<&str> = order(&all)
+            .into_iter()
+            .map(|i| all[i].pane.as_str())
+            .collect();
+        assert_eq!(ids, ["%5", "%4", "%6"]);
+        // Past its reset it waits for a word, and says since when.
+        p.band = Some(Band::Waiting.into());
+        assert_eq!(clock(&p, now + 9000.0), "reset 19m ago");
+        p.resets_at = None;
+        p.band = Some(Band::Limited.into());
+        assert_eq!(clock(&p, now), "limited 1m, no reset named");
     }
 
     #[test]

@@ -21,9 +21,10 @@ t             type a prompt and send it (Enter sends, Esc cancels)
 p             park with a note (on a parked agent: unpark)
 s             snooze: then 1 15 minutes, 3 30 minutes, 6 6 hours, 0 until you type
 u             unpark or unsnooze
+R             resume it after its usage limit (the resume text; re-read first)
 e             explain its state (rules, evidence)
 c             capture it as a test case
-1 … 0         show one band only (blocked … exited); again: all
+1 … 0  -      show one band only (blocked … idle, - exited); again: all
 r             fetch the list again
 R             after a restart: what ran and where; Enter restores one, A every one
 ?             these keys
@@ -293,7 +294,7 @@ fn draw_foot(f: &mut Frame<'_>, app: &App, area: Rect) {
         _ => "? keys · Enter go · a approve · d deny · t prompt · p park · s snooze · q quit"
             .to_owned(),
     };
-    let sentences = model::sentences(&app.panes);
+    let sentences = model::sentences(&app.panes, app.now, crate::cli::limits::utc_offset());
     let mut spans = Vec::new();
     for (i, s) in sentences.iter().enumerate() {
         if i > 0 {
