@@ -190,7 +190,7 @@ pub enum MuxJob {
         /// The resume text.
         text: String,
         /// Who asked.
-        by: crate::limits::ResumeBy,
+        by: crate::input::ResumeBy,
         /// The `resume` request, when there is one.
         reply: Option<RequestId>,
     },

@@ -118,7 +118,7 @@ pub enum Input {
         /// The pane.
         pane: PaneId,
         /// What it did.
-        outcome: crate::limits::ResumeOutcome,
+        outcome: ResumeOutcome,
     },
     /// The remotes as configured now; `reply` answers the `reload` request
     /// that asked for them ([`crate::Effect::LoadRemotes`]).
@@ -136,6 +136,36 @@ pub enum Input {
         /// Its answer.
         result: Result<tend_protocol::reply::Reply, tend_protocol::Error>,
     },
+}
+
+/// Who asked for a resume.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResumeBy {
+    /// The limit's reset came (`[limits] resume`).
+    Reset,
+    /// `tend resume`, or the fleet view's key.
+    User,
+}
+
+impl ResumeBy {
+    /// `reset` or `user`, as `pane.resumed` says it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResumeBy::Reset => "reset",
+            ResumeBy::User => "user",
+        }
+    }
+}
+
+/// How a resume ended on the backend.
+#[derive(Debug)]
+pub struct ResumeOutcome {
+    /// What went into the pane, or why nothing did.
+    pub result: Result<tend_detector::limit::Resume, tend_protocol::Error>,
+    /// Who asked.
+    pub by: ResumeBy,
+    /// The request to answer (`tend resume`).
+    pub reply: Option<RequestId>,
 }
 
 /// Why a capture was taken.

@@ -10,49 +10,21 @@
 use std::sync::Arc;
 
 use tend_attention::limit::{Hold, LimitChange, ResumePolicy};
-use tend_detector::engine::Status;
 use tend_detector::limit::{self, NotAtLimit, Resume};
 use tend_detector::rules::ScreenView;
-use tend_detector::{Manifest, Reason, State};
+use tend_detector::Manifest;
 use tend_protocol::explain::LimitExplained;
 use tend_protocol::reply::Resumed;
 use tend_protocol::{BusEvent, Error, ErrorCode, PaneId};
 
 use crate::answer::Captured;
+use crate::status::LimitFacts;
+pub use crate::input::{ResumeBy, ResumeOutcome};
 use crate::{Core, Effect, MuxJob, RequestId};
-
-/// Who asked for a resume.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ResumeBy {
-    /// The limit's reset came (`[limits] resume`).
-    Reset,
-    /// `tend resume`, or the fleet view's key.
-    User,
-}
-
-impl ResumeBy {
-    fn as_str(self) -> &'static str {
-        match self {
-            ResumeBy::Reset => "reset",
-            ResumeBy::User => "user",
-        }
-    }
-}
 
 /// The text a `tend resume` sends when it names none and `[limits]
 /// resume` is not set.
 pub const DEFAULT_RESUME_TEXT: &str = "continue";
-
-/// How a resume ended on the backend.
-#[derive(Debug)]
-pub struct ResumeOutcome {
-    /// What went into the pane, or why nothing did.
-    pub result: Result<Resume, Error>,
-    /// Who asked.
-    pub by: ResumeBy,
-    /// The request to answer (`tend resume`).
-    pub reply: Option<RequestId>,
-}
 
 /// The backend's last look before a resume: is the agent's limit still on
 /// the screen just captured, and what goes on from it (`text`, or the keys
@@ -89,24 +61,19 @@ pub fn check(
     })
 }
 
-/// The screen shows its agent's limit.
-fn at_limit(st: &Status) -> bool {
-    st.state == Some(State::Waiting) && st.reason == Some(Reason::Limit)
-}
-
 impl Core {
-    /// Reads `id`'s limit from its screen's status now (before the pane's
-    /// band is folded): says whether its reset has passed.
-    pub(crate) fn observe_limit(&mut self, id: PaneId, st: &Status) -> bool {
+    /// Reads `id`'s limit from its screen now (before the pane's band is
+    /// folded): what the fold takes of it.
+    pub(crate) fn limit_facts(&mut self, id: PaneId) -> LimitFacts {
         let name = self.mux.name(id);
         let wall = self.epoch().as_secs_f64();
-        let change = self.limits.observe(
-            &name,
-            wall,
-            at_limit(st),
-            st.reset.as_deref(),
-            self.utc_offset,
-        );
+        let (at_limit, words) = match self.panes.get(&id) {
+            Some(p) => (p.det.at_limit(), p.det.reset_words().map(str::to_owned)),
+            None => (false, None),
+        };
+        let change = self
+            .limits
+            .observe(&name, wall, at_limit, words.as_deref(), self.utc_offset);
         if let Some(c) = change {
             let l = self.limits.get(&name);
             let line = match (c, l) {
@@ -125,7 +92,12 @@ impl Core {
                 self.effects.push_back(Effect::Log(line));
             }
         }
-        self.limits.get(&name).is_some_and(|l| l.reset_passed(wall))
+        let l = self.limits.get(&name);
+        LimitFacts {
+            reset_passed: l.is_some_and(|l| l.reset_passed(wall)),
+            resets_at: l.and_then(|l| l.resets_at),
+            words: l.and_then(|l| l.words.clone()),
+        }
     }
 
     /// A reset as the user reads it (`15:00`, `Tue 09:00`).

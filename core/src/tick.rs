@@ -285,17 +285,10 @@ impl Core {
     pub(crate) fn refresh(&mut self, id: PaneId) {
         let epoch = self.epoch();
         let unix = epoch.as_secs();
-        let Some(st) = self.panes.get(&id).map(|p| p.det.status()) else {
-            return;
-        };
-        let reset_passed = self.observe_limit(id, &st);
+        let limit = self.limit_facts(id);
         let Some(p) = self.panes.get(&id) else { return };
         let name = self.mux.name(id);
-        let limit = status::LimitFacts {
-            reset_passed,
-            resets_at: self.limits.get(&name).and_then(|l| l.resets_at),
-            words: self.limits.get(&name).and_then(|l| l.words.clone()),
-        };
+        let st = p.det.status();
         let marks = self.parks.marks(&name, unix);
         let stop = self.flags.get(&name).map(|f| f.word());
         let book = &self.book;
@@ -326,31 +319,13 @@ impl Core {
                 view = fold(seen);
             }
         }
-        // Announced while the agent runs; released when its run ends (the pane
-        // keeps naming it, as `exited`, until the next agent).
-        let agent_now = st.agent.clone().filter(|_| st.live);
-        let announced = p.announced.clone();
         let changed_key = old.as_ref().map(EffView::key) != Some(view.key());
         let wall = self.start_wall + self.now().as_secs_f64();
         let resets_text = view.resets_at.map(|at| self.clock_text(at));
+        self.announce(id, &name, st.agent.clone().filter(|_| st.live));
         let mut gate_move = None;
         if let Some(p) = self.panes.get_mut(&id) {
             p.seen = seen;
-            if announced != agent_now {
-                if let Some(a) = &announced {
-                    self.events.push_back(BusEvent::AgentReleased {
-                        pane: name.clone(),
-                        agent: a.clone(),
-                    });
-                }
-                if let Some(a) = &agent_now {
-                    self.events.push_back(BusEvent::AgentDetected {
-                        pane: name.clone(),
-                        agent: a.clone(),
-                    });
-                }
-                p.announced = agent_now.clone();
-            }
             if changed_key {
                 trace!(
                     self,
@@ -410,6 +385,31 @@ impl Core {
                 self.park_released(r);
             }
         }
+    }
+
+    /// An agent is announced while it runs and released when its run ends
+    /// (the pane keeps naming it, as `exited`, until the next agent):
+    /// `agent_now` is the one running now.
+    fn announce(&mut self, id: PaneId, name: &str, agent_now: Option<String>) {
+        let Some(p) = self.panes.get_mut(&id) else {
+            return;
+        };
+        if p.announced == agent_now {
+            return;
+        }
+        if let Some(a) = p.announced.take() {
+            self.events.push_back(BusEvent::AgentReleased {
+                pane: name.to_owned(),
+                agent: a,
+            });
+        }
+        if let Some(a) = &agent_now {
+            self.events.push_back(BusEvent::AgentDetected {
+                pane: name.to_owned(),
+                agent: a.clone(),
+            });
+        }
+        p.announced = agent_now;
     }
 
     pub(crate) fn park_released(&mut self, r: tend_attention::park::ParkReleased) {

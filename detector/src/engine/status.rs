@@ -114,14 +114,18 @@ impl PaneDetector {
         }
     }
 
+    /// The run waits on its usage limit (`waiting` with reason `limit`).
+    pub fn at_limit(&self) -> bool {
+        let cur = self.machine.current();
+        let identified = self.manifest.is_some() || self.ended.is_some();
+        identified && cur.state == Some(State::Waiting) && cur.reason == Some(Reason::Limit)
+    }
+
     /// The words of the screen's limit rule for when the limit resets,
     /// while the run waits on its usage limit and the screen still shows
     /// them.
     pub fn reset_words(&self) -> Option<&str> {
-        let cur = self.machine.current();
-        let identified = self.manifest.is_some() || self.ended.is_some();
-        let limited = cur.state == Some(State::Waiting) && cur.reason == Some(Reason::Limit);
-        if !(identified && limited) {
+        if !self.at_limit() {
             return None;
         }
         self.evidence
