@@ -18,8 +18,8 @@ use tend_protocol::reply::Resumed;
 use tend_protocol::{BusEvent, Error, ErrorCode, PaneId};
 
 use crate::answer::Captured;
-use crate::status::LimitFacts;
 pub use crate::input::{ResumeBy, ResumeOutcome};
+use crate::status::LimitFacts;
 use crate::{Core, Effect, MuxJob, RequestId};
 
 /// The text a `tend resume` sends when it names none and `[limits]

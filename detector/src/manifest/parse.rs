@@ -689,7 +689,7 @@ match = { contains = "Proceed?" }
         );
         assert_eq!(
             parse_err(&GOOD.replace("state = \"working\"", "state = \"waiting\"")),
-            "demo.toml: rule `spin`: a waiting rule needs a reason (approval, question, error or prompt)"
+            "demo.toml: rule `spin`: a waiting rule needs a reason (approval, question, error, prompt or limit)"
         );
         assert_eq!(
             parse_err(&GOOD.replace("{ contains = \"esc to interrupt\" }", "{ regex = \"(\" }")),

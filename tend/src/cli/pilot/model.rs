@@ -334,7 +334,7 @@ mod tests {
         assert_eq!(ids, ["%5", "%4", "%6"]);
         // Past its reset it waits for a word, and says since when.
         p.band = Some(Band::Waiting.into());
-        assert_eq!(clock(&p, now + 9000.0), "reset 19m ago");
+        assert_eq!(clock(&p, now + 9000.0), "reset 15m ago");
         p.resets_at = None;
         p.band = Some(Band::Limited.into());
         assert_eq!(clock(&p, now), "limited 1m, no reset named");
