@@ -226,8 +226,18 @@ fn every_sample_resolves_to_the_expected_agent() {
                 );
             }
             // A process caught mid-exec or mid-exit (its image not there)
-            // is excused: nothing names it yet, or any more.
-            let in_transition = s.procs.iter().any(|p| p.depth == 1 && p.exe.is_empty());
+            // is excused: nothing names it yet, or any more. So is a fork
+            // caught before its exec, which still shows its parent's image
+            // and arguments (the pane's `bash -c "sleep 0.6; exec …"` about
+            // to run `sleep`, in claude/limit@120x40's first sample).
+            let shell = s.procs.iter().find(|p| p.depth == 0);
+            let unexeced_fork = |p: &ProcessInfo| {
+                shell.is_some_and(|sh| p.exe == sh.exe && p.argv == sh.argv && p.ppid == sh.pid)
+            };
+            let in_transition = s
+                .procs
+                .iter()
+                .any(|p| p.depth == 1 && (p.exe.is_empty() || unexeced_fork(p)));
             if has_agent_process(s) && !(in_transition && r.agent.is_none()) {
                 with_agent += 1;
                 resolved += usize::from(r.agent.is_some());
