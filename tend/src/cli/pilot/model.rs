@@ -24,8 +24,9 @@ pub const BANDS: [Band; 11] = [
 ];
 
 /// The filter key of each band, in [`BANDS`] order: `1` blocked … `0`
-/// idle, `-` exited.
-pub const BAND_KEYS: [char; 11] = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '0', '-'];
+/// exited, and `l` for the limited band (added later: the digits kept
+/// their bands).
+pub const BAND_KEYS: [char; 11] = ['1', '2', '3', '4', 'l', '5', '6', '7', '8', '9', '0'];
 
 /// A band's short name for people.
 pub fn band_label(b: Band) -> &'static str {

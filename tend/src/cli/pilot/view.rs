@@ -24,7 +24,7 @@ u             unpark or unsnooze
 R             resume it after its usage limit (the resume text; re-read first)
 e             explain its state (rules, evidence)
 c             capture it as a test case
-1 … 0  -      show one band only (blocked … idle, - exited); again: all
+1 … 0  l      show one band only (blocked … exited, l limited); again: all
 r             fetch the list again
 R             after a restart: what ran and where; Enter restores one, A every one
 ?             these keys
