@@ -37,7 +37,7 @@ impl std::fmt::Display for NotAtLimit {
 }
 
 /// Checks that `manifest`'s limit rule wins on `view` (a capture taken
-/// just now) and says what resumes the agent: the rule's `resume` keys, or
+/// just now) and says what resumes the agent: the rule's `go_on` keys, or
 /// `text`. An unverified manifest's limit rule counts too: the user asked
 /// for the resume, and the check is that this rule still wins.
 pub fn resume(view: &ScreenView, manifest: &Manifest, text: &str) -> Result<Resume, NotAtLimit> {
@@ -54,7 +54,7 @@ pub fn resume(view: &ScreenView, manifest: &Manifest, text: &str) -> Result<Resu
         .rules
         .iter()
         .find(|r| r.id == e.rule)
-        .and_then(|r| r.resume_keys.clone());
+        .and_then(|r| r.go_on_keys.clone());
     Ok(match keys {
         Some(keys) => Resume::Keys(keys),
         None => Resume::Text(text.to_owned()),
@@ -89,7 +89,7 @@ priority = 70
 region = "bottom_nonempty:4"
 cite = "test"
 match = { contains = "Keep trying" }
-resume = { keys = ["Enter"] }
+go_on = { keys = ["Enter"] }
 [[rule]]
 id = "box"
 state = "ready"
@@ -142,15 +142,15 @@ match = { line_regex = "^>" }
         };
         assert_eq!(
             bad("state = \"waiting\"\nreason = \"error\"\nreset = { regex = '(x)' }\n"),
-            "d.toml: rule `r`: `reset` and `resume` go with reason `limit` only"
+            "d.toml: rule `r`: `reset` and `go_on` go with reason `limit` only"
         );
         assert_eq!(
             bad("state = \"waiting\"\nreason = \"limit\"\nreset = { regex = 'resets .+' }\n"),
             "d.toml: rule `r`: reset: `resets .+` needs a capture group around the words that say when, e.g. `resets (.+)$`"
         );
         assert_eq!(
-            bad("state = \"waiting\"\nreason = \"limit\"\nresume = { keys = [\"keep trying\"] }\n"),
-            "d.toml: rule `r`: resume.keys: `keep trying` is not a tmux key name (like Enter, Escape, y, 1, C-c)"
+            bad("state = \"waiting\"\nreason = \"limit\"\ngo_on = { keys = [\"keep trying\"] }\n"),
+            "d.toml: rule `r`: go_on.keys: `keep trying` is not a tmux key name (like Enter, Escape, y, 1, C-c)"
         );
         assert_eq!(
             bad("state = \"waiting\"\nreason = \"limited\"\n"),

@@ -230,8 +230,10 @@ pub struct Rule {
     /// With reason `limit`: where the agent says when its limit resets.
     pub reset: Option<ResetWords>,
     /// With reason `limit`: the keys that go on from this screen (it is a
-    /// dialog, "Keep trying"), sent by a resume in place of the text.
-    pub resume_keys: Option<Vec<String>>,
+    /// dialog, "Keep trying"), sent by a resume in place of the text
+    /// (`go_on = { keys = ["1"] }`; not the manifest's `[resume]`, which
+    /// takes an agent's conversation back up after a restart).
+    pub go_on_keys: Option<Vec<String>>,
 }
 
 /// Where a limit rule finds the words that say when the limit resets: a

@@ -206,7 +206,7 @@ struct RawRule {
     cite: Option<String>,
     example: Option<String>,
     reset: Option<RawReset>,
-    resume: Option<RawResume>,
+    go_on: Option<RawGoOn>,
 }
 
 /// A limit rule's `reset = { region = "…", regex = '…(the words)…' }`.
@@ -217,14 +217,14 @@ struct RawReset {
     regex: String,
 }
 
-/// A limit rule's `resume = { keys = ["Enter"] }`.
+/// A limit rule's `go_on = { keys = ["1"] }`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawResume {
+struct RawGoOn {
     keys: Vec<String>,
 }
 
-/// A limit rule's reset words and resume keys, checked: both only on a
+/// A limit rule's reset words and go-on keys, checked: both only on a
 /// `limit` rule, the regex with a group around the words, real key names.
 fn compile_limit(
     r: &RawRule,
@@ -232,8 +232,8 @@ fn compile_limit(
     region: Region,
 ) -> Result<(Option<ResetWords>, Option<Vec<String>>), String> {
     if reason != Some(Reason::Limit) {
-        if r.reset.is_some() || r.resume.is_some() {
-            return Err("`reset` and `resume` go with reason `limit` only".into());
+        if r.reset.is_some() || r.go_on.is_some() {
+            return Err("`reset` and `go_on` go with reason `limit` only".into());
         }
         return Ok((None, None));
     }
@@ -255,21 +255,21 @@ fn compile_limit(
             Some(ResetWords { region, pattern })
         }
     };
-    let resume = match &r.resume {
+    let go_on = match &r.go_on {
         None => None,
         Some(raw) => {
             if raw.keys.is_empty() {
-                return Err("resume.keys needs at least one key".into());
+                return Err("go_on.keys needs at least one key".into());
             }
             if let Some(k) = raw.keys.iter().find(|k| !valid_key(k)) {
                 return Err(format!(
-                    "resume.keys: `{k}` is not a tmux key name (like Enter, Escape, y, 1, C-c)"
+                    "go_on.keys: `{k}` is not a tmux key name (like Enter, Escape, y, 1, C-c)"
                 ));
             }
             Some(raw.keys.clone())
         }
     };
-    Ok((reset, resume))
+    Ok((reset, go_on))
 }
 
 #[derive(Deserialize, Default)]
@@ -499,7 +499,7 @@ impl Manifest {
             }
             let region = Region::parse(&r.region).map_err(|p| err(Some(rid), p))?;
             let matcher = compile_matcher(&r.matcher, 0).map_err(|p| err(Some(rid), p))?;
-            let (reset, resume_keys) =
+            let (reset, go_on_keys) =
                 compile_limit(r, reason, region).map_err(|p| err(Some(rid), p))?;
             let cite =
                 match &r.cite {
@@ -522,7 +522,7 @@ impl Manifest {
                 cite,
                 example: r.example.clone(),
                 reset,
-                resume_keys,
+                go_on_keys,
             });
         }
         let actions = match &raw.actions {
