@@ -465,7 +465,7 @@ impl Pilot {
                 self.refresh(app, &pane);
                 self.preview_due = Some(Instant::now() + Duration::from_millis(300));
             }
-            KeyCode::Char('R') => {
+            KeyCode::Char('C') => {
                 // The daemon reads the screen again first: nothing is sent
                 // unless the agent still shows its usage limit.
                 let r = self.call(params::Resume {

@@ -21,7 +21,7 @@ t             type a prompt and send it (Enter sends, Esc cancels)
 p             park with a note (on a parked agent: unpark)
 s             snooze: then 1 15 minutes, 3 30 minutes, 6 6 hours, 0 until you type
 u             unpark or unsnooze
-R             resume it after its usage limit (the resume text; re-read first)
+C             continue it after its usage limit (the resume text; re-read first)
 e             explain its state (rules, evidence)
 c             capture it as a test case
 1 … 0  l      show one band only (blocked … exited, l limited); again: all
