@@ -114,7 +114,14 @@ impl Core {
             id,
             folder,
             place,
-            argv: proc.argv.clone(),
+            // A title a program set for itself leaves empty words behind.
+            argv: {
+                let mut argv = proc.argv.clone();
+                while argv.last().is_some_and(String::is_empty) {
+                    argv.pop();
+                }
+                argv
+            },
             program,
             home: facts.home,
             pid,
@@ -197,7 +204,7 @@ impl Core {
             };
             let source = &mut self.conversations.source;
             let mut saved = |c: &crate::resume::Conversation, r: &_| match &c.home {
-                Some(home) => source.saved(r, home, c.id.as_deref().unwrap_or_default()),
+                Some(home) => source.saved(r, home, c.id.as_deref().unwrap_or_default(), &c.folder),
                 None => plan::Saved::Unreadable(
                     "where the agent keeps its conversations was not found when it ran".into(),
                 ),

@@ -196,12 +196,14 @@ pub trait ConversationSource: fmt::Debug + Send {
         newest: bool,
     ) -> LiveFacts;
     /// Whether conversation `id` is in the store under `home`, and the
-    /// folder it belongs to.
+    /// folder it belongs to (`folder` where the store can only confirm
+    /// one: it names it by a hash).
     fn saved(
         &mut self,
         resume: &Resume,
         home: &crate::resume::Home,
         id: &str,
+        folder: &str,
     ) -> crate::resume::plan::Saved;
 }
 
@@ -218,6 +220,7 @@ impl ConversationSource for NoConversations {
         &mut self,
         _: &Resume,
         _: &crate::resume::Home,
+        _: &str,
         _: &str,
     ) -> crate::resume::plan::Saved {
         crate::resume::plan::Saved::Missing

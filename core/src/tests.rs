@@ -1239,6 +1239,7 @@ impl crate::ConversationSource for StubStores {
         _: &tend_detector::manifest::Resume,
         _: &crate::resume::Home,
         id: &str,
+        _: &str,
     ) -> crate::resume::plan::Saved {
         let s = self.0.lock().expect("stores");
         match s.saved.get(id) {

@@ -249,6 +249,28 @@ impl Stores {
                     .trim_end_matches('\n')
                     .to_owned())
             }
+            FolderField::Md5Name(_) => Err("only checked, never read".into()),
+        }
+    }
+
+    /// The folder a stored conversation belongs to, when it is `folder`;
+    /// else what it says instead.
+    fn folder_is(&self, resume: &Resume, path: &Path, folder: &str) -> Result<String, String> {
+        match &resume.store.folder {
+            FolderField::Md5Name(up) => {
+                let at = path.parent().unwrap_or(Path::new("/")).join(up);
+                let real =
+                    std::fs::canonicalize(&at).map_err(|e| format!("{}: {e}", at.display()))?;
+                let name = real.file_name().map(|n| n.to_string_lossy().into_owned());
+                Ok(
+                    if name.as_deref() == Some(md5::hex(folder.as_bytes()).as_str()) {
+                        folder.to_owned()
+                    } else {
+                        format!("another folder (its MD5 is {})", name.unwrap_or_default())
+                    },
+                )
+            }
+            _ => self.folder_of(resume, path),
         }
     }
 
@@ -276,7 +298,7 @@ impl Stores {
                     return None;
                 }
             }
-            (self.folder_of(resume, &path).ok()? == folder)
+            (self.folder_is(resume, &path, folder).ok()? == folder)
                 .then(|| self.id_of(resume, &path, named))
                 .flatten()
         })
@@ -291,7 +313,7 @@ impl ConversationSource for Stores {
         folder: &str,
         newest: bool,
     ) -> LiveFacts {
-        let env = environ(agent.pid);
+        let env = environ_of(agent);
         let home = self.home_of(resume, &env);
         let dir = home.as_ref().and_then(|h| self.trusted_dir(&h.dir).ok());
         let program = env.get("_").filter(|p| p.starts_with('/')).cloned();
@@ -317,7 +339,7 @@ impl ConversationSource for Stores {
         }
     }
 
-    fn saved(&mut self, resume: &Resume, home: &Home, id: &str) -> Saved {
+    fn saved(&mut self, resume: &Resume, home: &Home, id: &str, folder: &str) -> Saved {
         let dir = match self.trusted_dir(&home.dir) {
             Ok(d) => d,
             Err(why) if Path::new(&home.dir).exists() => return Saved::Unreadable(why),
@@ -332,11 +354,25 @@ impl ConversationSource for Stores {
         else {
             return Saved::Missing;
         };
-        match self.folder_of(resume, &path) {
+        match self.folder_is(resume, &path, folder) {
             Ok(folder) => Saved::Found { folder },
             Err(why) => Saved::Unreadable(why),
         }
     }
+}
+
+/// The variables the agent was started with: its own environment, and
+/// where a variable is missing there its parent's (the pane's shell).
+/// A program that sets its process title (Kimi CLI's `Kimi Code`) may
+/// write the title over its environment's first variables.
+fn environ_of(agent: &ProcessInfo) -> HashMap<String, String> {
+    let mut env = environ(agent.pid);
+    if agent.ppid > 1 {
+        for (k, v) in environ(agent.ppid) {
+            env.entry(k).or_insert(v);
+        }
+    }
+    env
 }
 
 /// The variables of process `pid`'s environment (Linux; elsewhere none).
@@ -367,6 +403,8 @@ fn boot_time() -> Option<u64> {
         .find_map(|l| l.strip_prefix("btime "))
         .and_then(|v| v.trim().parse().ok())
 }
+
+mod md5;
 
 #[cfg(test)]
 mod tests;

@@ -302,6 +302,7 @@ const OTHERS: &[(&str, &str, &str)] = &[
     ("qwen", "qwen", "? for shortcuts"),
     ("pi", "pi", "%/128k"),
     ("vibe", "vibe", "[PID "),
+    ("kimi", "kimi", "── input"),
     ("cline", "cline -i", "Auto-approve all"),
 ];
 

@@ -128,21 +128,21 @@ fn the_agent_s_own_variable_names_its_folder_and_the_store_says_where_a_conversa
             var: Some("CLAUDE_CONFIG_DIR".into())
         }
     );
-    assert_eq!(stores().saved(&r, &home, A), Saved::Missing);
+    assert_eq!(stores().saved(&r, &home, A, "/w"), Saved::Missing);
     write(
         &cfg.join("projects/-w").join(format!("{A}.jsonl")),
         "{\"type\":\"mode\",\"sessionId\":\"x\"}\n{\"type\":\"user\",\"cwd\":\"/w\"}\n",
     );
     assert_eq!(
-        stores().saved(&r, &home, A),
+        stores().saved(&r, &home, A, "/w"),
         Saved::Found {
             folder: "/w".into()
         }
     );
-    assert_eq!(stores().saved(&r, &home, B), Saved::Missing);
+    assert_eq!(stores().saved(&r, &home, B, "/w"), Saved::Missing);
     // A store someone else may write is not read, and says so.
     std::fs::set_permissions(&cfg, std::fs::Permissions::from_mode(0o777)).expect("chmod");
-    match stores().saved(&r, &home, A) {
+    match stores().saved(&r, &home, A, "/w") {
         Saved::Unreadable(why) => assert!(why.contains("anyone may write it"), "{why}"),
         other => panic!("{other:?}"),
     }
@@ -194,7 +194,7 @@ fn codex_s_newest_conversation_for_the_folder_since_it_started() {
         var: Some("CODEX_HOME".into()),
     };
     assert_eq!(
-        stores().saved(&r, &home, A),
+        stores().saved(&r, &home, A, "/w"),
         Saved::Found {
             folder: "/w".into()
         }
@@ -229,12 +229,12 @@ fn a_folder_beside_the_conversation_names_where_it_belongs() {
         var: None,
     };
     assert_eq!(
-        stores().saved(&r, &h, A),
+        stores().saved(&r, &h, A, "/w/work"),
         Saved::Found {
             folder: "/w/work".into()
         }
     );
-    assert_eq!(stores().saved(&r, &h, B), Saved::Missing);
+    assert_eq!(stores().saved(&r, &h, B, "/w/work"), Saved::Missing);
 }
 
 #[test]
@@ -254,7 +254,10 @@ fn another_user_s_file_is_never_read() {
         dir: cfg.display().to_string(),
         var: None,
     };
-    assert_eq!(stores().saved(&resume("claude"), &home, A), Saved::Missing);
+    assert_eq!(
+        stores().saved(&resume("claude"), &home, A, "/w"),
+        Saved::Missing
+    );
 }
 
 /// Files of a store: each path and its text.
@@ -262,8 +265,8 @@ type Files = &'static [(&'static str, &'static str)];
 
 /// Each agent's store as seen live (the `cite`s of its manifest's
 /// `[resume]` table), cut to the fields tend reads: files under its folder,
-/// `{ID}`, `{ID8}` (the id's first 8 characters), `{FOLDER}` and `{PID}`
-/// filled in.
+/// `{ID}`, `{ID8}` (the id's first 8 characters), `{FOLDER}`, `{MD5}` (the
+/// folder's) and `{PID}` filled in.
 const STORES: &[(&str, &str, Files)] = &[
     (
         "claude",
@@ -317,6 +320,14 @@ const STORES: &[(&str, &str, Files)] = &[
         )],
     ),
     (
+        "kimi",
+        UUID_ID,
+        &[(
+            "sessions/{MD5}/{ID}/context.jsonl",
+            "{\"role\":\"_system_prompt\",\"content\":\"You are Kimi Code CLI\"}\n",
+        )],
+    ),
+    (
         "cline",
         "1796542660599_507q8",
         &[
@@ -352,6 +363,7 @@ fn every_agent_s_store_gives_its_conversation_and_folder() {
         for (path, text) in *files {
             let fill = |s: &str| {
                 s.replace("{ID8}", &id[..8])
+                    .replace("{MD5}", &super::md5::hex(folder.as_bytes()))
                     .replace("{ID}", id)
                     .replace("{FOLDER}", folder)
                     .replace("{PID}", &running.1.pid.to_string())
@@ -363,7 +375,7 @@ fn every_agent_s_store_gives_its_conversation_and_folder() {
             var: None,
         };
         assert_eq!(
-            stores().saved(&r, &h, id),
+            stores().saved(&r, &h, id, folder),
             Saved::Found {
                 folder: folder.into()
             },
@@ -374,7 +386,18 @@ fn every_agent_s_store_gives_its_conversation_and_folder() {
         } else {
             "1796542660599_00000"
         };
-        assert_eq!(stores().saved(&r, &h, other), Saved::Missing, "{agent}");
+        assert_eq!(
+            stores().saved(&r, &h, other, folder),
+            Saved::Missing,
+            "{agent}"
+        );
+        assert_ne!(
+            stores().saved(&r, &h, id, "/elsewhere"),
+            Saved::Found {
+                folder: "/elsewhere".into()
+            },
+            "{agent}: never another folder's"
+        );
         if r.live.newest {
             let dir = Path::new(&h.dir);
             let since = boot_time().expect("boot") - 1;
@@ -394,4 +417,60 @@ fn every_agent_s_store_gives_its_conversation_and_folder() {
             }
         }
     }
+}
+
+#[test]
+fn an_agent_whose_title_hides_its_environment_has_its_shell_s() {
+    // Kimi CLI writes its process title over its environment: HOME is
+    // read from the process that started it (the pane's shell).
+    let tmp = tempfile::tempdir().expect("tmp");
+    let home = tmp.path().join("home");
+    let shell = Command::new("sh")
+        .args(["-c", "env -i sleep 60 & wait"])
+        .env_clear()
+        .env("HOME", &home)
+        .spawn()
+        .expect("sh");
+    let shell = Agent(shell, ProcessInfo::default());
+    let mut agent = None;
+    for _ in 0..100 {
+        let children = std::fs::read_to_string(format!(
+            "/proc/{}/task/{}/children",
+            shell.0.id(),
+            shell.0.id()
+        ))
+        .unwrap_or_default();
+        // The forked shell first, then `env`: the agent once it is sleep.
+        let child: Option<u32> = children
+            .split_whitespace()
+            .next()
+            .and_then(|p| p.parse().ok());
+        let sleeps = |pid: &u32| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sleep")
+        };
+        if let Some(pid) = child.filter(sleeps) {
+            agent = Some(pid);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid: u32 = agent.expect("the agent started");
+    let info = ProcessInfo {
+        pid,
+        ppid: shell.0.id(),
+        ..ProcessInfo::default()
+    };
+    assert!(!environ(pid).contains_key("HOME"), "its own has none");
+    let facts = stores().live(&resume("kimi"), &info, "/w", false);
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    assert_eq!(
+        facts.home,
+        Some(Home {
+            dir: format!("{}/.kimi", home.display()),
+            var: None
+        })
+    );
 }

@@ -17,7 +17,9 @@
 //!
 //! [resume.store]                             # where conversations are kept
 //! files = "projects/*/{id}.jsonl"            # under home; `*` any one name
-//! folder = "/cwd"                            # JSON pointer (first line that has it)
+//! folder = "/cwd"                            # JSON pointer (first line that has it);
+//!                                            # or folder_file = "../.project_root",
+//!                                            # or folder_md5_in = ".." (Kimi CLI)
 //! cite = "…"
 //! ```
 //!
@@ -101,6 +103,10 @@ pub enum FolderField {
     /// A file beside it (a path relative to the conversation's folder)
     /// whose text is the folder.
     File(String),
+    /// A folder on its path (relative to the conversation's folder) whose
+    /// name is the MD5 of the folder, in hex (Kimi CLI): the folder cannot
+    /// be read back, only checked.
+    Md5Name(String),
 }
 
 /// Longest id taken from anywhere (ids in the wild are UUIDs and hex).
@@ -289,6 +295,7 @@ struct RawStore {
     id: Option<String>,
     folder: Option<String>,
     folder_file: Option<String>,
+    folder_md5_in: Option<String>,
     cite: Option<String>,
 }
 
@@ -389,17 +396,24 @@ impl RawResume {
         if !s.files.contains("{id}") && id_pointer.is_none() {
             return Err("resume.store needs `{id}` in `files` or an `id` pointer".into());
         }
-        let folder = match (&s.folder, &s.folder_file) {
-            (Some(p), None) => FolderField::Json(pointer(p, "resume.store.folder")?),
-            (None, Some(f)) => {
-                if f.is_empty() || f.starts_with('/') {
-                    return Err("resume.store.folder_file is a path beside the conversation".into());
-                }
-                FolderField::File(f.clone())
+        let beside = |f: &str, what: &str| {
+            if f.is_empty() || f.starts_with('/') {
+                Err(format!(
+                    "resume.store.{what} is a path beside the conversation"
+                ))
+            } else {
+                Ok(f.to_owned())
             }
+        };
+        let folder = match (&s.folder, &s.folder_file, &s.folder_md5_in) {
+            (Some(p), None, None) => FolderField::Json(pointer(p, "resume.store.folder")?),
+            (None, Some(f), None) => FolderField::File(beside(f, "folder_file")?),
+            (None, None, Some(f)) => FolderField::Md5Name(beside(f, "folder_md5_in")?),
             _ => {
                 return Err(
-                    "resume.store needs one of `folder` (a JSON pointer) or `folder_file`".into(),
+                    "resume.store needs one of `folder` (a JSON pointer), `folder_file` \
+                            or `folder_md5_in`"
+                        .into(),
                 )
             }
         };
