@@ -464,7 +464,7 @@ impl Core {
                 format!("`{}` is answered later, not at once", req.method()),
             )),
             // The connection serves these itself (`ipc`): they hold it open.
-            Request::Events(_) | Request::Guard(_) => Err(Error::new(
+            Request::Events(_) | Request::Guard(_) | Request::Relay(_) => Err(Error::new(
                 ErrorCode::UnknownMethod,
                 format!("unknown method `{}`", req.method()),
             )),

@@ -90,6 +90,20 @@ pub enum Input {
     },
     /// List the panes now (a multiplexer hook fired).
     Poke,
+    /// A `tend run` relay registered on the daemon's socket (connection
+    /// `conn`, held open while it relays): its pid as the kernel gave it
+    /// for the connection, never what the relay says.
+    RelayHello {
+        /// The connection.
+        conn: u64,
+        /// The relay's process.
+        pid: u32,
+    },
+    /// A relay's connection closed (it ended, or the daemon is stopping).
+    RelayGone {
+        /// The connection.
+        conn: u64,
+    },
     /// A guard connected with `token`.
     GuardHello {
         /// Its token.

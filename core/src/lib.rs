@@ -283,6 +283,9 @@ pub struct Core {
     fed: HashSet<PaneId>,
     /// When the next sweep runs.
     next_sweep: Duration,
+    /// The `tend run` relays registered on the daemon's socket: their pids
+    /// by connection.
+    relays: BTreeMap<u64, u32>,
     /// When [`Core::handle_timeout`] wants to run next.
     wake: Duration,
     /// Jobs that wait for their time (the core's clock), sent by the
@@ -382,6 +385,7 @@ impl Core {
             touched: HashSet::new(),
             fed: HashSet::new(),
             next_sweep: Duration::ZERO,
+            relays: BTreeMap::new(),
             wake: Duration::ZERO,
             later: Vec::new(),
             changed: true,
@@ -704,6 +708,15 @@ impl Core {
             // Whatever the request changes is published in the next tick.
             Input::Control { id, req } => self.control(id, req),
             Input::Poke => self.reconcile(),
+            Input::RelayHello { conn, pid } => {
+                self.relays.insert(conn, pid);
+                self.relays_changed();
+            }
+            Input::RelayGone { conn } => {
+                if self.relays.remove(&conn).is_some() {
+                    self.relays_changed();
+                }
+            }
             Input::GuardHello { token } => {
                 if self.guard.token.as_deref() == Some(token.as_str()) {
                     self.guard.connected = true;
@@ -808,6 +821,24 @@ impl Core {
                 }
             }
         }
+    }
+
+    /// The relays registered now, given to every pane's watch; each pane
+    /// is sampled again soon, so a relay's word is taken (or no longer)
+    /// within a sample of its hello (or its end).
+    fn relays_changed(&mut self) {
+        let pids = self.relay_pids();
+        let now = self.now();
+        for (id, p) in self.panes.iter_mut() {
+            p.watch.set_relays(&pids);
+            p.watch.foreground_hint(now);
+            self.touched.insert(*id);
+        }
+    }
+
+    /// The pids of the relays registered now.
+    pub(crate) fn relay_pids(&self) -> Vec<u32> {
+        self.relays.values().copied().collect()
     }
 
     pub(crate) fn rows(&self) -> Vec<PaneRow> {

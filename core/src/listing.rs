@@ -18,6 +18,7 @@ use crate::{trace, CapturePurpose, Core, Effect, MuxJob, PaneEntry, TapState, TA
 
 impl Core {
     pub(super) fn on_listed(&mut self, panes: Vec<PaneInfo>, clients: Vec<ClientInfo>) {
+        let relays = self.relay_pids();
         // Sessions, windows, focus may all have changed: visit every pane
         // whose row or focus changed (the sweep skips the others: nothing
         // happened to them), and compute what to
@@ -135,19 +136,21 @@ impl Core {
                             SamplePolicy::default(),
                             self.procs.ticks_per_sec(),
                         );
+                        p.watch.set_relays(&relays);
                     }
                     p.info = info;
                 }
                 None => {
                     let det =
                         PaneDetector::new(self.cfg.clone(), info.height as u16, info.width as u16);
-                    let watch = PaneWatch::new(
+                    let mut watch = PaneWatch::new(
                         info.pane_pid,
                         id.number().into(),
                         now,
                         SamplePolicy::default(),
                         self.procs.ticks_per_sec(),
                     );
+                    watch.set_relays(&relays);
                     // A tap may have said hello before this first listing (a
                     // restarted daemon: the old taps reconnect at once).
                     let conn = self

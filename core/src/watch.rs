@@ -97,6 +97,10 @@ pub struct PaneWatch {
     identified: Option<Identified>,
     /// The last full sample found a `tend run` relay holding the terminal.
     relay: bool,
+    /// The processes that are `tend run` relays: those that said so on the
+    /// daemon's socket, by the pid the kernel gave (see
+    /// [`PaneWatch::set_relays`]).
+    relays: Vec<u32>,
 }
 
 impl PaneWatch {
@@ -118,7 +122,17 @@ impl PaneWatch {
             version_of: None,
             identified: None,
             relay: false,
+            relays: Vec::new(),
         }
+    }
+
+    /// The pids of the `tend run` relays registered on the daemon's
+    /// socket now. Only these are relays: a process that merely looks like
+    /// one (`exec -a tend prog run`, `tend pilot --client run`) is not, so
+    /// what it prints is never taken for an answered program's word.
+    pub fn set_relays(&mut self, pids: &[u32]) {
+        self.relays.clear();
+        self.relays.extend_from_slice(pids);
     }
 
     /// The pane's shell pid.
@@ -286,7 +300,9 @@ impl PaneWatch {
         // The pane's own foreground group, as a probe reads it (the schedule
         // compares the two).
         let tpgid = snap.procs.first().and_then(|p| p.tpgid);
-        let (procs, relay) = look_through_relay(std::mem::take(&mut snap.procs));
+        let relays = &self.relays;
+        let (procs, relay) =
+            look_through_relay(std::mem::take(&mut snap.procs), |p| relays.contains(&p.pid));
         snap.procs = procs;
         self.relay = relay;
         up.relay = relay;
@@ -402,7 +418,7 @@ pub use tend_detector::identity::look_through_relay;
 #[cfg(test)]
 mod relay_tests {
     use super::*;
-    use tend_detector::identity::resolve_pane;
+    use tend_detector::identity::{is_relay, resolve_pane};
 
     fn proc(pid: u32, ppid: u32, pgid: u32, tpgid: u32, argv: &[&str]) -> ProcessInfo {
         ProcessInfo {
@@ -445,7 +461,7 @@ mod relay_tests {
         // As it is, the pane's foreground group holds the relay alone.
         let res = resolve_pane(&reg, &raw, &Default::default());
         assert_eq!(res.agent, None);
-        let (procs, relay) = look_through_relay(raw.clone());
+        let (procs, relay) = look_through_relay(raw.clone(), is_relay);
         assert!(relay);
         let res = resolve_pane(&reg, &procs, &Default::default());
         assert_eq!(
@@ -453,7 +469,8 @@ mod relay_tests {
             Some(("claude".into(), 300))
         );
         // Global options before `run`.
-        let (_, relay) = look_through_relay(pane(&["tend", "-L", "x", "run", "--", "claude"]));
+        let (_, relay) =
+            look_through_relay(pane(&["tend", "-L", "x", "run", "--", "claude"]), is_relay);
         assert!(relay);
     }
 
@@ -467,7 +484,7 @@ mod relay_tests {
             &["python3", "tend", "run"],
         ] {
             let raw = pane(argv);
-            let (procs, relay) = look_through_relay(raw.clone());
+            let (procs, relay) = look_through_relay(raw.clone(), is_relay);
             assert!(!relay, "{argv:?}");
             assert_eq!(procs, raw);
         }
@@ -478,6 +495,19 @@ mod relay_tests {
                 p.tpgid = Some(100);
             }
         }
-        assert!(!look_through_relay(raw).1);
+        assert!(!look_through_relay(raw, is_relay).1);
+    }
+
+    #[test]
+    fn live_only_a_registered_relay_is_a_relay() {
+        // The daemon's rule: the pid a relay registered from, whatever
+        // the process looks like.
+        let registered = |pids: &'static [u32]| move |p: &ProcessInfo| pids.contains(&p.pid);
+        let look_alike = pane(&["tend", "pilot", "--client", "run"]);
+        assert!(!look_through_relay(look_alike.clone(), registered(&[])).1);
+        assert!(!look_through_relay(look_alike, registered(&[250, 300])).1);
+        let real = pane(&["/opt/x/tend", "run", "--", "claude"]);
+        assert!(!look_through_relay(real.clone(), registered(&[])).1);
+        assert!(look_through_relay(real, registered(&[200])).1);
     }
 }

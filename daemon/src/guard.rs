@@ -29,6 +29,12 @@ use tend_tmux::escape::{format_escape_hash, shell_join, tmux_quote};
 /// "no agent needs you" from "tend is not running".
 pub const DAEMON_OPTION: &str = "@tend_daemon";
 
+/// The global option naming the daemon's control socket, set with
+/// [`DAEMON_OPTION`]: `tend run` in a pane finds the daemon to register
+/// with there, whatever its own environment says
+/// (`tend/src/cli/run.rs`).
+pub const CONTROL_OPTION: &str = "@tend_control";
+
 /// `@tend_summary` once the daemon is gone.
 pub const NOT_RUNNING: &str = "tend is not running";
 
@@ -71,6 +77,7 @@ pub const GLOBAL_OPTIONS: &[&str] = &[
 /// other `@tend_*` options such as the tap marks.
 pub fn is_published(name: &str) -> bool {
     name == DAEMON_OPTION
+        || name == CONTROL_OPTION
         || [
             PANE_OPTIONS,
             WINDOW_OPTIONS,
@@ -109,6 +116,7 @@ pub fn cleanup_body() -> String {
         body.push_str(&format!("set -gqu {name}\n"));
     }
     body.push_str(&format!("set -gqu {DAEMON_OPTION}\n"));
+    body.push_str(&format!("set -gqu {CONTROL_OPTION}\n"));
     body.push_str(&format!("run-shell -C {}\n", tmux_quote(&loops)));
     body.push_str(&format!(
         "set -gq @tend_summary {}",

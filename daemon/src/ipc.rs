@@ -357,6 +357,12 @@ async fn control_conn(stream: UnixStream, shared: Shared, first: Slot) {
     } = shared;
     let table = first.table.clone();
     let mut slot = Some(first);
+    // The process on the other end, as the kernel says (a relay's proof).
+    let peer_pid = stream
+        .peer_cred()
+        .ok()
+        .and_then(|c| c.pid())
+        .and_then(|p| u32::try_from(p).ok());
     let (read, mut write) = stream.into_split();
     let mut lines = BufReader::with_capacity(READ_CHUNK, read.take(u64::MAX));
     let mut line = String::new();
@@ -422,6 +428,10 @@ async fn control_conn(stream: UnixStream, shared: Shared, first: Slot) {
                 };
                 stream_events(id, p, lines, &mut write, &bus).await;
                 drop(place);
+                return;
+            }
+            Ok(Request::Relay(_)) => {
+                relay(id, peer_pid, lines, &mut write, &events).await;
                 return;
             }
             Ok(Request::Guard(p)) => {
@@ -493,6 +503,40 @@ async fn guard<R: tokio::io::AsyncRead + Unpin>(
         let _ = events.send(Event::Core(Input::GuardClosed { token })).await;
     }
     guards.open.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// A `tend run` relay's connection: the pane table hears the relay's pid
+/// as the kernel gave it when the relay connected (never a pid the relay
+/// names), and believes that process is a relay until the connection
+/// closes. The relay says nothing more; its end closes the connection.
+async fn relay<R: tokio::io::AsyncRead + Unpin>(
+    id: u64,
+    pid: Option<u32>,
+    mut conn: R,
+    write: &mut tokio::net::unix::OwnedWriteHalf,
+    events: &Sender<Event>,
+) {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let Some(pid) = pid.filter(|p| *p > 0) else {
+        let why = "the system did not say which process is on this connection; no relay";
+        try_answer(write, &Response::err(id, ErrorCode::BadRequest, why));
+        return;
+    };
+    let conn_id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let _ = events
+        .send(Event::Core(Input::RelayHello { conn: conn_id, pid }))
+        .await;
+    let ok = Response::ok(id, &reply::Empty {});
+    let _ = write.write_all(ok.to_line().as_bytes()).await;
+    let mut buf = [0u8; 64];
+    while let Ok(n) = conn.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+    }
+    let _ = events
+        .send(Event::Core(Input::RelayGone { conn: conn_id }))
+        .await;
 }
 
 /// The event bus.

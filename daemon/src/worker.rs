@@ -529,6 +529,12 @@ impl Worker {
                 guard::DAEMON_OPTION.into(),
                 token.to_owned(),
             ],
+            vec![
+                "set-option".to_owned(),
+                "-gq".into(),
+                guard::CONTROL_OPTION.into(),
+                self.control.clone(),
+            ],
             guard::install_command(&self.program, &self.control, token, &tmux_bin, &tmux_socket),
         ];
         if let Err(e) = self.server.run_many(&cmds) {

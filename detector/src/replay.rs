@@ -78,7 +78,8 @@ pub fn replay_all(
         .iter()
         .map(|s| ProcSample {
             at: s.at,
-            procs: crate::identity::look_through_relay(s.procs.clone()).0,
+            procs: crate::identity::look_through_relay(s.procs.clone(), crate::identity::is_relay)
+                .0,
         })
         .collect();
     let mut procs = procs.iter().peekable();

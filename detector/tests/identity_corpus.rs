@@ -103,7 +103,7 @@ fn load(dir: &Path) -> Recording {
         samples.push(ProcSample {
             at: Duration::from_secs_f64(l.t.max(0.0)),
             // Through a `tend run` relay, as the daemon sees the pane.
-            procs: identity::look_through_relay(l.procs).0,
+            procs: identity::look_through_relay(l.procs, identity::is_relay).0,
         });
     }
     let mut prompts = Vec::new();

@@ -112,7 +112,7 @@ fn samples(dir: &Path) -> Vec<ProcSample> {
                 at: Duration::from_secs_f64(v["t"].as_f64().expect("t").max(0.0)),
                 // Through a `tend run` relay (`~tend-run`, `~tend-run-ssh`),
                 // as the daemon sees the pane.
-                procs: identity::look_through_relay(procs).0,
+                procs: identity::look_through_relay(procs, identity::is_relay).0,
             }
         })
         .collect()

@@ -324,6 +324,12 @@ pub struct Guard {
     pub token: Option<String>,
 }
 
+/// `relay`: held open by `tend run` while it relays, so that the daemon
+/// takes the OSC 7501 reports in its pane. The daemon believes the pid
+/// the kernel gives for the connection, not anything said here.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Relay {}
+
 /// `wait`: until the pane's agent reaches a state (at once when it is in
 /// one), pinned to the agent run it started on.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

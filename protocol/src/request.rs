@@ -193,6 +193,9 @@ methods! {
     /// `guard`: held open until the daemon stops (answered first with
     /// `{}`, then `bye` on a clean stop).
     Guard = "guard" => reply::Empty;
+    /// `relay`: `tend run` says it relays the pane it runs in; held open
+    /// while it does (answered first with `{}`).
+    Relay = "relay" => reply::Empty;
     /// `wait`: until a pane's agent reaches a state.
     Wait = "wait" => reply::Waited;
     /// `restore`: start each agent left running when its server ended

@@ -906,3 +906,50 @@ fn the_terminals_answers_are_not_keys_in_the_fleet_view() {
     assert!(!screen.contains("3.3a"), "{screen}");
     assert!(footer().contains("t prompt"), "{screen}");
 }
+
+/// A program that only looks like `tend run` — `exec -a tend prog … run`,
+/// the look the daemon once went by — reports on its own: none of its
+/// reports is taken, the screen decides. Only a relay that registered on
+/// the daemon's socket (its pid from the kernel) is believed.
+#[test]
+fn a_look_alike_of_tend_run_is_not_believed() {
+    use crate::run_relay as relay;
+    if !relay::python() {
+        return;
+    }
+    let _serial = relay::serial();
+    let env = Env::new("hostile-lookalike");
+    env.tend_ok(&["start"]);
+    let pane = relay::shell(&env);
+    relay::wait_text(&env, &pane, "$ ");
+    // agent_cmd is `env TEND_AGENT=claude python3 SCRIPT --screens DIR`:
+    // run as `tend … run` by name, reporting whether answered or not.
+    let cmd = relay::agent_cmd(&env, "--force run");
+    let look_alike = cmd.replacen(
+        " python3 ",
+        " bash -c 'exec -a tend python3 \"$@\"' tend ",
+        1,
+    );
+    assert_ne!(cmd, look_alike);
+    env.type_line(&pane, &look_alike);
+    relay::wait_row(&env, &pane, "claude, read from the screen", |r| {
+        r["agent"] == "claude" && r["state"] == "idle" && r["authority"] == "screen"
+    });
+    relay::keys(&env, &pane, &["n"]);
+    relay::keys(&env, &pane, &["n"]);
+    // It reports `blocked` now; the screen shows no dialog.
+    std::thread::sleep(Duration::from_secs(2));
+    let v = relay::explain(&env, &pane);
+    assert_eq!(v["authority"]["relay"], false, "{v}");
+    assert!(
+        v["explain"]["psp"]["counters"]["reports"]
+            .as_u64()
+            .unwrap_or(0)
+            >= 2,
+        "it did report: {v}"
+    );
+    let r = env.row(&pane);
+    assert_eq!(r["authority"], "screen", "{r}");
+    assert_ne!(r["reason"], "approval", "its report was taken: {r}");
+    relay::keys(&env, &pane, &["q"]);
+}

@@ -6,7 +6,14 @@
 
 use super::{find_root, ProcessInfo};
 
-/// Whether `p` is a `tend run` relay: `tend [global options] run …`.
+/// Whether `p` looks like a `tend run` relay in a recording:
+/// `tend [global options] run …`.
+///
+/// For recordings only (`tend replay`, the corpus tests), which are taken
+/// as they were made. A look is no proof: `exec -a tend prog run` or
+/// `tend pilot --client run` look the same. The daemon believes a relay
+/// only when the relay said so itself, on the daemon's socket, from the
+/// pid the kernel names (`core/src/relays.rs`).
 pub fn is_relay(p: &ProcessInfo) -> bool {
     let base = |s: &str| s.rsplit('/').next().unwrap_or(s).to_owned();
     let tend = p.argv.first().is_some_and(|a| base(a) == "tend")
@@ -20,7 +27,8 @@ pub fn is_relay(p: &ProcessInfo) -> bool {
 }
 
 /// A snapshot seen through a `tend run` relay, and whether one holds the
-/// pane's terminal.
+/// pane's terminal. `relay` says which process is a relay ([`is_relay`]
+/// for a recording; the daemon's registered relays live).
 ///
 /// `tend run -- claude` leads the pane's foreground group, and starts its
 /// command in a session of its own on a terminal of its own (the relay's
@@ -29,13 +37,16 @@ pub fn is_relay(p: &ProcessInfo) -> bool {
 /// foreground group: every process's `tpgid` that names the pane's group
 /// names the inner terminal's instead, and identity resolves the agent (or
 /// the `ssh` behind which it runs) as if the relay were not there.
-pub fn look_through_relay(mut procs: Vec<ProcessInfo>) -> (Vec<ProcessInfo>, bool) {
+pub fn look_through_relay(
+    mut procs: Vec<ProcessInfo>,
+    relay: impl Fn(&ProcessInfo) -> bool,
+) -> (Vec<ProcessInfo>, bool) {
     let Some(outer) = find_root(&procs).and_then(|r| r.tpgid) else {
         return (procs, false);
     };
     let Some(relay) = procs
         .iter()
-        .find(|p| p.pgid == Some(outer) && !p.is_zombie() && is_relay(p))
+        .find(|p| p.pgid == Some(outer) && !p.is_zombie() && relay(p))
         .map(|p| p.pid)
     else {
         return (procs, false);

@@ -354,7 +354,12 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
 fn resolve_agent(registry: &Registry, procs: &[ProcSample]) -> Option<String> {
     procs
         .iter()
-        .find_map(|s| identity::resolve(registry, &identity::look_through_relay(s.procs.clone()).0))
+        .find_map(|s| {
+            identity::resolve(
+                registry,
+                &identity::look_through_relay(s.procs.clone(), identity::is_relay).0,
+            )
+        })
         .map(|m| m.agent)
 }
 

@@ -458,7 +458,70 @@ pub fn main(args: &RunArgs) -> ExitCode {
     let pid = Pid::from_raw(child.id() as i32);
     // The child is reaped with waitpid below, not through `child`.
     std::mem::forget(child);
+    register_with_daemon();
     relay(master, pid, saved.as_ref(), outer_tty)
+}
+
+/// Tells the daemon watching this pane, on its socket, that this process
+/// relays it, and holds the connection open while it lives (a thread,
+/// connecting again a second after a daemon goes away). The daemon takes
+/// this process's pid from the kernel, so only a relay that said so is
+/// believed: a program that merely looks like `tend run` is not. Outside
+/// tmux and zellij, or with no daemon, nothing is said and the relay
+/// works all the same.
+fn register_with_daemon() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let in_tmux = std::env::var_os("TMUX").is_some();
+    if !in_tmux && std::env::var_os("ZELLIJ_SESSION_NAME").is_none() {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("relay-hello".into())
+        .spawn(move || {
+            let hello = crate::client::request_line(tend_protocol::params::Relay {});
+            let mut pause = std::time::Duration::from_secs(1);
+            loop {
+                let registered = control_socket(in_tmux)
+                    .and_then(|control| crate::client::connect(&control).ok())
+                    .filter(|stream| {
+                        let mut stream = stream;
+                        stream.write_all(hello.as_bytes()).is_ok()
+                    });
+                if let Some(stream) = registered {
+                    let mut answer = String::new();
+                    let _ = BufReader::new(&stream).read_line(&mut answer);
+                    // Held until the daemon goes.
+                    let mut rest = [0u8; 64];
+                    let mut stream = &stream;
+                    while matches!(stream.read(&mut rest), Ok(n) if n > 0) {}
+                    pause = std::time::Duration::from_secs(1);
+                } else {
+                    pause = (pause * 2).min(std::time::Duration::from_secs(30));
+                }
+                std::thread::sleep(pause);
+            }
+        });
+    drop(spawned);
+}
+
+/// The socket of the daemon that watches this pane: in tmux, where the
+/// daemon said it is (`@tend_control`, whatever this process's own
+/// environment would make of it); in zellij, where the CLI looks.
+fn control_socket(in_tmux: bool) -> Option<std::path::PathBuf> {
+    if in_tmux {
+        // `$TMUX` is `socket,pid,session`: the server this pane is in.
+        let tmux = std::env::var("TMUX").ok()?;
+        let socket = tmux.split(',').next().filter(|s| s.starts_with('/'))?;
+        let server = tend_tmux::Server::new(tend_tmux::SocketSpec::Path(socket.into()));
+        let path = server
+            .show_option(tend_tmux::Scope::Global, "@tend_control")
+            .ok()
+            .flatten()?;
+        return Some(std::path::PathBuf::from(path.trim_end()));
+    }
+    super::target::Target::resolve(&Default::default())
+        .ok()
+        .map(|t| t.control)
 }
 
 fn signal_pipe() -> Option<OwnedFd> {

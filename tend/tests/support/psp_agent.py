@@ -87,7 +87,9 @@ def main():
     ap.add_argument("--exit", type=int, default=0)
     ap.add_argument("--burst", type=float, default=0.0,
                     help="MB printed at full speed just before the permission report")
-    a = ap.parse_args()
+    # Unknown words are ignored: a test runs it as a look-alike of
+    # `tend run` (`exec -a tend … run`).
+    a, _ = ap.parse_known_args()
 
     def screen(name, fallback):
         if a.screens:
