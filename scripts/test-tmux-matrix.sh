@@ -10,7 +10,7 @@
 # The short tier: the tmux crate's own tests (the wire protocol or its
 # fallback, options, hooks, keys, menus, taps), then start, `tend demo`, the
 # status line in a real client, the jump key, the picker, the fleet view in a
-# popup (`tend pilot`), hostile input, and
+# popup (`tend pilot`), hostile input, `tend restore` after a server restart, and
 # `tend stop` restoring every option byte for byte. The full tier adds the
 # fault, daemon-death, settings and identity tests. Each version's tests run
 # with its tmux first on PATH, and the test harness checks that the tmux it
@@ -25,8 +25,8 @@ fi
 tier="${TEND_TMUX_MATRIX:-short}"
 
 # Modules of tend's one test binary (tend/tests/tests.rs), as filters.
-short_tend=(tmux_e2e:: status_line:: hostile:: pilot::)
-full_tend=(tmux_e2e:: status_line:: hostile:: pilot:: daemon_death::
+short_tend=(tmux_e2e:: status_line:: hostile:: pilot:: restore::)
+full_tend=(tmux_e2e:: status_line:: hostile:: pilot:: restore:: daemon_death::
   faults:: settings:: identity_tmux:: control:: attention::)
 case "$tier" in
   short) tend_tests=("${short_tend[@]}") ;;
