@@ -323,14 +323,7 @@ impl Core {
     /// Answers every request the table answers at once.
     fn answer(&mut self, req: Request) -> Result<Reply, Error> {
         match req {
-            Request::Ping(_) => Ok(reply::Pong {
-                protocol: tend_protocol::PROTOCOL_VERSION,
-                version: env!("CARGO_PKG_VERSION").to_owned(),
-                pid: self.token_id,
-                panes: self.panes.len(),
-                backend: self.mux.word().to_owned(),
-            }
-            .into()),
+            Request::Ping(_) => Ok(self.pong().into()),
             Request::List(_) => {
                 let mut views: Vec<PaneView> = self.panes.values().map(|p| self.view(p)).collect();
                 views.extend(self.remote_views());
@@ -361,96 +354,17 @@ impl Core {
                 Ok(reply::Empty {}.into())
             }
             Request::Report(p) => self.report(p).map(Reply::from),
-            Request::Release(p) => {
-                let pane = self.pane_param(&p.pane)?;
-                let released = self.book.release(&self.mux.name(pane)).is_some();
-                self.dirty(pane);
-                Ok(reply::Released { released }.into())
-            }
-            Request::ReportMetadata(p) => {
-                let pane = self.pane_param(&p.pane)?;
-                let label = p.label.filter(|l| !l.is_empty());
-                self.book.set_label(&self.mux.name(pane), label.as_deref());
-                self.dirty(pane);
-                Ok(reply::Labelled { label }.into())
-            }
-            Request::StopRequest(p) => {
-                let pane = self.pane_param(&p.pane)?;
-                let by = p.by.as_deref().unwrap_or("user");
-                let now = self.unix();
-                let old = self
-                    .flags
-                    .request(&self.mux.name(pane), &p.reason, by, now)
-                    .map_err(|e| Error::new(ErrorCode::BadRequest, e.to_string()))?;
-                self.dirty(pane);
-                self.events.push_back(BusEvent::StopRequested {
-                    pane: self.mux.name(pane),
-                    reason: p.reason,
-                });
-                Ok(reply::FlagSet {
-                    replaced: old.is_some(),
-                }
-                .into())
-            }
-            Request::Inbox(p) => {
-                let pane = self.pane_param(&p.pane)?;
-                let now = self.unix();
-                let (flag, event) = self.flags.inbox(&self.mux.name(pane), now);
-                let stop = flag.map(stop_flag);
-                if event.is_some() {
-                    self.dirty(pane);
-                }
-                Ok(reply::Flags { stop }.into())
-            }
-            Request::Ack(p) => {
-                let pane = self.pane_param(&p.pane)?;
-                let now = self.unix();
-                let ev = self
-                    .flags
-                    .ack(&self.mux.name(pane), now)
-                    .map_err(|e| Error::new(ErrorCode::NoFlag, e.to_string()))?;
-                self.dirty(pane);
-                Ok(reply::Acknowledged(format!("{ev:?}")).into())
-            }
+            Request::Release(p) => self.release(&p.pane).map(Reply::from),
+            Request::ReportMetadata(p) => self.label(p).map(Reply::from),
+            Request::StopRequest(p) => self.stop_request(p).map(Reply::from),
+            Request::Inbox(p) => self.inbox(&p.pane).map(Reply::from),
+            Request::Ack(p) => self.ack(&p.pane).map(Reply::from),
             Request::Park(p) => self.park(p).map(Reply::from),
-            Request::Unpark(p) => {
-                let pane = self.pane_param(&p.pane)?;
-                let unparked = self.parks.unpark(&self.mux.name(pane)).is_some();
-                self.dirty(pane);
-                Ok(reply::Unparked { unparked }.into())
-            }
-            Request::Snooze(p) => {
-                let pane = self.pane_param(&p.pane)?;
-                let length = SnoozeFor::parse(p.length.as_deref().unwrap_or("30m"))
-                    .map_err(|e| Error::new(ErrorCode::BadRequest, e.to_string()))?;
-                let now = self.unix();
-                self.parks.snooze(&self.mux.name(pane), length, now);
-                self.dirty(pane);
-                let until = self.parks.marks(&self.mux.name(pane), now).until;
-                Ok(reply::Snoozed {
-                    snoozed: self.mux.name(pane),
-                    until,
-                }
-                .into())
-            }
-            Request::Unsnooze(p) => {
-                let pane = self.pane_param(&p.pane)?;
-                let unsnoozed = self.parks.unsnooze(&self.mux.name(pane)).is_some();
-                self.dirty(pane);
-                Ok(reply::Unsnoozed { unsnoozed }.into())
-            }
+            Request::Unpark(p) => self.unpark(&p.pane).map(Reply::from),
+            Request::Snooze(p) => self.snooze(p).map(Reply::from),
+            Request::Unsnooze(p) => self.unsnooze(&p.pane).map(Reply::from),
             Request::Prompt(p) => self.prompt(p).map(Reply::from),
-            Request::SendKeys(p) => {
-                let pane = self.pane_param(&p.pane)?;
-                if p.keys.is_empty() {
-                    return Err(Error::new(
-                        ErrorCode::BadRequest,
-                        "send_keys needs {\"keys\": [\"C-c\", ...]}",
-                    ));
-                }
-                self.job(MuxJob::SendKeys { pane, keys: p.keys });
-                Ok(reply::Sent { sent: true }.into())
-            }
+            Request::SendKeys(p) => self.send_keys(p).map(Reply::from),
             // `start` hands these on (to the backend thread, to the
             // daemon's configuration reader, to the waits, to the restore)
             // and never asks here.
@@ -469,6 +383,121 @@ impl Core {
                 format!("unknown method `{}`", req.method()),
             )),
         }
+    }
+
+    /// `ping`: who answers.
+    fn pong(&self) -> reply::Pong {
+        reply::Pong {
+            protocol: tend_protocol::PROTOCOL_VERSION,
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            pid: self.token_id,
+            panes: self.panes.len(),
+            backend: self.mux.word().to_owned(),
+        }
+    }
+
+    /// `release`: the pane's reports are forgotten.
+    fn release(&mut self, raw: &str) -> Result<reply::Released, Error> {
+        let pane = self.pane_param(raw)?;
+        let released = self.book.release(&self.mux.name(pane)).is_some();
+        self.dirty(pane);
+        Ok(reply::Released { released })
+    }
+
+    /// `report_metadata`: the pane's label.
+    fn label(&mut self, p: params::ReportMetadata) -> Result<reply::Labelled, Error> {
+        let pane = self.pane_param(&p.pane)?;
+        let label = p.label.filter(|l| !l.is_empty());
+        self.book.set_label(&self.mux.name(pane), label.as_deref());
+        self.dirty(pane);
+        Ok(reply::Labelled { label })
+    }
+
+    /// `stop_request`: a stop flag for the pane's agent, and its event.
+    fn stop_request(&mut self, p: params::StopRequest) -> Result<reply::FlagSet, Error> {
+        let pane = self.pane_param(&p.pane)?;
+        let by = p.by.as_deref().unwrap_or("user");
+        let now = self.unix();
+        let old = self
+            .flags
+            .request(&self.mux.name(pane), &p.reason, by, now)
+            .map_err(|e| Error::new(ErrorCode::BadRequest, e.to_string()))?;
+        self.dirty(pane);
+        self.events.push_back(BusEvent::StopRequested {
+            pane: self.mux.name(pane),
+            reason: p.reason,
+        });
+        Ok(reply::FlagSet {
+            replaced: old.is_some(),
+        })
+    }
+
+    /// `inbox`: the pane's stop flag, now read.
+    fn inbox(&mut self, raw: &str) -> Result<reply::Flags, Error> {
+        let pane = self.pane_param(raw)?;
+        let now = self.unix();
+        let (flag, event) = self.flags.inbox(&self.mux.name(pane), now);
+        let stop = flag.map(stop_flag);
+        if event.is_some() {
+            self.dirty(pane);
+        }
+        Ok(reply::Flags { stop })
+    }
+
+    /// `ack`: the pane's agent acknowledges its stop flag.
+    fn ack(&mut self, raw: &str) -> Result<reply::Acknowledged, Error> {
+        let pane = self.pane_param(raw)?;
+        let now = self.unix();
+        let ev = self
+            .flags
+            .ack(&self.mux.name(pane), now)
+            .map_err(|e| Error::new(ErrorCode::NoFlag, e.to_string()))?;
+        self.dirty(pane);
+        Ok(reply::Acknowledged(format!("{ev:?}")))
+    }
+
+    /// `unpark`.
+    fn unpark(&mut self, raw: &str) -> Result<reply::Unparked, Error> {
+        let pane = self.pane_param(raw)?;
+        let unparked = self.parks.unpark(&self.mux.name(pane)).is_some();
+        self.dirty(pane);
+        Ok(reply::Unparked { unparked })
+    }
+
+    /// `snooze`: the pane's demands hidden for a while.
+    fn snooze(&mut self, p: params::Snooze) -> Result<reply::Snoozed, Error> {
+        let pane = self.pane_param(&p.pane)?;
+        let length = SnoozeFor::parse(p.length.as_deref().unwrap_or("30m"))
+            .map_err(|e| Error::new(ErrorCode::BadRequest, e.to_string()))?;
+        let now = self.unix();
+        self.parks.snooze(&self.mux.name(pane), length, now);
+        self.dirty(pane);
+        let until = self.parks.marks(&self.mux.name(pane), now).until;
+        Ok(reply::Snoozed {
+            snoozed: self.mux.name(pane),
+            until,
+        })
+    }
+
+    /// `unsnooze`.
+    fn unsnooze(&mut self, raw: &str) -> Result<reply::Unsnoozed, Error> {
+        let pane = self.pane_param(raw)?;
+        let unsnoozed = self.parks.unsnooze(&self.mux.name(pane)).is_some();
+        self.dirty(pane);
+        Ok(reply::Unsnoozed { unsnoozed })
+    }
+
+    /// `send_keys`: keys to any pane.
+    fn send_keys(&mut self, p: params::SendKeys) -> Result<reply::Sent, Error> {
+        let pane = self.pane_param(&p.pane)?;
+        if p.keys.is_empty() {
+            return Err(Error::new(
+                ErrorCode::BadRequest,
+                "send_keys needs {\"keys\": [\"C-c\", ...]}",
+            ));
+        }
+        self.job(MuxJob::SendKeys { pane, keys: p.keys });
+        Ok(reply::Sent { sent: true })
     }
 
     /// `status`: the summary sentence and its counts.

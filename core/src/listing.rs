@@ -18,7 +18,6 @@ use crate::{trace, CapturePurpose, Core, Effect, MuxJob, PaneEntry, TapState, TA
 
 impl Core {
     pub(super) fn on_listed(&mut self, panes: Vec<PaneInfo>, clients: Vec<ClientInfo>) {
-        let relays = self.relay_pids();
         // Sessions, windows, focus may all have changed: visit every pane
         // whose row or focus changed (the sweep skips the others: nothing
         // happened to them), and compute what to
@@ -40,26 +39,8 @@ impl Core {
         self.check_guard();
         self.next_sweep = Duration::ZERO;
         let now = self.now();
-        // Keys typed into a pane: tmux has no keystroke hook, but a client's
-        // activity time moves when its user types, and the client shows one
-        // pane. That is the user directing that agent, and it ends a snooze.
-        for c in &clients {
-            let last = self.client_activity.insert(c.name.clone(), c.activity);
-            let typed = last.is_some_and(|l| c.activity > l);
-            if let (true, Some(pane)) = (typed, c.pane_id) {
-                if let Some(p) = self.panes.get_mut(&pane) {
-                    p.det.input(now, b"key");
-                    p.tape.input(now, b"key", p.det.screen());
-                    self.touched.insert(pane);
-                }
-                if self.parks.typed(&self.mux.name(pane)) {
-                    self.persist = true;
-                }
-                // Someone is at the limited agent: tend's resume stays out
-                // of their way.
-                self.limits.typed(&self.mux.name(pane));
-            }
-        }
+        let relays = self.relay_pids();
+        self.keys_typed(&clients, now);
         self.client_activity
             .retain(|name, _| clients.iter().any(|c| &c.name == name));
         self.clients = clients;
@@ -76,127 +57,10 @@ impl Core {
         let mut resized = Vec::new();
         for info in panes {
             let id = info.pane_id;
-            match self.panes.get_mut(&id) {
-                Some(p) => {
-                    if p.info != info || info.dead {
-                        self.touched.insert(id);
-                    }
-                    if p.info.current_command != info.current_command {
-                        p.watch.foreground_hint(now);
-                    }
-                    let (w, h) = (info.width as u16, info.height as u16);
-                    if (h, w) != p.det.screen().size() {
-                        p.det.resize(now, h, w);
-                        p.tape.resize(now, h, w, p.det.screen());
-                        // The program redrew for the new size before we
-                        // heard of it, into the old size: the screen is
-                        // rebuilt from the multiplexer's, which has it right.
-                        if p.seeded {
-                            resized.push(id);
-                        }
-                    }
-                    if info.dead && p.det.status().state.is_some_and(|s| s != State::Exited) {
-                        p.det.observe_process(
-                            now,
-                            tend_detector::ProcessObservation {
-                                agent_alive: false,
-                                exit_code: info.dead_status,
-                                cpu_percent: None,
-                                live_child: None,
-                            },
-                        );
-                    }
-                    // A tap that was installed but never connected (its
-                    // process died): install again.
-                    if p.tap == TapState::Installed
-                        && self.clock.saturating_duration_since(p.tap_since) > TAP_CONNECT_GRACE
-                        && !info.pipe
-                    {
-                        p.tap = TapState::None;
-                        self.effects.push_back(Effect::Mux(MuxJob::InstallTap(id)));
-                    }
-                    if p.tap == TapState::Installed
-                        && self.clock.saturating_duration_since(p.tap_since) > TAP_CONNECT_GRACE * 2
-                        && info.pipe
-                    {
-                        // Marked as ours but nobody connects: treat as foreign
-                        // rather than tear down a pipe we cannot prove is ours.
-                        p.tap = TapState::Polling;
-                    }
-                    // The pane's process was not known at first sight (zellij
-                    // finds it in /proc, where a starting pane may not be yet),
-                    // or the pane was given a new one (`respawn-pane -k`): the
-                    // watch follows the process the pane runs now.
-                    if info.pane_pid != 0 && p.info.pane_pid != info.pane_pid {
-                        p.watch.forget_exit(self.procs.as_mut());
-                        p.watch = PaneWatch::new(
-                            info.pane_pid,
-                            id.number().into(),
-                            now,
-                            SamplePolicy::default(),
-                            self.procs.ticks_per_sec(),
-                        );
-                        p.watch.set_relays(&relays);
-                    }
-                    p.info = info;
-                }
-                None => {
-                    let det =
-                        PaneDetector::new(self.cfg.clone(), info.height as u16, info.width as u16);
-                    let mut watch = PaneWatch::new(
-                        info.pane_pid,
-                        id.number().into(),
-                        now,
-                        SamplePolicy::default(),
-                        self.procs.ticks_per_sec(),
-                    );
-                    watch.set_relays(&relays);
-                    // A tap may have said hello before this first listing (a
-                    // restarted daemon: the old taps reconnect at once).
-                    let conn = self
-                        .conns
-                        .iter()
-                        .filter(|(_, p)| **p == id)
-                        .map(|(c, _)| *c)
-                        .max();
-                    let tap = if conn.is_some() {
-                        TapState::Connected
-                    } else if info.has_foreign_pipe() {
-                        TapState::Polling
-                    } else if info.is_tapped() {
-                        TapState::Installed
-                    } else {
-                        // Tapped at once, beside the seed: a restarted daemon
-                        // holds every pane's pipe after one tmux invocation.
-                        self.job(MuxJob::InstallTap(id));
-                        TapState::Installed
-                    };
-                    self.panes.insert(
-                        id,
-                        PaneEntry {
-                            info,
-                            det,
-                            watch,
-                            tap,
-                            conn,
-                            tap_since: self.clock,
-                            seeded: false,
-                            check: Default::default(),
-                            seen: false,
-                            last_poll: None,
-                            last_polled: None,
-                            focused: false,
-                            eff: None,
-                            eff_since: self.start_wall + now.as_secs_f64(),
-                            eff_seq: 0,
-                            announced: None,
-                            tape: Tape::new(),
-                            procs: VecDeque::new(),
-                            project: None,
-                        },
-                    );
-                    self.job(MuxJob::Capture(id, CapturePurpose::Seed));
-                }
+            if !self.panes.contains_key(&id) {
+                self.first_seen(info, now, &relays);
+            } else if self.relisted(info, now, &relays) {
+                resized.push(id);
             }
         }
         for id in resized {
@@ -205,6 +69,162 @@ impl Core {
         self.update_projects();
         self.mark_seen();
         self.conversations_listed();
+    }
+
+    /// Keys typed into a pane: tmux has no keystroke hook, but a client's
+    /// activity time moves when its user types, and the client shows one
+    /// pane. That is the user directing that agent, and it ends a snooze.
+    fn keys_typed(&mut self, clients: &[ClientInfo], now: Duration) {
+        for c in clients {
+            let last = self.client_activity.insert(c.name.clone(), c.activity);
+            let typed = last.is_some_and(|l| c.activity > l);
+            if let (true, Some(pane)) = (typed, c.pane_id) {
+                if let Some(p) = self.panes.get_mut(&pane) {
+                    p.det.input(now, b"key");
+                    p.tape.input(now, b"key", p.det.screen());
+                    self.touched.insert(pane);
+                }
+                if self.parks.typed(&self.mux.name(pane)) {
+                    self.persist = true;
+                }
+                // Someone is at the limited agent: tend's resume stays out
+                // of their way.
+                self.limits.typed(&self.mux.name(pane));
+            }
+        }
+    }
+
+    /// A pane listed again: what changed of it (its size, its death, its
+    /// tap, its process). Whether it was resized and its screen must be
+    /// captured again.
+    fn relisted(&mut self, info: PaneInfo, now: Duration, relays: &[u32]) -> bool {
+        let id = info.pane_id;
+        let Some(p) = self.panes.get_mut(&id) else {
+            return false;
+        };
+        let mut resized = false;
+        if p.info != info || info.dead {
+            self.touched.insert(id);
+        }
+        if p.info.current_command != info.current_command {
+            p.watch.foreground_hint(now);
+        }
+        let (w, h) = (info.width as u16, info.height as u16);
+        if (h, w) != p.det.screen().size() {
+            p.det.resize(now, h, w);
+            p.tape.resize(now, h, w, p.det.screen());
+            // The program redrew for the new size before we
+            // heard of it, into the old size: the screen is
+            // rebuilt from the multiplexer's, which has it right.
+            if p.seeded {
+                resized = true;
+            }
+        }
+        if info.dead && p.det.status().state.is_some_and(|s| s != State::Exited) {
+            p.det.observe_process(
+                now,
+                tend_detector::ProcessObservation {
+                    agent_alive: false,
+                    exit_code: info.dead_status,
+                    cpu_percent: None,
+                    live_child: None,
+                },
+            );
+        }
+        // A tap that was installed but never connected (its
+        // process died): install again.
+        if p.tap == TapState::Installed
+            && self.clock.saturating_duration_since(p.tap_since) > TAP_CONNECT_GRACE
+            && !info.pipe
+        {
+            p.tap = TapState::None;
+            self.effects.push_back(Effect::Mux(MuxJob::InstallTap(id)));
+        }
+        if p.tap == TapState::Installed
+            && self.clock.saturating_duration_since(p.tap_since) > TAP_CONNECT_GRACE * 2
+            && info.pipe
+        {
+            // Marked as ours but nobody connects: treat as foreign
+            // rather than tear down a pipe we cannot prove is ours.
+            p.tap = TapState::Polling;
+        }
+        // The pane's process was not known at first sight (zellij
+        // finds it in /proc, where a starting pane may not be yet),
+        // or the pane was given a new one (`respawn-pane -k`): the
+        // watch follows the process the pane runs now.
+        if info.pane_pid != 0 && p.info.pane_pid != info.pane_pid {
+            p.watch.forget_exit(self.procs.as_mut());
+            p.watch = PaneWatch::new(
+                info.pane_pid,
+                id.number().into(),
+                now,
+                SamplePolicy::default(),
+                self.procs.ticks_per_sec(),
+            );
+            p.watch.set_relays(relays);
+        }
+        p.info = info;
+        resized
+    }
+
+    /// A pane seen for the first time: its detector, its process watch,
+    /// its tap (installed now unless one is there), its seed capture.
+    fn first_seen(&mut self, info: PaneInfo, now: Duration, relays: &[u32]) {
+        let id = info.pane_id;
+        let det = PaneDetector::new(self.cfg.clone(), info.height as u16, info.width as u16);
+        let mut watch = PaneWatch::new(
+            info.pane_pid,
+            id.number().into(),
+            now,
+            SamplePolicy::default(),
+            self.procs.ticks_per_sec(),
+        );
+        watch.set_relays(relays);
+        // A tap may have said hello before this first listing (a
+        // restarted daemon: the old taps reconnect at once).
+        let conn = self
+            .conns
+            .iter()
+            .filter(|(_, p)| **p == id)
+            .map(|(c, _)| *c)
+            .max();
+        let tap = if conn.is_some() {
+            TapState::Connected
+        } else if info.has_foreign_pipe() {
+            TapState::Polling
+        } else if info.is_tapped() {
+            TapState::Installed
+        } else {
+            // Tapped at once, beside the seed: a restarted daemon
+            // holds every pane's pipe after one tmux invocation.
+            self.job(MuxJob::InstallTap(id));
+            TapState::Installed
+        };
+        self.panes.insert(
+            id,
+            PaneEntry {
+                info,
+                det,
+                watch,
+                tap,
+                conn,
+                tap_since: self.clock,
+                seeded: false,
+                check: Default::default(),
+                seen: false,
+                last_poll: None,
+                last_polled: None,
+                focused: false,
+                eff: None,
+                eff_since: self.start_wall + now.as_secs_f64(),
+                eff_seq: 0,
+                announced: None,
+                tape: Tape::new(),
+                procs: VecDeque::new(),
+                project: None,
+            },
+        );
+        self.job(MuxJob::Capture(id, CapturePurpose::Seed));
     }
 
     /// Each agent pane's project, from its working directory: a lookup per

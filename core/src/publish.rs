@@ -159,30 +159,46 @@ pub fn compute(
     remote: &RemoteFacts,
     dropped: &mut Vec<String>,
 ) -> BTreeMap<(Scope, String), String> {
-    let mut out = BTreeMap::new();
-    let mut put = |scope: Scope, name: &str, value: String| {
-        out.insert((scope, name.to_owned()), value);
-    };
+    let mut out = Options::default();
+    pane_options(&mut out, rows);
+    global_options(&mut out, rows, remote);
+    jump_options(&mut out, rows, remote, dropped);
+    out.0
+}
+
+/// The options being built, by scope and name.
+#[derive(Default)]
+struct Options(BTreeMap<(Scope, String), String>);
+
+impl Options {
+    fn put(&mut self, scope: Scope, name: &str, value: String) {
+        self.0.insert((scope, name.to_owned()), value);
+    }
+}
+
+/// Each agent pane's own options, and its window's and session's
+/// rollups.
+fn pane_options(out: &mut Options, rows: &[PaneRow]) {
     let mut windows: HashMap<tend_protocol::WindowId, Vec<Band>> = HashMap::new();
     let mut sessions: HashMap<tend_protocol::SessionId, Vec<Band>> = HashMap::new();
     let mut session_needs: HashMap<tend_protocol::SessionId, usize> = HashMap::new();
     for r in rows {
         let Some(agent) = &r.agent else { continue };
         let p = Scope::Pane(r.pane);
-        put(p, "@tend_agent", agent.clone());
-        put(
+        out.put(p, "@tend_agent", agent.clone());
+        out.put(
             p,
             "@tend_state",
             r.state.map(|s| s.as_str().to_owned()).unwrap_or_default(),
         );
-        put(
+        out.put(
             p,
             "@tend_reason",
             r.reason.map(|x| x.as_str().to_owned()).unwrap_or_default(),
         );
         if let Some(b) = r.band {
-            put(p, "@tend_band", b.as_str().to_owned());
-            put(p, "@tend_glyph", glyph(b).to_owned());
+            out.put(p, "@tend_band", b.as_str().to_owned());
+            out.put(p, "@tend_glyph", glyph(b).to_owned());
             windows.entry(r.window).or_default().push(b);
             sessions.entry(r.session).or_default().push(b);
             if b.is_demand() {
@@ -190,52 +206,48 @@ pub fn compute(
             }
         }
         if let Some(s) = r.since {
-            put(p, "@tend_since", format!("{}", s as i64));
+            out.put(p, "@tend_since", format!("{}", s as i64));
         }
         if let Some(m) = r.marks.as_ref().filter(|m| !m.is_empty()) {
-            put(p, "@tend_marks", m.clone());
+            out.put(p, "@tend_marks", m.clone());
         }
         if let Some(code) = r.exit_code {
-            put(p, "@tend_exit_code", code.to_string());
+            out.put(p, "@tend_exit_code", code.to_string());
+        }
+        if let (Some(at), Some(text)) = (r.resets_at, &r.reset) {
+            out.put(p, "@tend_resets_at", at.to_string());
+            out.put(p, "@tend_reset", text.clone());
         }
         // A directory's or a branch's name is nobody's typed text: the
         // backend escapes it ([`OptionUpdate::foreign`]).
         if let Some(proj) = r.project.as_deref().filter(|x| !x.is_empty()) {
-            put(p, "@tend_project", proj.to_owned());
-        }
-        if let (Some(at), Some(text)) = (r.resets_at, &r.reset) {
-            put(p, "@tend_resets_at", at.to_string());
-            put(p, "@tend_reset", text.clone());
+            out.put(p, "@tend_project", proj.to_owned());
         }
     }
     for (w, bands) in &windows {
         if let Some(b) = attention::rollup(bands) {
-            put(
-                Scope::Window(*w),
-                "@tend_window_band",
-                b.as_str().to_owned(),
-            );
-            put(Scope::Window(*w), "@tend_window_glyph", glyph(b).to_owned());
+            let w = Scope::Window(*w);
+            out.put(w, "@tend_window_band", b.as_str().to_owned());
+            out.put(w, "@tend_window_glyph", glyph(b).to_owned());
         }
     }
     for (s, bands) in &sessions {
+        let scope = Scope::Session(*s);
         if let Some(b) = attention::rollup(bands) {
-            put(
-                Scope::Session(*s),
-                "@tend_session_band",
-                b.as_str().to_owned(),
-            );
+            out.put(scope, "@tend_session_band", b.as_str().to_owned());
         }
-        put(
-            Scope::Session(*s),
-            "@tend_session_needs",
-            session_needs.get(s).copied().unwrap_or(0).to_string(),
-        );
+        let needs = session_needs.get(s).copied().unwrap_or(0);
+        out.put(scope, "@tend_session_needs", needs.to_string());
     }
+}
+
+/// The server's counts, summary and band, remotes' panes included, and
+/// its panes at their usage limit with the soonest reset.
+fn global_options(out: &mut Options, rows: &[PaneRow], remote: &RemoteFacts) {
     let bands = bands(rows, remote);
     let (demands, quiet) = demands_and_quiet(&bands);
-    put(Scope::Global, "@tend_needs", demands.to_string());
-    put(Scope::Global, "@tend_quiet", quiet.to_string());
+    out.put(Scope::Global, "@tend_needs", demands.to_string());
+    out.put(Scope::Global, "@tend_quiet", quiet.to_string());
     let limited = rows
         .iter()
         .filter(|r| r.band == Some(Band::Limited))
@@ -246,8 +258,8 @@ pub fn compute(
         .filter_map(|r| Some((r.resets_at?, r.reset.as_ref()?)))
         .min_by_key(|(at, _)| *at)
         .map(|(_, text)| text.clone());
-    put(Scope::Global, "@tend_limited", limited.to_string());
-    put(
+    out.put(Scope::Global, "@tend_limited", limited.to_string());
+    out.put(
         Scope::Global,
         "@tend_next_reset",
         soonest.clone().unwrap_or_default(),
@@ -259,21 +271,66 @@ pub fn compute(
         }
         summary.push_str(&l);
     }
-    put(Scope::Global, "@tend_summary", summary);
-    put(
+    out.put(Scope::Global, "@tend_summary", summary);
+    out.put(
         Scope::Global,
         "@tend_server_band",
         attention::rollup(&bands)
             .map(|b| b.as_str().to_owned())
             .unwrap_or_default(),
     );
-    // Jump targets. Per pane: where "next" goes from that pane (so a key
-    // bound to `switch-client -t '#{@tend_next}'` cycles without spawning
-    // a process); globally: the first target.
+}
+
+/// Jump targets. Per pane: where "next" goes from that pane (so a key
+/// bound to `switch-client -t '#{@tend_next}'` cycles without spawning a
+/// process); globally: the first target.
+fn jump_options(
+    out: &mut Options,
+    rows: &[PaneRow],
+    remote: &RemoteFacts,
+    dropped: &mut Vec<String>,
+) {
     let pane_ids: Vec<String> = rows.iter().map(|r| r.pane.to_string()).collect();
-    let cands: Vec<Candidate<'_>> = rows
-        .iter()
-        .zip(&pane_ids)
+    let cands = candidates(rows, &pane_ids, remote);
+    let order = attention::attention_order(&cands);
+    let working = attention::working_order(&cands);
+    let next = attention::next_after(&order, None);
+    out.put(Scope::Global, "@tend_next", jump_target(next, dropped));
+    let next = attention::next_after(&working, None);
+    out.put(
+        Scope::Global,
+        "@tend_next_working",
+        jump_target(next, dropped),
+    );
+    for (r, id) in rows.iter().zip(&pane_ids) {
+        let p = Scope::Pane(r.pane);
+        let next = attention::next_after(&order, Some(id));
+        out.put(p, "@tend_next", jump_target(next, dropped));
+        let next = attention::next_after(&working, Some(id));
+        out.put(p, "@tend_next_working", jump_target(next, dropped));
+        let in_session: Vec<&str> = order
+            .iter()
+            .copied()
+            .filter(|p| {
+                cands
+                    .iter()
+                    .any(|c| c.pane == *p && c.session == r.session_name)
+            })
+            .collect();
+        let next = attention::next_after(&in_session, Some(id));
+        out.put(p, "@tend_next_session", jump_target(next, dropped));
+    }
+}
+
+/// The panes the jump order chooses from: this machine's (named by
+/// `pane_ids`) and the remotes'.
+fn candidates<'a>(
+    rows: &'a [PaneRow],
+    pane_ids: &'a [String],
+    remote: &'a RemoteFacts,
+) -> Vec<Candidate<'a>> {
+    rows.iter()
+        .zip(pane_ids)
         .filter_map(|(r, id)| {
             Some(Candidate {
                 pane: id.as_str(),
@@ -292,47 +349,7 @@ pub fn compute(
                 since: r.since,
             })
         }))
-        .collect();
-    let order = attention::attention_order(&cands);
-    let working = attention::working_order(&cands);
-    put(
-        Scope::Global,
-        "@tend_next",
-        jump_target(attention::next_after(&order, None), dropped),
-    );
-    put(
-        Scope::Global,
-        "@tend_next_working",
-        jump_target(attention::next_after(&working, None), dropped),
-    );
-    for (r, id) in rows.iter().zip(&pane_ids) {
-        let p = Scope::Pane(r.pane);
-        put(
-            p,
-            "@tend_next",
-            jump_target(attention::next_after(&order, Some(id)), dropped),
-        );
-        put(
-            p,
-            "@tend_next_working",
-            jump_target(attention::next_after(&working, Some(id)), dropped),
-        );
-        let in_session: Vec<&str> = order
-            .iter()
-            .copied()
-            .filter(|p| {
-                cands
-                    .iter()
-                    .any(|c| c.pane == *p && c.session == r.session_name)
-            })
-            .collect();
-        put(
-            p,
-            "@tend_next_session",
-            jump_target(attention::next_after(&in_session, Some(id)), dropped),
-        );
-    }
-    out
+        .collect()
 }
 
 /// Whether `updates` may wait for the next listing (up to a second)

@@ -17,6 +17,23 @@ use crate::{
     SAVE_EVERY,
 };
 
+/// What one round's visits collect, to act on after them.
+#[derive(Default)]
+struct Round {
+    polls: Vec<PaneId>,
+    verifies: Vec<PaneId>,
+    visited: Vec<PaneId>,
+    /// Agents a sample found running (their pid and processes), and panes
+    /// whose agent left: their conversations' records (`tend restore`).
+    agents_seen: Vec<(
+        PaneId,
+        String,
+        u32,
+        Vec<tend_detector::identity::ProcessInfo>,
+    )>,
+    agents_gone: Vec<PaneId>,
+}
+
 impl Core {
     /// Runs timers, samples processes, polls foreign-pipe panes, sends the
     /// jobs whose time has come, lists the panes every [`RECONCILE_EVERY`],
@@ -42,177 +59,216 @@ impl Core {
         } else {
             self.touched.drain().collect()
         };
-        let mut polls = Vec::new();
-        let mut verifies = Vec::new();
-        let mut visited: Vec<PaneId> = Vec::new();
-        // Agents a sample found running, and panes whose agent left: their
-        // conversations' records (`tend restore`).
-        let mut agents_seen = Vec::new();
-        let mut agents_gone = Vec::new();
+        let mut round = Round::default();
         for id in ids {
-            let Some(p) = self.panes.get_mut(&id) else {
-                continue;
-            };
-            if !p.seeded {
-                continue;
-            }
-            p.det.tick(now);
-            trace!(
-                self,
-                "tick pane={id} state={:?} agent={:?} full={full}",
-                p.det.status().state,
-                p.det.status().agent
-            );
-            // Identity.
-            let prompt_visible = matches!(p.det.status().state, None | Some(State::Exited));
-            if p.watch.next_wakeup() <= now {
-                // The screen, for an agent behind a wrapper (`ssh`, …).
-                let up = p.watch.poll_reading(
-                    self.procs.as_mut(),
-                    &self.registry,
-                    now,
-                    prompt_visible,
-                    Some(&p.det),
-                );
-                if let Some(change) = &up.change {
-                    // One shared manifest per agent: each copy would carry
-                    // its own compiled regex caches.
-                    let manifest = change.to.as_ref().and_then(|a| {
-                        if !self.manifests.contains_key(a) {
-                            let m = Arc::new(self.registry.get(a)?.clone());
-                            self.manifests.insert(a.clone(), m);
-                        }
-                        self.manifests.get(a).cloned()
-                    });
-                    trace!(self, "agent pane={id} to={:?}", change.to);
-                    p.det.set_agent(now, manifest);
-                    p.seen = false;
-                    if change.to.is_none() {
-                        // The agent's run is over: its reports end with it.
-                        self.book.release(&self.mux.name(id));
-                        agents_gone.push(id);
-                    }
-                }
-                if let Some(obs) = up.observation {
-                    p.det.observe_process(now, obs);
-                }
-                if up.sampled && !up.relay {
-                    // No `tend run` answers for the pane's terminal, so no
-                    // program there was asked for OSC 7501 reports:
-                    // whatever the pane printed as one (a `cat` of a log,
-                    // a program that ignores the handshake) is not its word.
-                    p.det.forget_reports();
-                }
-                if let Some(procs) = up.procs {
-                    let running = up.resolution.as_ref().and_then(|r| r.agent.as_ref());
-                    if let Some(m) = running.filter(|m| p.watch.agent() == Some(&m.agent)) {
-                        agents_seen.push((id, m.agent.clone(), m.pid, procs.clone()));
-                    }
-                    if p.procs.len() == PROCS_KEPT {
-                        p.procs.pop_front();
-                    }
-                    p.procs.push_back((now, procs));
-                }
-            }
-            while let Some(t) = p.det.poll_transition() {
-                if t.to != State::Completed {
-                    p.seen = false;
-                }
-            }
-            // Completing while the user looks at it: seen at once.
-            if p.focused && p.det.status().state == Some(State::Completed) {
-                p.seen = true;
-            }
-            if p.check.due().is_some_and(|d| d <= now) {
-                p.check.ask();
-                verifies.push(id);
-            }
-            let mut due = p.due();
-            if p.tap == TapState::Polling {
-                if p.last_poll
-                    .is_none_or(|t| self.clock.saturating_duration_since(t) >= POLL_EVERY)
-                {
-                    p.last_poll = Some(self.clock);
-                    polls.push(id);
-                }
-                due = due.min(now + POLL_EVERY);
-            }
-            self.next_sweep = self.next_sweep.min(due);
-            visited.push(id);
+            self.visit(id, now, full, &mut round);
         }
-        for id in agents_gone {
+        self.after_visits(&mut round);
+        let epoch = self.epoch();
+        self.run_leases(epoch, full, &mut round.visited);
+        self.expire_parks(epoch, full, &mut round.visited);
+        self.limit_round(epoch, now);
+        for id in round.visited {
+            self.refresh(id);
+        }
+        self.publish_round();
+        self.next_wakeup(now)
+    }
+
+    /// One pane's visit: its detector's timers, its process watch, its
+    /// transitions, the captures it needs, and when it is due again.
+    fn visit(&mut self, id: PaneId, now: Duration, full: bool, round: &mut Round) {
+        let Some(p) = self.panes.get_mut(&id) else {
+            return;
+        };
+        if !p.seeded {
+            return;
+        }
+        p.det.tick(now);
+        trace!(
+            self,
+            "tick pane={id} state={:?} agent={:?} full={full}",
+            p.det.status().state,
+            p.det.status().agent
+        );
+        if p.watch.next_wakeup() <= now {
+            self.watch_identity(id, now, round);
+        }
+        let Some(p) = self.panes.get_mut(&id) else {
+            return;
+        };
+        while let Some(t) = p.det.poll_transition() {
+            if t.to != State::Completed {
+                p.seen = false;
+            }
+        }
+        // Completing while the user looks at it: seen at once.
+        if p.focused && p.det.status().state == Some(State::Completed) {
+            p.seen = true;
+        }
+        if p.check.due().is_some_and(|d| d <= now) {
+            p.check.ask();
+            round.verifies.push(id);
+        }
+        let mut due = p.due();
+        if p.tap == TapState::Polling {
+            if p.last_poll
+                .is_none_or(|t| self.clock.saturating_duration_since(t) >= POLL_EVERY)
+            {
+                p.last_poll = Some(self.clock);
+                round.polls.push(id);
+            }
+            due = due.min(now + POLL_EVERY);
+        }
+        self.next_sweep = self.next_sweep.min(due);
+        round.visited.push(id);
+    }
+
+    /// A pane's process watch, when due: a sample or a probe (and the
+    /// screen, for an agent behind a wrapper), the agent it names, what
+    /// the detector learns of its processes.
+    fn watch_identity(&mut self, id: PaneId, now: Duration, round: &mut Round) {
+        let Some(p) = self.panes.get_mut(&id) else {
+            return;
+        };
+        let prompt_visible = matches!(p.det.status().state, None | Some(State::Exited));
+        // The screen, for an agent behind a wrapper (`ssh`, …).
+        let up = p.watch.poll_reading(
+            self.procs.as_mut(),
+            &self.registry,
+            now,
+            prompt_visible,
+            Some(&p.det),
+        );
+        if let Some(change) = &up.change {
+            // One shared manifest per agent: each copy would carry its own
+            // compiled regex caches.
+            let manifest = change.to.as_ref().and_then(|a| {
+                if !self.manifests.contains_key(a) {
+                    let m = Arc::new(self.registry.get(a)?.clone());
+                    self.manifests.insert(a.clone(), m);
+                }
+                self.manifests.get(a).cloned()
+            });
+            trace!(self, "agent pane={id} to={:?}", change.to);
+            p.det.set_agent(now, manifest);
+            p.seen = false;
+            if change.to.is_none() {
+                // The agent's run is over: its reports end with it.
+                self.book.release(&self.mux.name(id));
+                round.agents_gone.push(id);
+            }
+        }
+        if let Some(obs) = up.observation {
+            p.det.observe_process(now, obs);
+        }
+        if up.sampled && !up.relay {
+            // No `tend run` answers for the pane's terminal, so no program
+            // there was asked for OSC 7501 reports: whatever the pane
+            // printed as one (a `cat` of a log, a program that ignores the
+            // handshake) is not its word.
+            p.det.forget_reports();
+        }
+        if let Some(procs) = up.procs {
+            let running = up.resolution.as_ref().and_then(|r| r.agent.as_ref());
+            if let Some(m) = running.filter(|m| p.watch.agent() == Some(&m.agent)) {
+                round
+                    .agents_seen
+                    .push((id, m.agent.clone(), m.pid, procs.clone()));
+            }
+            if p.procs.len() == PROCS_KEPT {
+                p.procs.pop_front();
+            }
+            p.procs.push_back((now, procs));
+        }
+    }
+
+    /// What the visits found: conversations' records (`tend restore`),
+    /// the captures asked for.
+    fn after_visits(&mut self, round: &mut Round) {
+        for id in std::mem::take(&mut round.agents_gone) {
             self.conversation_gone(id);
         }
-        for (id, agent, pid, procs) in agents_seen {
+        for (id, agent, pid, procs) in std::mem::take(&mut round.agents_seen) {
             self.conversation_seen(id, &agent, pid, &procs);
         }
-        for id in polls {
+        for id in std::mem::take(&mut round.polls) {
             self.job(MuxJob::Capture(id, CapturePurpose::Poll));
         }
-        for id in verifies {
+        for id in std::mem::take(&mut round.verifies) {
             trace!(self, "verify pane={id}");
             self.job(MuxJob::Capture(id, CapturePurpose::Verify));
         }
-        // Leases, quiet and gone of self-reporting agents; parks and
-        // snoozes running out.
-        let epoch = self.epoch();
-        if self.book.next_deadline().is_some_and(|d| d <= epoch) || full {
-            let changes = {
-                let panes = &self.panes;
-                let mux = self.mux;
-                let start = self.start;
-                let alive = |pane: &str| -> Alive {
-                    let Some(p) = mux.parse(pane).and_then(|id| panes.get(&id)) else {
-                        return Alive::NONE;
-                    };
-                    let st = p.det.status();
-                    let silent = st.silent_for;
-                    let last_output = epoch.checked_sub(silent).filter(|_| st.state.is_some());
-                    let _ = start;
-                    Alive {
-                        last_output,
-                        cpu_busy: st.cpu_hold,
-                        life: match p.eff.as_ref().and_then(|e| e.band) {
-                            Some(Band::Quiet) => PaneLife::Quiet,
-                            Some(Band::Exited) | None => PaneLife::Gone,
-                            _ => PaneLife::Live,
-                        },
-                    }
-                };
-                self.book.tick(epoch, &alive)
-            };
-            for c in changes {
-                self.events.push_back(BusEvent::ReportChanged {
-                    pane: c.pane.clone(),
-                    from: c.from,
-                    to: c.to,
-                    notify: c.notify,
-                });
-                visited.extend(self.mux.parse(&c.pane));
-                self.persist = true;
-            }
+    }
+
+    /// Leases, quiet and gone of self-reporting agents, when one falls due
+    /// (or at the sweep); the panes they change are visited.
+    fn run_leases(&mut self, epoch: Duration, full: bool, visited: &mut Vec<PaneId>) {
+        if !(self.book.next_deadline().is_some_and(|d| d <= epoch) || full) {
+            return;
         }
-        if self
+        let changes = {
+            let panes = &self.panes;
+            let mux = self.mux;
+            let alive = |pane: &str| -> Alive {
+                let Some(p) = mux.parse(pane).and_then(|id| panes.get(&id)) else {
+                    return Alive::NONE;
+                };
+                let st = p.det.status();
+                let silent = st.silent_for;
+                let last_output = epoch.checked_sub(silent).filter(|_| st.state.is_some());
+                Alive {
+                    last_output,
+                    cpu_busy: st.cpu_hold,
+                    life: match p.eff.as_ref().and_then(|e| e.band) {
+                        Some(Band::Quiet) => PaneLife::Quiet,
+                        Some(Band::Exited) | None => PaneLife::Gone,
+                        _ => PaneLife::Live,
+                    },
+                }
+            };
+            self.book.tick(epoch, &alive)
+        };
+        for c in changes {
+            self.events.push_back(BusEvent::ReportChanged {
+                pane: c.pane.clone(),
+                from: c.from,
+                to: c.to,
+                notify: c.notify,
+            });
+            visited.extend(self.mux.parse(&c.pane));
+            self.persist = true;
+        }
+    }
+
+    /// Parks and snoozes running out (or at the sweep).
+    fn expire_parks(&mut self, epoch: Duration, full: bool, visited: &mut Vec<PaneId>) {
+        let due = self
             .parks
             .next_deadline()
-            .is_some_and(|d| d <= epoch.as_secs())
-            || full
-        {
-            for pane in self.parks.expire(epoch.as_secs()) {
-                visited.extend(self.mux.parse(&pane));
-                self.persist = true;
-            }
+            .is_some_and(|d| d <= epoch.as_secs());
+        if !(due || full) {
+            return;
         }
-        for id in visited {
-            self.refresh(id);
+        for pane in self.parks.expire(epoch.as_secs()) {
+            visited.extend(self.mux.parse(&pane));
+            self.persist = true;
         }
-        // Usage limits: resumes that fell due go out; a reset to come
-        // brings the sweep (which visits every limited pane: its band
-        // moves) forward to it.
+    }
+
+    /// Usage limits: resumes that fell due go out; a reset to come brings
+    /// the sweep (which visits every limited pane: its band moves) forward
+    /// to it.
+    fn limit_round(&mut self, epoch: Duration, now: Duration) {
         if let Some(at) = self.limit_timers() {
             let wait = Duration::from_secs_f64((at - epoch.as_secs_f64()).max(0.0));
             self.next_sweep = self.next_sweep.min(now + wait);
         }
+    }
+
+    /// What changed goes out, with the listing when one is due (one
+    /// multiplexer call).
+    fn publish_round(&mut self) {
         let list = std::mem::take(&mut self.list_due);
         let updates = if self.changed || (self.held && list) {
             self.changed = false;
@@ -229,6 +285,11 @@ impl Core {
             None if list => self.job(MuxJob::List),
             None => {}
         }
+    }
+
+    /// The jobs whose time has come, the state file when it may be
+    /// written; how long until the table wants to run again.
+    fn next_wakeup(&mut self, now: Duration) -> Duration {
         let mut next = self.next_sweep.min(self.next_list);
         if let Some(at) = self.send_due_jobs(now) {
             next = next.min(at);

@@ -397,22 +397,22 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     let manifests = start_loading_manifests()?;
     let control = ipc::bind(&opts.control)?;
     let taps = ipc::bind_std(&opts.tap)?;
-    let mut reader = pipes::Reader::new(taps).map_err(|e| {
+    let reader = pipes::Reader::new(taps).map_err(|e| {
         CliError::new(
             ErrorKind::Pipes,
             format!("cannot watch the tap socket for the panes' pipes: {e}"),
         )
     })?;
-    let (ev_tx, mut ev_rx) = tokio::sync::mpsc::channel::<Event>(4096);
+    let (ev_tx, ev_rx) = tokio::sync::mpsc::channel::<Event>(4096);
     // Control connections have their own queue, read before pane output.
-    let (ctl_tx, mut ctl_rx) = tokio::sync::mpsc::channel::<Event>(1024);
+    let (ctl_tx, ctl_rx) = tokio::sync::mpsc::channel::<Event>(1024);
     let (job_tx, job_rx) = std::sync::mpsc::channel();
     let (bus, _) = tokio::sync::broadcast::channel(1024);
     start_notifications(&opts, &bus);
     // The backend: the one thread that talks to the multiplexer.
     let backend = match &opts.zellij {
         Some(session) => zellij::spawn(session.clone(), job_rx, ev_tx.clone()),
-        None => worker::spawn(opts.clone(), job_rx, ev_tx.clone()),
+        None => worker::spawn(opts.clone(), job_rx, ev_tx),
     };
     let guards = ipc::Guards::new();
     tokio::spawn(ipc::accept_control(
@@ -423,7 +423,60 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     ));
     let _ = job_tx.send(Job::Mux(MuxJob::Setup));
     let _ = job_tx.send(Job::Mux(MuxJob::List));
-    let (registry, errors) = tokio::task::spawn_blocking(move || manifests.join())
+    let registry = manifests_loaded(manifests).await?;
+    let (sampler, exits, exits_polled) = process_source();
+    let core = core_for(&opts, registry, sampler);
+    let mut d = Driver {
+        core,
+        jobs: job_tx.clone(),
+        bus,
+        replies: HashMap::new(),
+        next_request: 0,
+        links: HashMap::new(),
+        link_tx: ctl_tx,
+        state: opts.state.clone(),
+        save_gate: store::SaveGate::default(),
+        zone_read: Instant::now(),
+    };
+    d.begin();
+    let bell = pipes_doorbell(&reader);
+    let mut rounds = Rounds {
+        reader,
+        ev_rx,
+        ctl_rx,
+        signalled: stop_signal()?,
+        deadline: deadline::Deadline::new(),
+        backlog: VecDeque::new(),
+        bell,
+        exits,
+        exits_polled,
+        rang: false,
+    };
+    while rounds.next(&mut d).await {}
+    d.stop_links();
+    d.save_last();
+    // Leave the multiplexer as we found it: taps, hooks, options, bindings.
+    let _ = job_tx.send(Job::Cleanup);
+    drop(job_tx);
+    drop(d);
+    let _ = tokio::task::spawn_blocking(move || backend.join()).await;
+    // `@tend_daemon` is gone with the other options: the guard can go
+    // without tmux cleaning anything.
+    guards.dismiss(Duration::from_secs(3)).await;
+    let _ = std::fs::remove_file(&opts.control);
+    let _ = std::fs::remove_file(&opts.tap);
+    Ok(())
+}
+
+/// The agents' manifests, once their thread has loaded them; the ones
+/// that could not be used are said in the log.
+async fn manifests_loaded(
+    loading: std::thread::JoinHandle<(
+        tend_detector::Registry,
+        Vec<tend_detector::manifest::ManifestError>,
+    )>,
+) -> Result<tend_detector::Registry, CliError> {
+    let (registry, errors) = tokio::task::spawn_blocking(move || loading.join())
         .await
         .map_err(|e| {
             CliError::new(
@@ -440,7 +493,12 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     for e in &errors {
         crate::say!("manifest not used: {e}");
     }
-    let (sampler, exits, exits_polled) = process_source();
+    Ok(registry)
+}
+
+/// The pane table the daemon drives, with its process source, projects
+/// and conversations' stores.
+fn core_for(opts: &Options, registry: tend_detector::Registry, sampler: Sampler) -> Core {
     let config = tend_core::Config {
         detector: Arc::new(opts.detector.clone()),
         registry,
@@ -464,138 +522,167 @@ async fn serve(opts: Options) -> Result<(), CliError> {
         unix_now(),
     );
     core.set_conversations(Box::new(conversations::Stores::new(hz)));
-    let mut d = Driver {
-        core,
-        jobs: job_tx.clone(),
-        bus,
-        replies: HashMap::new(),
-        next_request: 0,
-        links: HashMap::new(),
-        link_tx: ctl_tx,
-        state: opts.state.clone(),
-        save_gate: store::SaveGate::default(),
-        zone_read: Instant::now(),
-    };
-    let loaded = store::load(&opts.state, unix_now() as u64);
-    for w in &loaded.warnings {
-        crate::say!("{w}");
+    core
+}
+
+impl Driver {
+    /// What the table starts from: the state file, the remotes, the guard.
+    fn begin(&mut self) {
+        let loaded = store::load(&self.state, unix_now() as u64);
+        for w in &loaded.warnings {
+            crate::say!("{w}");
+        }
+        self.save_gate = store::SaveGate::after_load(&loaded);
+        self.core.restore(loaded);
+        self.take(
+            Instant::now(),
+            Event::Core(Input::Remotes {
+                config: remotes_config(),
+                reply: None,
+            }),
+        );
+        // After Setup (sent first), so that its sweep of a dead daemon's
+        // options cannot remove this daemon's token.
+        self.core.install_guard();
+        self.perform();
     }
-    d.save_gate = store::SaveGate::after_load(&loaded);
-    d.core.restore(loaded);
-    d.take(
-        Instant::now(),
-        Event::Core(Input::Remotes {
-            config: remotes_config(),
-            reply: None,
-        }),
-    );
-    // After Setup (sent above), so that its sweep of a dead daemon's
-    // options cannot remove this daemon's token.
-    d.core.install_guard();
-    d.perform();
-    let mut signalled = stop_signal()?;
-    let mut deadline = deadline::Deadline::new();
-    // Events from the pipes and the backend not handled yet, in the order
-    // they came (a re-seed's capture must not be overtaken by output read
-    // before it). Bounded: the reader drops the output of a pane whose
-    // output is not consumed (pipes::MAX_PENDING).
-    let mut backlog: VecDeque<Event> = VecDeque::new();
-    let mut bell = pipes_doorbell(&reader);
-    loop {
-        // While no pane prints, the pipes themselves wake the loop.
-        let armed = if reader.quiet() {
-            if bell.follows() && !bell.armed() {
-                // The pipes of the moment (they came and went meanwhile).
-                bell.replace(reader.doorbell().unwrap_or_default());
+
+    /// The state file's last write, unless it was never read.
+    fn save_last(&mut self) {
+        let last = match self.save_gate.before_save(&self.state, unix_now() as u64) {
+            store::MaySave::Yes => Some(self.core.state_text()),
+            store::MaySave::AfterMerging(saved) => {
+                self.core.restore_late(*saved);
+                Some(self.core.state_text())
             }
-            bell.arm()
-        } else {
-            bell.disarm();
-            false
+            store::MaySave::No => None,
         };
-        let wait = d
-            .core
-            .poll_timeout()
-            .saturating_duration_since(Instant::now());
-        let mut rang = false;
-        tokio::select! {
-            // Control requests first: they never wait behind pane output.
-            biased;
-            ev = ctl_rx.recv() => {
-                let Some(ev) = ev else { break };
-                d.take(Instant::now(), ev);
-            }
-            _ = &mut signalled => d.core.stop(),
-            ev = ev_rx.recv(), if backlog.is_empty() => {
-                let Some(ev) = ev else { break };
-                backlog.push_back(ev);
-            }
-            _ = bell.ring(), if backlog.is_empty() => rang = true,
-            _ = exits.ring() => d.take(Instant::now(), Event::Core(Input::JobsEnded)),
-            _ = deadline.until(wake_at(wait, &reader, armed)), if backlog.is_empty() => {}
-            // Behind (a flood on a slow machine): the control connections'
-            // tasks and the sockets are served before the next round.
-            _ = tokio::task::yield_now(), if !backlog.is_empty() => {}
+        if let Some(Err(e)) = last.map(|text| store::write_atomic(&self.state, &text)) {
+            crate::say!("{e}");
+        }
+    }
+}
+
+/// What the loop waits on between rounds, and the events not handled
+/// yet.
+struct Rounds {
+    reader: pipes::Reader,
+    ev_rx: tokio::sync::mpsc::Receiver<Event>,
+    ctl_rx: tokio::sync::mpsc::Receiver<Event>,
+    signalled: tokio::sync::oneshot::Receiver<()>,
+    deadline: deadline::Deadline,
+    /// Events from the pipes and the backend not handled yet, in the
+    /// order they came (a re-seed's capture must not be overtaken by
+    /// output read before it). Bounded: the reader drops the output of a
+    /// pane whose output is not consumed (pipes::MAX_PENDING).
+    backlog: VecDeque<Event>,
+    bell: doorbell::Doorbell,
+    exits: doorbell::Doorbell,
+    /// The platform's exit watch is asked each round (portable backend).
+    exits_polled: bool,
+    /// The pipes' doorbell rang while the loop waited.
+    rang: bool,
+}
+
+impl Rounds {
+    /// One round: wait for what comes first, read the pipes, hand what is
+    /// queued to the core (control requests first, pane output for one
+    /// round at most), run its timers. False when the daemon stops.
+    async fn next(&mut self, d: &mut Driver) -> bool {
+        // While no pane prints, the pipes themselves wake the loop.
+        let armed = self.arm_bell();
+        if !self.wait(d, armed).await {
+            return false;
         }
         let now = Instant::now();
         // The pipes, when a read is due (or hot pipes to drain): every
         // round, so that a flood being fed never keeps them unread longer
         // than a round.
-        reader.poll(now, rang || (reader.quiet() && !armed), &mut backlog);
-        if exits_polled {
+        let rang = std::mem::take(&mut self.rang);
+        self.reader.poll(
+            now,
+            rang || (self.reader.quiet() && !armed),
+            &mut self.backlog,
+        );
+        if self.exits_polled {
             // Agents that ended since the last round (the portable
             // backend's watch, see procfs/src/platform/portable/exits.rs).
             d.take(now, Event::Core(Input::JobsEnded));
         }
-        // Whatever else is already queued, but no more: the backend keeps
-        // queueing while the core works.
-        while let Ok(ev) = ctl_rx.try_recv() {
+        self.feed(d, now);
+        d.timeout(Instant::now());
+        !d.core.is_stopping()
+    }
+
+    /// Arms the pipes' doorbell while no pane prints (disarms it while
+    /// one does); whether it is armed.
+    fn arm_bell(&mut self) -> bool {
+        if !self.reader.quiet() {
+            self.bell.disarm();
+            return false;
+        }
+        if self.bell.follows() && !self.bell.armed() {
+            // The pipes of the moment (they came and went meanwhile).
+            self.bell
+                .replace(self.reader.doorbell().unwrap_or_default());
+        }
+        self.bell.arm()
+    }
+
+    /// Waits for the first of: a control request, a signal, an event from
+    /// the pipes or the backend, a doorbell, the table's next deadline.
+    /// False when a queue closed.
+    async fn wait(&mut self, d: &mut Driver, armed: bool) -> bool {
+        let wait = d
+            .core
+            .poll_timeout()
+            .saturating_duration_since(Instant::now());
+        let idle = self.backlog.is_empty();
+        tokio::select! {
+            // Control requests first: they never wait behind pane output.
+            biased;
+            ev = self.ctl_rx.recv() => {
+                let Some(ev) = ev else { return false };
+                d.take(Instant::now(), ev);
+            }
+            _ = &mut self.signalled => d.core.stop(),
+            ev = self.ev_rx.recv(), if idle => {
+                let Some(ev) = ev else { return false };
+                self.backlog.push_back(ev);
+            }
+            _ = self.bell.ring(), if idle => self.rang = true,
+            _ = self.exits.ring() => d.take(Instant::now(), Event::Core(Input::JobsEnded)),
+            _ = self.deadline.until(wake_at(wait, &self.reader, armed)), if idle => {}
+            // Behind (a flood on a slow machine): the control connections'
+            // tasks and the sockets are served before the next round.
+            _ = tokio::task::yield_now(), if !idle => {}
+        }
+        true
+    }
+
+    /// What is queued goes to the core: control requests first, then pane
+    /// output for one round at most, so that a flooding pane delays a
+    /// control request by one round, not by all it printed.
+    fn feed(&mut self, d: &mut Driver, now: Instant) {
+        while let Ok(ev) = self.ctl_rx.try_recv() {
             d.take(now, ev);
         }
-        for _ in 0..ev_rx.len() {
-            match ev_rx.try_recv() {
-                Ok(ev) => backlog.push_back(ev),
+        // Whatever else is already queued, but no more: the backend keeps
+        // queueing while the core works.
+        for _ in 0..self.ev_rx.len() {
+            match self.ev_rx.try_recv() {
+                Ok(ev) => self.backlog.push_back(ev),
                 Err(_) => break,
             }
         }
-        // Pane output for one round at most, then the timers: a flooding
-        // pane delays a control request by one round, not by all it
-        // printed.
         let round = Instant::now();
-        while let Some(ev) = backlog.pop_front() {
+        while let Some(ev) = self.backlog.pop_front() {
             d.take(round, ev);
             if round.elapsed() >= FEED_ROUND {
                 break;
             }
         }
-        d.timeout(Instant::now());
-        if d.core.is_stopping() {
-            break;
-        }
     }
-    d.stop_links();
-    let last = match d.save_gate.before_save(&opts.state, unix_now() as u64) {
-        store::MaySave::Yes => Some(d.core.state_text()),
-        store::MaySave::AfterMerging(saved) => {
-            d.core.restore_late(*saved);
-            Some(d.core.state_text())
-        }
-        store::MaySave::No => None,
-    };
-    if let Some(Err(e)) = last.map(|text| store::write_atomic(&opts.state, &text)) {
-        crate::say!("{e}");
-    }
-    // Leave the multiplexer as we found it: taps, hooks, options, bindings.
-    let _ = job_tx.send(Job::Cleanup);
-    drop(job_tx);
-    drop(d);
-    let _ = tokio::task::spawn_blocking(move || backend.join()).await;
-    // `@tend_daemon` is gone with the other options: the guard can go
-    // without tmux cleaning anything.
-    guards.dismiss(Duration::from_secs(3)).await;
-    let _ = std::fs::remove_file(&opts.control);
-    let _ = std::fs::remove_file(&opts.tap);
-    Ok(())
 }
 
 /// Notifications (crate::notify): read the bus, delivered on their own.

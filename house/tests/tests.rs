@@ -50,39 +50,6 @@ fn crate_roots() -> Vec<PathBuf> {
     out
 }
 
-/// Functions over the limit found before this check existed; the list
-/// only shrinks.
-const KNOWN_LONG: &[&str] = &[
-    "core/src/control.rs answer",
-    "core/src/listing.rs on_listed",
-    "core/src/publish.rs compute",
-    "core/src/tick.rs tick",
-    "daemon/src/lib.rs serve",
-    "tend/src/cli/doctor.rs run",
-    "tend/src/cli/explain.rs live_at",
-    "tend/src/cli/internal.rs key",
-    "tend/src/cli/lifecycle.rs start",
-    "tend/src/cli/replay.rs run",
-    "tend/src/cli/run.rs relay",
-];
-
-/// What is found beside what is known: new findings (with their details)
-/// and known ones no longer found.
-fn ratchet(found: Vec<(String, String)>, known: &[&str]) -> Vec<String> {
-    let mut out: Vec<String> = found
-        .iter()
-        .filter(|(key, _)| !known.contains(&key.as_str()))
-        .map(|(_, detail)| detail.clone())
-        .collect();
-    out.extend(
-        known
-            .iter()
-            .filter(|k| !found.iter().any(|(key, _)| key == *k))
-            .map(|k| format!("{k}: mended, take it off the list")),
-    );
-    out
-}
-
 #[test]
 fn no_module_depends_on_itself_through_others() {
     let mut found = Vec::new();
@@ -110,18 +77,18 @@ fn no_module_depends_on_itself_through_others() {
             let mut modules: Vec<String> = circle.iter().map(|u| name(&u.from)).collect();
             modules.sort();
             modules.dedup();
-            found.push((
-                format!("{rel}: {}", modules.join(" ")),
-                format!("in {rel}:\n  {}", uses.join("\n  ")),
+            found.push(format!(
+                "in {rel} ({}):\n  {}",
+                modules.join(" "),
+                uses.join("\n  ")
             ));
         }
     }
-    let wrong = ratchet(found, &[]);
     assert!(
-        wrong.is_empty(),
+        found.is_empty(),
         "import circles (move what both sides need into a module of its own, \
          or pass it in):\n{}",
-        wrong.join("\n")
+        found.join("\n")
     );
 }
 
@@ -133,18 +100,14 @@ fn no_function_on_the_main_paths_is_longer_than_the_limit() {
             let text = std::fs::read_to_string(&file).expect("reads");
             for f in functions(&text).into_iter().filter(|f| f.lines > LIMIT) {
                 let rel = file.strip_prefix(repo()).unwrap_or(&file).display();
-                long.push((
-                    format!("{rel} {}", f.name),
-                    format!("{rel}:{} {} ({} lines)", f.line, f.name, f.lines),
-                ));
+                long.push(format!("{rel}:{} {} ({} lines)", f.line, f.name, f.lines));
             }
         }
     }
-    let wrong = ratchet(long, KNOWN_LONG);
     assert!(
-        wrong.is_empty(),
+        long.is_empty(),
         "functions over {LIMIT} lines (split them into named steps):\n{}",
-        wrong.join("\n")
+        long.join("\n")
     );
 }
 

@@ -53,59 +53,13 @@ fn server_detail(srv: &tend_tmux::Server, socket: &str) -> String {
 
 /// Runs the checks. Exits non-zero when any failed.
 pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let mut checks = Vec::new();
     let srv = server.server();
-    match srv.version() {
-        Ok(v) if v.at_least(3, 2) => checks.push(Check {
-            name: "tmux",
-            ok: true,
-            detail: format!("tmux {}", v.raw),
-        }),
-        Ok(v) => checks.push(Check {
-            name: "tmux",
-            ok: false,
-            detail: format!(
-                "tmux {} is too old: tend needs 3.2 or newer (pane options, run-shell -C)",
-                v.raw
-            ),
-        }),
-        Err(e) => checks.push(Check {
-            name: "tmux",
-            ok: false,
-            detail: e.to_string(),
-        }),
-    }
     let target = Target::resolve(server);
-    match &target {
-        Ok(t) => checks.push(Check {
-            name: "server",
-            ok: true,
-            detail: server_detail(&srv, &t.tmux_socket.display().to_string()),
-        }),
-        Err(e) => checks.push(Check {
-            name: "server",
-            ok: false,
-            detail: e.message.clone(),
-        }),
-    }
-    match crate::config::load() {
-        Ok(_) => checks.push(Check {
-            name: "config",
-            ok: true,
-            detail: crate::config::path().map_or("defaults".into(), |p| {
-                if p.exists() {
-                    format!("{} is valid", p.display())
-                } else {
-                    format!("defaults ({} does not exist)", p.display())
-                }
-            }),
-        }),
-        Err(e) => checks.push(Check {
-            name: "config",
-            ok: false,
-            detail: e.message,
-        }),
-    }
+    let mut checks = vec![
+        tmux_check(&srv),
+        server_check(&srv, &target),
+        config_check(),
+    ];
     let (registry, errors) = crate::manifests::load();
     checks.push(Check {
         name: "manifests",
@@ -130,124 +84,213 @@ pub fn run(server: &ServerArgs, args: &DoctorArgs, out: &mut dyn Write) -> Resul
         }),
     });
     if let Ok(t) = &target {
-        let mut running = false;
-        match client::call(&t.control, params::Ping {}, Duration::from_secs(2)) {
-            Ok(p) => {
-                running = true;
-                checks.push(Check {
-                    name: "daemon",
-                    ok: p.protocol == tend_protocol::PROTOCOL_VERSION,
-                    detail: format!("running, pid {}, protocol {}", p.pid, p.protocol),
-                });
-                if let Ok(links) =
-                    client::call(&t.control, params::Remotes {}, Duration::from_secs(3))
-                {
-                    checks.extend(remote_checks(&links));
+        let running = daemon_checks(t, &registry, &mut checks);
+        checks.extend(multiplexer_checks(t, running));
+    }
+    print_checks(&checks, args.json, out)
+}
+
+/// The tmux on `PATH`: there, and new enough.
+fn tmux_check(srv: &tend_tmux::Server) -> Check {
+    match srv.version() {
+        Ok(v) if v.at_least(3, 2) => Check {
+            name: "tmux",
+            ok: true,
+            detail: format!("tmux {}", v.raw),
+        },
+        Ok(v) => Check {
+            name: "tmux",
+            ok: false,
+            detail: format!(
+                "tmux {} is too old: tend needs 3.2 or newer (pane options, run-shell -C)",
+                v.raw
+            ),
+        },
+        Err(e) => Check {
+            name: "tmux",
+            ok: false,
+            detail: e.to_string(),
+        },
+    }
+}
+
+/// The server tend serves, as found.
+fn server_check(srv: &tend_tmux::Server, target: &Result<Target, CliError>) -> Check {
+    match target {
+        Ok(t) => Check {
+            name: "server",
+            ok: true,
+            detail: server_detail(srv, &t.tmux_socket.display().to_string()),
+        },
+        Err(e) => Check {
+            name: "server",
+            ok: false,
+            detail: e.message.clone(),
+        },
+    }
+}
+
+/// `config.toml` reads.
+fn config_check() -> Check {
+    match crate::config::load() {
+        Ok(_) => Check {
+            name: "config",
+            ok: true,
+            detail: crate::config::path().map_or("defaults".into(), |p| {
+                if p.exists() {
+                    format!("{} is valid", p.display())
+                } else {
+                    format!("defaults ({} does not exist)", p.display())
                 }
-                if let Ok(mut panes) =
-                    client::call(&t.control, params::List {}, Duration::from_secs(3))
-                {
-                    // Remote panes are the remote's own business (its doctor).
-                    panes.retain(|p| p.host.is_none());
-                    let polling: Vec<&str> = panes
-                        .iter()
-                        .filter(|p| p.tap == Tap::Polling)
-                        .map(|p| p.pane.as_str())
-                        .collect();
-                    let none: Vec<&str> = panes
-                        .iter()
-                        .filter(|p| p.tap == Tap::None)
-                        .map(|p| p.pane.as_str())
-                        .collect();
-                    checks.push(Check {
-                        name: "taps",
-                        ok: none.is_empty(),
-                        detail: format!(
-                            "{} panes, {} tapped with pipe-pane{}{}",
-                            panes.len(),
-                            panes.iter().filter(|p| p.tap == Tap::Pipe).count(),
-                            if polling.is_empty() {
-                                String::new()
-                            } else {
-                                format!(
-                                    "; {} watched by capture-pane polling because another pipe-pane is on them (yours is left alone): {}",
-                                    polling.len(),
-                                    polling.join(" ")
-                                )
-                            },
-                            if none.is_empty() { String::new() } else { format!("; not tapped yet: {}", none.join(" ")) }
-                        ),
-                    });
-                    if t.zellij.is_none() {
-                        let log = crate::paths::log_file(&t.tmux_socket).ok();
-                        checks.push(watch_check(&t.server, &t.control, &panes, log.as_deref()));
-                    }
-                    checks.push(agents_check(&registry, &panes));
-                    checks.push(screens_check(&panes, now_unix()));
-                    // Who reports its own state (OSC 7501 through `tend
-                    // run`), and who could.
-                    let words: Vec<(String, WordSeen)> = panes
-                        .iter()
-                        .filter(|p| p.agent.is_some())
-                        .filter_map(|p| {
-                            let explain = params::Explain {
-                                pane: p.pane.clone(),
-                            };
-                            let v =
-                                client::call(&t.control, explain, Duration::from_secs(2)).ok()?;
-                            Some((p.pane.clone(), WordSeen::from_explain(&v)))
-                        })
-                        .collect();
-                    checks.push(word_check(&registry, &panes, &words, t.zellij.is_some()));
-                }
-            }
-            Err(e) => checks.push(Check {
+            }),
+        },
+        Err(e) => Check {
+            name: "config",
+            ok: false,
+            detail: e.message,
+        },
+    }
+}
+
+/// The daemon answers, with its remotes and panes; whether it runs.
+fn daemon_checks(t: &Target, registry: &tend_detector::Registry, checks: &mut Vec<Check>) -> bool {
+    let p = match client::call(&t.control, params::Ping {}, Duration::from_secs(2)) {
+        Ok(p) => p,
+        Err(e) => {
+            checks.push(Check {
                 name: "daemon",
                 ok: false,
                 detail: e.message,
-            }),
-        }
-        if t.zellij.is_none() && !running {
-            // tend cannot work on a tmux whose pane list it cannot read,
-            // running or not.
-            if let Err(e) = t.server.list_panes() {
-                checks.push(unreadable_panes(&t.server, &e));
-            }
-        }
-        if t.zellij.is_none() {
-            checks.push(status_check(&t.server));
-        }
-        let hooks = t
-            .server
-            .list_hooks()
-            .map(|h| h.into_iter().filter(|e| e.is_ours()).count())
-            .unwrap_or(0);
-        checks.push(Check {
-            name: "hooks",
-            ok: true,
-            detail: format!("{hooks} tend hook entries installed (next to yours)"),
-        });
-        if t.zellij.is_none() {
-            let keys = crate::config::load().map(|c| c.keys).unwrap_or_default();
-            let log = crate::paths::log_file(&t.tmux_socket).ok();
-            let (ok, detail) = crate::keys::doctor_check(&t.server, &keys, running, log.as_deref());
-            checks.push(Check {
-                name: "keys",
-                ok,
-                detail,
             });
+            return false;
+        }
+    };
+    checks.push(Check {
+        name: "daemon",
+        ok: p.protocol == tend_protocol::PROTOCOL_VERSION,
+        detail: format!("running, pid {}, protocol {}", p.pid, p.protocol),
+    });
+    if let Ok(links) = client::call(&t.control, params::Remotes {}, Duration::from_secs(3)) {
+        checks.extend(remote_checks(&links));
+    }
+    if let Ok(mut panes) = client::call(&t.control, params::List {}, Duration::from_secs(3)) {
+        // Remote panes are the remote's own business (its doctor).
+        panes.retain(|p| p.host.is_none());
+        checks.extend(pane_checks(t, registry, &panes));
+    }
+    true
+}
+
+/// What the daemon's panes say: their taps, the watch, their agents,
+/// screens no rule reads, who reports its own state.
+fn pane_checks(t: &Target, registry: &tend_detector::Registry, panes: &[PaneView]) -> Vec<Check> {
+    let mut checks = vec![taps_check(panes)];
+    if t.zellij.is_none() {
+        let log = crate::paths::log_file(&t.tmux_socket).ok();
+        checks.push(watch_check(&t.server, &t.control, panes, log.as_deref()));
+    }
+    checks.push(agents_check(registry, panes));
+    checks.push(screens_check(panes, now_unix()));
+    // Who reports its own state (OSC 7501 through `tend run`), and who
+    // could.
+    let words: Vec<(String, WordSeen)> = panes
+        .iter()
+        .filter(|p| p.agent.is_some())
+        .filter_map(|p| {
+            let explain = params::Explain {
+                pane: p.pane.clone(),
+            };
+            let v = client::call(&t.control, explain, Duration::from_secs(2)).ok()?;
+            Some((p.pane.clone(), WordSeen::from_explain(&v)))
+        })
+        .collect();
+    checks.push(word_check(registry, panes, &words, t.zellij.is_some()));
+    checks
+}
+
+/// How each pane's output reaches tend.
+fn taps_check(panes: &[PaneView]) -> Check {
+    let with = |tap: Tap| -> Vec<&str> {
+        panes
+            .iter()
+            .filter(|p| p.tap == tap)
+            .map(|p| p.pane.as_str())
+            .collect()
+    };
+    let (polling, none) = (with(Tap::Polling), with(Tap::None));
+    Check {
+        name: "taps",
+        ok: none.is_empty(),
+        detail: format!(
+            "{} panes, {} tapped with pipe-pane{}{}",
+            panes.len(),
+            with(Tap::Pipe).len(),
+            if polling.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {} watched by capture-pane polling because another pipe-pane is on them (yours is left alone): {}",
+                    polling.len(),
+                    polling.join(" ")
+                )
+            },
+            if none.is_empty() {
+                String::new()
+            } else {
+                format!("; not tapped yet: {}", none.join(" "))
+            }
+        ),
+    }
+}
+
+/// The multiplexer's side: its pane list, the status line, hooks, keys.
+fn multiplexer_checks(t: &Target, running: bool) -> Vec<Check> {
+    let mut checks = Vec::new();
+    if t.zellij.is_none() && !running {
+        // tend cannot work on a tmux whose pane list it cannot read,
+        // running or not.
+        if let Err(e) = t.server.list_panes() {
+            checks.push(unreadable_panes(&t.server, &e));
         }
     }
+    if t.zellij.is_none() {
+        checks.push(status_check(&t.server));
+    }
+    let hooks = t
+        .server
+        .list_hooks()
+        .map(|h| h.into_iter().filter(|e| e.is_ours()).count())
+        .unwrap_or(0);
+    checks.push(Check {
+        name: "hooks",
+        ok: true,
+        detail: format!("{hooks} tend hook entries installed (next to yours)"),
+    });
+    if t.zellij.is_none() {
+        let keys = crate::config::load().map(|c| c.keys).unwrap_or_default();
+        let log = crate::paths::log_file(&t.tmux_socket).ok();
+        let (ok, detail) = crate::keys::doctor_check(&t.server, &keys, running, log.as_deref());
+        checks.push(Check {
+            name: "keys",
+            ok,
+            detail,
+        });
+    }
+    checks
+}
+
+/// The checks as lines (or JSON); an error when any failed.
+fn print_checks(checks: &[Check], json: bool, out: &mut dyn Write) -> Result<(), CliError> {
     let failed = checks.iter().filter(|c| !c.ok).count();
     let io = |e: std::io::Error| CliError::new(ErrorKind::Io, format!("cannot write output: {e}"));
-    if args.json {
+    if json {
         let v: Vec<_> = checks
             .iter()
             .map(|c| json!({"check": c.name, "ok": c.ok, "detail": c.detail}))
             .collect();
         writeln!(out, "{}", json!({"ok": failed == 0, "checks": v})).map_err(io)?;
     } else {
-        for c in &checks {
+        for c in checks {
             writeln!(
                 out,
                 "{} {:<10} {}",

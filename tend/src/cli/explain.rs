@@ -68,53 +68,9 @@ pub fn live_at(
         return Ok(());
     }
     let p = &v.pane;
-    writeln!(
-        out,
-        "pane      {} (session {}, window {})",
-        p.pane, p.session, p.window
-    )
-    .map_err(io)?;
-    let state = match (&p.reason, p.exit_code) {
-        (Some(r), _) => format!("{}/{r}", dash(p.state)),
-        (None, Some(code)) => format!("{} (exit code {code})", dash(p.state)),
-        (None, None) => dash(p.state),
-    };
-    writeln!(
-        out,
-        "state     {state}  band {}  rule {}",
-        dash(p.band),
-        dash(p.rule.as_ref())
-    )
-    .map_err(io)?;
-    if let Some(agent) = &p.agent {
-        let how = match p.verified {
-            Some(true) => format!(
-                "rules verified on recordings of {}",
-                v.verified_versions
-                    .as_ref()
-                    .map(|a| a.join(", "))
-                    .filter(|s| !s.is_empty())
-                    .unwrap_or_else(|| "the real CLI".to_owned())
-            ),
-            _ => "rules unverified: a dialog shows as waiting/prompt, never as a certain approval, question or error".to_owned(),
-        };
-        let version = match (&p.version, &p.wrapper) {
-            (Some(v), _) => v.clone(),
-            // Its package metadata is on the other side of the wrapper.
-            (None, Some(w)) if p.identified_by == Some(IdentifiedBy::Screen) => {
-                format!("(version unknown: it runs behind {w})")
-            }
-            (None, _) => "(version unknown)".to_owned(),
-        };
-        writeln!(out, "agent     {agent} {version} ({how})").map_err(io)?;
-        if let Some(w) = &v.version_warning {
-            writeln!(out, "warning   {w}").map_err(io)?;
-        }
-    }
     let ex = v.explain.read();
-    for line in authority_lines(&v, &ex) {
-        writeln!(out, "{line}").map_err(io)?;
-    }
+    let mut lines = pane_lines(&v);
+    lines.extend(authority_lines(&v, &ex));
     let tap_words = match v.tap {
         Tap::Pipe => "pipe-pane tap".to_owned(),
         Tap::Polling => {
@@ -123,13 +79,81 @@ pub fn live_at(
         }
         other => other.as_str().to_owned(),
     };
-    writeln!(out, "output    {tap_words}").map_err(io)?;
+    lines.push(format!("output    {tap_words}"));
     // The sampler's evidence: the committed agent, and the process and
     // key of its latest match.
-    writeln!(out, "{}", identity_line(&v.identity.read(), p)).map_err(io)?;
-    writeln!(out, "identity evidence: {}", v.identity.json()).map_err(io)?;
-    writeln!(out, "title     {}", ex.title).map_err(io)?;
-    writeln!(out, "rules (highest priority first):").map_err(io)?;
+    lines.push(identity_line(&v.identity.read(), p));
+    lines.push(format!("identity evidence: {}", v.identity.json()));
+    lines.push(format!("title     {}", ex.title));
+    lines.extend(rule_lines(&ex));
+    lines.extend(unrecognised_line(p));
+    lines.push("recent transitions:".to_owned());
+    for t in &ex.recent {
+        lines.push(format!(
+            "  {:>10.3}s {} → {}{} by {} ({})",
+            t.at.unwrap_or(0.0),
+            dash(t.from),
+            dash(t.to),
+            t.reason.map(|r| format!("/{r}")).unwrap_or_default(),
+            dash(t.rule.as_ref()),
+            dash(t.trigger.as_ref())
+        ));
+    }
+    for line in lines {
+        writeln!(out, "{line}").map_err(io)?;
+    }
+    Ok(())
+}
+
+/// The pane, its state and band, its agent and version.
+fn pane_lines(v: &Explained) -> Vec<String> {
+    let p = &v.pane;
+    let mut lines = vec![format!(
+        "pane      {} (session {}, window {})",
+        p.pane, p.session, p.window
+    )];
+    let state = match (&p.reason, p.exit_code) {
+        (Some(r), _) => format!("{}/{r}", dash(p.state)),
+        (None, Some(code)) => format!("{} (exit code {code})", dash(p.state)),
+        (None, None) => dash(p.state),
+    };
+    lines.push(format!(
+        "state     {state}  band {}  rule {}",
+        dash(p.band),
+        dash(p.rule.as_ref())
+    ));
+    let Some(agent) = &p.agent else {
+        return lines;
+    };
+    let how = match p.verified {
+        Some(true) => format!(
+            "rules verified on recordings of {}",
+            v.verified_versions
+                .as_ref()
+                .map(|a| a.join(", "))
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "the real CLI".to_owned())
+        ),
+        _ => "rules unverified: a dialog shows as waiting/prompt, never as a certain approval, question or error".to_owned(),
+    };
+    let version = match (&p.version, &p.wrapper) {
+        (Some(v), _) => v.clone(),
+        // Its package metadata is on the other side of the wrapper.
+        (None, Some(w)) if p.identified_by == Some(IdentifiedBy::Screen) => {
+            format!("(version unknown: it runs behind {w})")
+        }
+        (None, _) => "(version unknown)".to_owned(),
+    };
+    lines.push(format!("agent     {agent} {version} ({how})"));
+    if let Some(w) = &v.version_warning {
+        lines.push(format!("warning   {w}"));
+    }
+    lines
+}
+
+/// Every rule's verdict on the screen, highest priority first.
+fn rule_lines(ex: &Explanation) -> Vec<String> {
+    let mut lines = vec!["rules (highest priority first):".to_owned()];
     for r in &ex.verdicts {
         let mark = if r.matched {
             "MATCH"
@@ -143,43 +167,28 @@ pub fn live_at(
         let priority = r
             .priority
             .map_or_else(|| "null".to_owned(), |n| n.to_string());
-        writeln!(
-            out,
+        lines.push(format!(
             "  {mark} {priority}  {:<32} in {}",
             dash(r.rule.as_ref()),
             dash(r.region.as_ref())
-        )
-        .map_err(io)?;
+        ));
     }
-    if let Some(since) = p.unrecognised_since {
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_secs_f64())
-            - since;
-        writeln!(
-            out,
-            "unknown   no rule has matched this screen for {:.0} s: the state comes from activity, \
-             silence and the process tree; `tend capture {}` saves it as a test case",
-            secs.max(0.0),
-            p.pane
-        )
-        .map_err(io)?;
-    }
-    writeln!(out, "recent transitions:").map_err(io)?;
-    for t in &ex.recent {
-        writeln!(
-            out,
-            "  {:>10.3}s {} → {}{} by {} ({})",
-            t.at.unwrap_or(0.0),
-            dash(t.from),
-            dash(t.to),
-            t.reason.map(|r| format!("/{r}")).unwrap_or_default(),
-            dash(t.rule.as_ref()),
-            dash(t.trigger.as_ref())
-        )
-        .map_err(io)?;
-    }
-    Ok(())
+    lines
+}
+
+/// How long no rule has read the pane's screen, when that has lasted.
+fn unrecognised_line(p: &PaneView) -> Option<String> {
+    let since = p.unrecognised_since?;
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+        - since;
+    Some(format!(
+        "unknown   no rule has matched this screen for {:.0} s: the state comes from activity, \
+         silence and the process tree; `tend capture {}` saves it as a test case",
+        secs.max(0.0),
+        p.pane
+    ))
 }
 
 /// The word, or `-` without one.

@@ -120,253 +120,27 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
     let action = args.rest.first().map(String::as_str).unwrap_or("");
     let client_name = field(&args.rest, "client").map(str::to_owned);
     let pane = field(&args.rest, "pane").map(str::to_owned);
-    match action {
-        "goto" => {
-            if let Some(pane) = pane {
-                let goto = params::Goto {
-                    pane,
-                    client: client_name,
-                };
-                let _ = client::call(&args.socket, goto, Duration::from_secs(3));
-            }
+    match (action, pane) {
+        ("goto", Some(pane)) => {
+            let goto = params::Goto {
+                pane,
+                client: client_name,
+            };
+            let _ = client::call(&args.socket, goto, Duration::from_secs(3));
             Ok(())
         }
-        "picker" => {
-            // The fleet view in a popup where the server has one and the
-            // user did not ask for the menu; the menu otherwise, and when
-            // the popup is refused.
-            if let Some(c) = client_name.as_deref() {
-                if open_pilot(server, &args.socket, c) {
-                    return Ok(());
-                }
-            }
-            let mut panes: Vec<PaneView> =
-                client::call(&args.socket, params::List {}, Duration::from_secs(3))?;
-            panes.retain(|p| p.agent.is_some());
-            // Most urgent first; unreachable remotes last.
-            panes.sort_by_key(|p| {
-                let band = p.band.and_then(PaneBand::agent);
-                (band.is_none(), band)
-            });
-            let server = server.server();
-            let Some(c) = client_name else { return Ok(()) };
-            let mut items = vec![MenuItem::Disabled(
-                "choose an agent: go to it, park, snooze…".into(),
-            )];
-            if panes.is_empty() {
-                items.push(MenuItem::Disabled("no agents".into()));
-            }
-            let exe = std::env::current_exe()
-                .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_else(|_| "tend".into());
-            let socket = args.socket.to_string_lossy().into_owned();
-            for (i, p) in panes.iter().enumerate().take(30) {
-                let key = char::from_digit((i + 1) as u32 % 36, 36)
-                    .map(|k| k.to_string())
-                    .unwrap_or_default();
-                // A remote pane has no local menu of actions: choosing it
-                // goes there.
-                let what = if p.host.is_some() { "goto" } else { "agent" };
-                let words = [
-                    Word::lit(exe.as_str()),
-                    Word::lit("key"),
-                    Word::lit("--socket"),
-                    Word::lit(socket.as_str()),
-                    Word::lit(what),
-                    Word::lit(format!("pane={}", p.pane)),
-                    Word::fmt("client=#{client_name}"),
-                ];
-                items.push(MenuItem::Entry {
-                    label: picker_label(p),
-                    key,
-                    command: run_shell_command(&words, tend_tmux::MARKER),
-                });
-            }
-            server
-                .display_menu(&c, "tend: agents", &items)
-                .map_err(|e| CliError::new(ErrorKind::Tmux, e.to_string()))
-        }
-        "agent" => {
-            let (Some(c), Some(pane)) = (client_name, pane) else {
-                return Ok(());
-            };
-            let get = params::Get { pane: pane.clone() };
-            let view: PaneView = client::call(&args.socket, get, Duration::from_secs(3))?;
-            let id: tend_tmux::PaneId = pane
-                .parse()
-                .map_err(|_| CliError::new(ErrorKind::BadRequest, format!("bad pane id {pane}")))?;
-            let exe = std::env::current_exe()
-                .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_else(|_| "tend".into());
-            let socket = args.socket.to_string_lossy().into_owned();
-            let tend_words = |method: &str, extra: &[&str]| {
-                let mut words = vec![
-                    Word::lit(exe.as_str()),
-                    Word::lit("key"),
-                    Word::lit("--socket"),
-                    Word::lit(socket.as_str()),
-                    Word::lit(method),
-                    Word::lit(format!("pane={pane}")),
-                ];
-                words.extend(extra.iter().map(|e| Word::lit(*e)));
-                words
-            };
-            let tend_cmd = |method: &str, extra: &[&str]| {
-                run_shell_command(&tend_words(method, extra), tend_tmux::MARKER)
-            };
-            // Free text (a note, a reason) is typed in a popup that tend
-            // itself reads (`ask-note`, `ask-reason`, cli/ask.rs): it never
-            // passes through a tmux template or a shell.
-            let version_has_title = server
-                .server()
-                .server_version()
-                .is_none_or(|v| v.at_least(3, 3));
-            let ask = |title: &str, method: &str| {
-                let mut popup = Command::new("display-popup").args(["-E", "-w", "72", "-h", "4"]);
-                if version_has_title {
-                    popup = popup.args(["-T", title]);
-                }
-                let popup = popup
-                    .args([exe.as_str(), "key", "--socket", socket.as_str(), method])
-                    .arg(format!("pane={pane}"));
-                Commands::from(popup).command_string()
-            };
-            let mut items = vec![MenuItem::Disabled(picker_label(&view))];
-            // Waiting for approval: the dialog's own text (read from the
-            // screen now) and its answers, where the agent's keys are known.
-            if view.reason == Some(Reason::Approval) {
-                let dry_run = |action: &str| {
-                    let answer = params::Answer {
-                        pane: pane.clone(),
-                        action: action.to_owned(),
-                        dry_run: true,
-                    };
-                    client::call(&args.socket, answer, Duration::from_secs(3))
-                };
-                if let Ok(d) = dry_run("approve") {
-                    items.push(MenuItem::Separator);
-                    let skip = d.dialog.len().saturating_sub(DIALOG_LINES);
-                    for line in &d.dialog[skip..] {
-                        items.push(MenuItem::Disabled(format!("  {line}")));
-                    }
-                    let keys = |v: &Answered| v.keys.join(" ");
-                    let deny = dry_run("deny");
-                    items.push(MenuItem::Entry {
-                        label: format!("Approve (sends {})", keys(&d)),
-                        key: "y".into(),
-                        command: tend_cmd("approve", &[]),
-                    });
-                    if let Ok(n) = deny {
-                        items.push(MenuItem::Entry {
-                            label: format!("Deny (sends {})", keys(&n)),
-                            key: "n".into(),
-                            command: tend_cmd("deny", &[]),
-                        });
-                    }
-                }
-            }
-            items.push(MenuItem::Entry {
-                label: "Go to it".into(),
-                key: "g".into(),
-                command: tend_tmux::client::switch_command(id),
-            });
-            items.push(MenuItem::Separator);
-            if view.parked {
-                items.push(MenuItem::Entry {
-                    label: "Unpark".into(),
-                    key: "p".into(),
-                    command: tend_cmd("unpark", &[]),
-                });
-            } else {
-                items.push(MenuItem::Entry {
-                    label: "Park… (with a note)".into(),
-                    key: "p".into(),
-                    command: ask("tend: park with a note", "ask-note"),
-                });
-            }
-            if view.snoozed {
-                items.push(MenuItem::Entry {
-                    label: "Unsnooze".into(),
-                    key: "u".into(),
-                    command: tend_cmd("unsnooze", &[]),
-                });
-            }
-            for (label, key, len) in [
-                ("Snooze 15 minutes", "1", "15m"),
-                ("Snooze 30 minutes", "3", "30m"),
-                ("Snooze 6 hours", "6", "6h"),
-                ("Snooze until I type", "0", "unlimited"),
-            ] {
-                items.push(MenuItem::Entry {
-                    label: label.into(),
-                    key: key.into(),
-                    command: tend_cmd("snooze", &[len]),
-                });
-            }
-            items.push(MenuItem::Separator);
-            items.push(MenuItem::Entry {
-                label: "Ask it to stop… (stop flag)".into(),
-                key: "s".into(),
-                command: ask("tend: ask it to stop", "ask-reason"),
-            });
-            server
-                .server()
-                .display_menu(&c, &format!("tend: {pane}"), &items)
-                .map_err(|e| CliError::new(ErrorKind::Tmux, e.to_string()))
-        }
-        "approve" | "deny" => {
-            let Some(pane) = pane else { return Ok(()) };
-            // The daemon re-reads the screen before sending; a dialog that
-            // closed meanwhile is refused, and the user is told why.
-            let answer = params::Answer {
-                pane: pane.clone(),
-                action: action.to_owned(),
-                dry_run: false,
-            };
-            let said = match client::call(&args.socket, answer, Duration::from_secs(3)) {
-                Ok(v) => format!(
-                    "tend: {} {pane} ({})",
-                    if action == "approve" {
-                        "approved"
-                    } else {
-                        "denied"
-                    },
-                    v.rule
-                ),
-                Err(e) => format!("tend: {}", e.message),
-            };
-            let _ = server
-                .server()
-                .display_message(client_name.as_deref(), &said, None);
+        ("picker", _) => picker(server, args, client_name),
+        ("agent", Some(pane)) => match client_name {
+            Some(c) => agent_menu(server, args, &c, &pane),
+            None => Ok(()),
+        },
+        ("approve" | "deny", Some(pane)) => {
+            answer_key(server, args, action, pane, client_name.as_deref());
             Ok(())
         }
-        "ask-note" | "ask-reason" => {
-            let Some(pane) = pane else { return Ok(()) };
-            ask_and_send(&args.socket, action, pane)
-        }
-        "unpark" | "unsnooze" | "snooze" => {
-            let Some(pane) = pane else { return Ok(()) };
-            let socket = &args.socket;
-            let wait = Duration::from_secs(3);
-            match action {
-                "snooze" => {
-                    let length = args
-                        .rest
-                        .iter()
-                        .find(|a| !a.contains('=') && *a != "snooze")
-                        .cloned()
-                        .unwrap_or_else(|| "30m".into());
-                    let snooze = params::Snooze {
-                        pane,
-                        length: Some(length),
-                    };
-                    client::call(socket, snooze, wait).map(drop)
-                }
-                "unpark" => client::call(socket, params::Unpark { pane }, wait).map(drop),
-                _ => client::call(socket, params::Unsnooze { pane }, wait).map(drop),
-            }
-        }
-        "next-waiting" | "next-waiting-session" | "next-working" => {
+        ("ask-note" | "ask-reason", Some(pane)) => ask_and_send(&args.socket, action, pane),
+        ("unpark" | "unsnooze" | "snooze", Some(pane)) => mark_key(args, action, pane),
+        ("next-waiting" | "next-waiting-session" | "next-working", pane) => {
             let kind = match action {
                 "next-working" => "working",
                 "next-waiting-session" => "session",
@@ -382,10 +156,296 @@ pub fn key(server: &ServerArgs, args: &PokeArgs) -> Result<(), CliError> {
             let _ = client::call(&args.socket, next, Duration::from_secs(3));
             Ok(())
         }
-        other => Err(CliError::new(
+        ("goto" | "agent" | "approve" | "deny" | "ask-note" | "ask-reason", None)
+        | ("unpark" | "unsnooze" | "snooze", None) => Ok(()),
+        (other, _) => Err(CliError::new(
             ErrorKind::BadRequest,
             format!("unknown key action `{other}`"),
         )),
+    }
+}
+
+/// The commands a menu entry runs: `tend key …` for this daemon, and the
+/// popups in which tend itself reads free text (a note, a reason: it never
+/// passes through a tmux template or a shell, cli/ask.rs).
+struct KeyCommands {
+    exe: String,
+    socket: String,
+    pane: String,
+    /// The popup can have a title (tmux 3.3 and later).
+    titled: bool,
+}
+
+impl KeyCommands {
+    fn new(socket: &std::path::Path, pane: &str, titled: bool) -> KeyCommands {
+        KeyCommands {
+            exe: std::env::current_exe()
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_else(|_| "tend".into()),
+            socket: socket.to_string_lossy().into_owned(),
+            pane: pane.to_owned(),
+            titled,
+        }
+    }
+
+    /// `tend key METHOD pane=… EXTRA…`, as a menu entry's command.
+    fn tend(&self, method: &str, extra: &[&str]) -> String {
+        let mut words = vec![
+            Word::lit(self.exe.as_str()),
+            Word::lit("key"),
+            Word::lit("--socket"),
+            Word::lit(self.socket.as_str()),
+            Word::lit(method),
+            Word::lit(format!("pane={}", self.pane)),
+        ];
+        words.extend(extra.iter().map(|e| Word::lit(*e)));
+        run_shell_command(&words, tend_tmux::MARKER)
+    }
+
+    /// A popup titled `title` in which `tend key METHOD` reads a line.
+    fn ask(&self, title: &str, method: &str) -> String {
+        let mut popup = Command::new("display-popup").args(["-E", "-w", "72", "-h", "4"]);
+        if self.titled {
+            popup = popup.args(["-T", title]);
+        }
+        let popup = popup
+            .args([
+                self.exe.as_str(),
+                "key",
+                "--socket",
+                self.socket.as_str(),
+                method,
+            ])
+            .arg(format!("pane={}", self.pane));
+        Commands::from(popup).command_string()
+    }
+}
+
+/// The picker key: the fleet view in a popup where the server has one and
+/// the user did not ask for the menu; the menu otherwise, and when the
+/// popup is refused.
+fn picker(
+    server: &ServerArgs,
+    args: &PokeArgs,
+    client_name: Option<String>,
+) -> Result<(), CliError> {
+    if let Some(c) = client_name.as_deref() {
+        if open_pilot(server, &args.socket, c) {
+            return Ok(());
+        }
+    }
+    let mut panes: Vec<PaneView> =
+        client::call(&args.socket, params::List {}, Duration::from_secs(3))?;
+    panes.retain(|p| p.agent.is_some());
+    // Most urgent first; unreachable remotes last.
+    panes.sort_by_key(|p| {
+        let band = p.band.and_then(PaneBand::agent);
+        (band.is_none(), band)
+    });
+    let server = server.server();
+    let Some(c) = client_name else { return Ok(()) };
+    let mut items = vec![MenuItem::Disabled(
+        "choose an agent: go to it, park, snooze…".into(),
+    )];
+    if panes.is_empty() {
+        items.push(MenuItem::Disabled("no agents".into()));
+    }
+    for (i, p) in panes.iter().enumerate().take(30) {
+        let key = char::from_digit((i + 1) as u32 % 36, 36)
+            .map(|k| k.to_string())
+            .unwrap_or_default();
+        // A remote pane has no local menu of actions: choosing it goes
+        // there.
+        let what = if p.host.is_some() { "goto" } else { "agent" };
+        let commands = KeyCommands::new(&args.socket, &p.pane, false);
+        let words = [
+            Word::lit(commands.exe.as_str()),
+            Word::lit("key"),
+            Word::lit("--socket"),
+            Word::lit(commands.socket.as_str()),
+            Word::lit(what),
+            Word::lit(format!("pane={}", p.pane)),
+            Word::fmt("client=#{client_name}"),
+        ];
+        items.push(MenuItem::Entry {
+            label: picker_label(p),
+            key,
+            command: run_shell_command(&words, tend_tmux::MARKER),
+        });
+    }
+    server
+        .display_menu(&c, "tend: agents", &items)
+        .map_err(|e| CliError::new(ErrorKind::Tmux, e.to_string()))
+}
+
+/// One agent's menu: its dialog and answers while it waits for approval,
+/// go to it, park, snooze, ask it to stop.
+fn agent_menu(
+    server: &ServerArgs,
+    args: &PokeArgs,
+    client_name: &str,
+    pane: &str,
+) -> Result<(), CliError> {
+    let get = params::Get {
+        pane: pane.to_owned(),
+    };
+    let view: PaneView = client::call(&args.socket, get, Duration::from_secs(3))?;
+    let id: tend_tmux::PaneId = pane
+        .parse()
+        .map_err(|_| CliError::new(ErrorKind::BadRequest, format!("bad pane id {pane}")))?;
+    let titled = server
+        .server()
+        .server_version()
+        .is_none_or(|v| v.at_least(3, 3));
+    let commands = KeyCommands::new(&args.socket, pane, titled);
+    let mut items = vec![MenuItem::Disabled(picker_label(&view))];
+    // Waiting for approval: the dialog's own text (read from the screen
+    // now) and its answers, where the agent's keys are known.
+    if view.reason == Some(Reason::Approval) {
+        items.extend(approval_items(&args.socket, pane, &commands));
+    }
+    items.push(MenuItem::Entry {
+        label: "Go to it".into(),
+        key: "g".into(),
+        command: tend_tmux::client::switch_command(id),
+    });
+    items.push(MenuItem::Separator);
+    items.extend(mark_items(&view, &commands));
+    items.push(MenuItem::Separator);
+    items.push(MenuItem::Entry {
+        label: "Ask it to stop… (stop flag)".into(),
+        key: "s".into(),
+        command: commands.ask("tend: ask it to stop", "ask-reason"),
+    });
+    server
+        .server()
+        .display_menu(client_name, &format!("tend: {pane}"), &items)
+        .map_err(|e| CliError::new(ErrorKind::Tmux, e.to_string()))
+}
+
+/// The dialog's last lines and its answers, each naming the keys it
+/// sends (none when the daemon cannot read the dialog).
+fn approval_items(socket: &std::path::Path, pane: &str, commands: &KeyCommands) -> Vec<MenuItem> {
+    let dry_run = |action: &str| {
+        let answer = params::Answer {
+            pane: pane.to_owned(),
+            action: action.to_owned(),
+            dry_run: true,
+        };
+        client::call(socket, answer, Duration::from_secs(3))
+    };
+    let Ok(d) = dry_run("approve") else {
+        return Vec::new();
+    };
+    let mut items = vec![MenuItem::Separator];
+    let skip = d.dialog.len().saturating_sub(DIALOG_LINES);
+    for line in &d.dialog[skip..] {
+        items.push(MenuItem::Disabled(format!("  {line}")));
+    }
+    let keys = |v: &Answered| v.keys.join(" ");
+    items.push(MenuItem::Entry {
+        label: format!("Approve (sends {})", keys(&d)),
+        key: "y".into(),
+        command: commands.tend("approve", &[]),
+    });
+    if let Ok(n) = dry_run("deny") {
+        items.push(MenuItem::Entry {
+            label: format!("Deny (sends {})", keys(&n)),
+            key: "n".into(),
+            command: commands.tend("deny", &[]),
+        });
+    }
+    items
+}
+
+/// Park or unpark, unsnooze, the snooze lengths.
+fn mark_items(view: &PaneView, commands: &KeyCommands) -> Vec<MenuItem> {
+    let mut items = Vec::new();
+    if view.parked {
+        items.push(MenuItem::Entry {
+            label: "Unpark".into(),
+            key: "p".into(),
+            command: commands.tend("unpark", &[]),
+        });
+    } else {
+        items.push(MenuItem::Entry {
+            label: "Park… (with a note)".into(),
+            key: "p".into(),
+            command: commands.ask("tend: park with a note", "ask-note"),
+        });
+    }
+    if view.snoozed {
+        items.push(MenuItem::Entry {
+            label: "Unsnooze".into(),
+            key: "u".into(),
+            command: commands.tend("unsnooze", &[]),
+        });
+    }
+    for (label, key, len) in [
+        ("Snooze 15 minutes", "1", "15m"),
+        ("Snooze 30 minutes", "3", "30m"),
+        ("Snooze 6 hours", "6", "6h"),
+        ("Snooze until I type", "0", "unlimited"),
+    ] {
+        items.push(MenuItem::Entry {
+            label: label.into(),
+            key: key.into(),
+            command: commands.tend("snooze", &[len]),
+        });
+    }
+    items
+}
+
+/// Approve or deny from the menu, and say how it went in the client's
+/// status line. The daemon reads the screen again before sending; a dialog
+/// that closed meanwhile is refused, and the user is told why.
+fn answer_key(
+    server: &ServerArgs,
+    args: &PokeArgs,
+    action: &str,
+    pane: String,
+    client_name: Option<&str>,
+) {
+    let answer = params::Answer {
+        pane: pane.clone(),
+        action: action.to_owned(),
+        dry_run: false,
+    };
+    let said = match client::call(&args.socket, answer, Duration::from_secs(3)) {
+        Ok(v) => format!(
+            "tend: {} {pane} ({})",
+            if action == "approve" {
+                "approved"
+            } else {
+                "denied"
+            },
+            v.rule
+        ),
+        Err(e) => format!("tend: {}", e.message),
+    };
+    let _ = server.server().display_message(client_name, &said, None);
+}
+
+/// Unpark, unsnooze, or snooze for the length the key names.
+fn mark_key(args: &PokeArgs, action: &str, pane: String) -> Result<(), CliError> {
+    let socket = &args.socket;
+    let wait = Duration::from_secs(3);
+    match action {
+        "snooze" => {
+            let length = args
+                .rest
+                .iter()
+                .find(|a| !a.contains('=') && *a != "snooze")
+                .cloned()
+                .unwrap_or_else(|| "30m".into());
+            let snooze = params::Snooze {
+                pane,
+                length: Some(length),
+            };
+            client::call(socket, snooze, wait).map(drop)
+        }
+        "unpark" => client::call(socket, params::Unpark { pane }, wait).map(drop),
+        _ => client::call(socket, params::Unsnooze { pane }, wait).map(drop),
     }
 }
 

@@ -44,47 +44,9 @@ fn ping(control: &std::path::Path) -> Option<Pong> {
 /// running one.
 pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let t = Target::resolve(server)?;
-    let io = |e: std::io::Error| CliError::new(ErrorKind::Io, format!("cannot write output: {e}"));
+    wait_for_a_stale_daemon(&t);
     if let Some(p) = ping(&t.control) {
-        let pid = u64::from(p.pid);
-        // tmux was killed and started again at once: the daemon that
-        // answers served the old server and exits on its next listing.
-        // Wait for it, then start one for this server.
-        if t.zellij.is_none() && started_before(pid as u32, t.server.server_pid().ok()) {
-            let deadline = Instant::now() + Duration::from_secs(5);
-            while running(pid as u32) && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        }
-    }
-    if let Some(p) = ping(&t.control) {
-        let pid = u64::from(p.pid);
-        // Started again by a re-sourced ~/.tmux.conf (tend.tmux runs at
-        // each source): its fresh status formats may hold placeholders.
-        if t.zellij.is_none() {
-            t.server.install_status().map_err(|e| {
-                CliError::new(
-                    ErrorKind::Tmux,
-                    format!("cannot fill in the status line: {e}"),
-                )
-            })?;
-        }
-        if args.json {
-            writeln!(
-                out,
-                "{}",
-                json!({"running": true, "started": false, "pid": pid, "tmux_socket": t.tmux_socket})
-            )
-            .map_err(io)?;
-        } else {
-            writeln!(
-                out,
-                "tend is already running for {} (pid {pid})",
-                t.tmux_socket.display()
-            )
-            .map_err(io)?;
-        }
-        return Ok(());
+        return already_running(&t, u64::from(p.pid), args.json, out);
     }
     let exe = std::env::current_exe().map_err(|e| {
         CliError::new(
@@ -117,23 +79,86 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
         return run_daemon(&t, exe);
     }
     let log = paths::log_file(&t.tmux_socket)?;
-    let logf = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log)
-        .map_err(|e| {
+    let child = spawn_daemon(&t, &exe, &log)?;
+    let pid = wait_until_up(&t, child, &log)?;
+    let io = |e: std::io::Error| CliError::new(ErrorKind::Io, format!("cannot write output: {e}"));
+    if args.json {
+        writeln!(out, "{}", json!({"running": true, "started": true, "pid": pid, "tmux_socket": t.tmux_socket, "warnings": warnings})).map_err(io)?;
+    } else {
+        writeln!(
+            out,
+            "tend started for {} (pid {pid})",
+            t.tmux_socket.display()
+        )
+        .map_err(io)?;
+    }
+    Ok(())
+}
+
+/// tmux was killed and started again at once: the daemon that answers
+/// served the old server and exits on its next listing. Waits for it (5 s
+/// at most), so that one can start for this server.
+fn wait_for_a_stale_daemon(t: &Target) {
+    let Some(p) = ping(&t.control) else { return };
+    if t.zellij.is_some() || !started_before(p.pid, t.server.server_pid().ok()) {
+        return;
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while running(p.pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A daemon answers already: its status formats are filled in again (a
+/// re-sourced `~/.tmux.conf` runs tend.tmux, and may hold placeholders
+/// again), and it is said.
+fn already_running(t: &Target, pid: u64, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    if t.zellij.is_none() {
+        t.server.install_status().map_err(|e| {
             CliError::new(
-                ErrorKind::Log,
-                format!("cannot open {}: {e}", log.display()),
+                ErrorKind::Tmux,
+                format!("cannot fill in the status line: {e}"),
             )
         })?;
-    let err = logf.try_clone().map_err(|e| {
+    }
+    let io = |e: std::io::Error| CliError::new(ErrorKind::Io, format!("cannot write output: {e}"));
+    if json {
+        writeln!(
+            out,
+            "{}",
+            json!({"running": true, "started": false, "pid": pid, "tmux_socket": t.tmux_socket})
+        )
+        .map_err(io)?;
+    } else {
+        writeln!(
+            out,
+            "tend is already running for {} (pid {pid})",
+            t.tmux_socket.display()
+        )
+        .map_err(io)?;
+    }
+    Ok(())
+}
+
+/// The daemon, detached from the caller's session, writing to `log`.
+fn spawn_daemon(
+    t: &Target,
+    exe: &std::path::Path,
+    log: &std::path::Path,
+) -> Result<std::process::Child, CliError> {
+    let open = |e: std::io::Error| {
         CliError::new(
             ErrorKind::Log,
             format!("cannot open {}: {e}", log.display()),
         )
-    })?;
-    let mut cmd = Command::new(&exe);
+    };
+    let logf = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .map_err(open)?;
+    let err = logf.try_clone().map_err(open)?;
+    let mut cmd = Command::new(exe);
     cmd.arg("daemon");
     match &t.zellij {
         Some(z) => cmd.arg("--zellij").arg(z.name()),
@@ -152,27 +177,24 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
                 .map_err(std::io::Error::from)
         });
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| CliError::new(ErrorKind::Spawn, format!("cannot start the daemon: {e}")))?;
+    cmd.spawn()
+        .map_err(|e| CliError::new(ErrorKind::Spawn, format!("cannot start the daemon: {e}")))
+}
+
+/// Waits (10 s at most) for the daemon to answer; its process id. A
+/// daemon that exits first is reported with the end of its log.
+fn wait_until_up(
+    t: &Target,
+    mut child: std::process::Child,
+    log: &std::path::Path,
+) -> Result<u64, CliError> {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         if let Some(p) = ping(&t.control) {
-            let pid = u64::from(p.pid);
-            if args.json {
-                writeln!(out, "{}", json!({"running": true, "started": true, "pid": pid, "tmux_socket": t.tmux_socket, "warnings": warnings})).map_err(io)?;
-            } else {
-                writeln!(
-                    out,
-                    "tend started for {} (pid {pid})",
-                    t.tmux_socket.display()
-                )
-                .map_err(io)?;
-            }
-            return Ok(());
+            return Ok(u64::from(p.pid));
         }
         if let Ok(Some(status)) = child.try_wait() {
-            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            let text = std::fs::read_to_string(log).unwrap_or_default();
             let last: Vec<&str> = text.lines().rev().take(5).collect();
             let last: Vec<&str> = last.into_iter().rev().collect();
             return Err(CliError::new(

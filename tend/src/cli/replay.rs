@@ -226,46 +226,13 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
     for e in &errors {
         tend_daemon::say!("warning: manifest not used: {e}");
     }
-    let procs_path = match (&args.procs, args.no_procs) {
-        (_, true) => None,
-        (Some(p), _) => Some(p.clone()),
-        (None, false) => {
-            let p = args.file.with_file_name("procs.jsonl");
-            p.exists().then_some(p)
-        }
-    };
-    let procs = match &procs_path {
-        Some(p) => parse_procs(&read_file(p)?, p)?,
-        None => Vec::new(),
-    };
-    let agent = match &args.agent {
-        Some(a) => a.clone(),
-        None => match resolve_agent(&registry, &procs) {
-            Some(a) => a,
-            None => {
-                // Text printed by a program that is not an identified agent
-                // never has a state: say so, and succeed.
-                let why = if procs_path.is_some() {
-                    "its process snapshots name no agent"
-                } else {
-                    "there are no process snapshots beside it (procs.jsonl)"
-                };
-                let msg = format!(
-                    "{}: no agent was identified ({why}), so no state is reported; \
-                     pass --agent ID to read it with an agent's rules, one of: {}",
-                    args.file.display(),
-                    registry.ids().join(", ")
-                );
-                if args.json {
-                    tend_daemon::say!("{msg}");
-                } else {
-                    writeln!(out, "{msg}").map_err(|e| {
-                        CliError::new(ErrorKind::Io, format!("cannot write output: {e}"))
-                    })?;
-                }
-                return Ok(());
-            }
-        },
+    let (procs_path, procs) = process_samples(args)?;
+    let Some(agent) = args
+        .agent
+        .clone()
+        .or_else(|| resolve_agent(&registry, &procs))
+    else {
+        return no_agent(args, &registry, procs_path.is_some(), out);
     };
     let manifest = registry.get(&agent).cloned().ok_or_else(|| {
         CliError::new(
@@ -288,52 +255,101 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
     for l in &lines {
         if args.json {
             writeln!(out, "{}", line_json(l)).map_err(io)?;
-            continue;
+        } else {
+            writeln!(out, "{}", line_text(l)).map_err(io)?;
         }
-        let t = match l {
-            Line::Screen(t) => t,
-            Line::Word {
-                at,
+    }
+    Ok(())
+}
+
+/// The recording's process snapshots (`--procs`, else `procs.jsonl` beside
+/// it, unless `--no-procs`), and where they came from.
+fn process_samples(
+    args: &ReplayArgs,
+) -> Result<(Option<std::path::PathBuf>, Vec<ProcSample>), CliError> {
+    let path = match (&args.procs, args.no_procs) {
+        (_, true) => None,
+        (Some(p), _) => Some(p.clone()),
+        (None, false) => {
+            let p = args.file.with_file_name("procs.jsonl");
+            p.exists().then_some(p)
+        }
+    };
+    let procs = match &path {
+        Some(p) => parse_procs(&read_file(p)?, p)?,
+        None => Vec::new(),
+    };
+    Ok((path, procs))
+}
+
+/// Text printed by a program that is not an identified agent never has a
+/// state: says so, and succeeds.
+fn no_agent(
+    args: &ReplayArgs,
+    registry: &Registry,
+    had_procs: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let why = if had_procs {
+        "its process snapshots name no agent"
+    } else {
+        "there are no process snapshots beside it (procs.jsonl)"
+    };
+    let msg = format!(
+        "{}: no agent was identified ({why}), so no state is reported; \
+         pass --agent ID to read it with an agent's rules, one of: {}",
+        args.file.display(),
+        registry.ids().join(", ")
+    );
+    if args.json {
+        tend_daemon::say!("{msg}");
+        return Ok(());
+    }
+    writeln!(out, "{msg}")
+        .map_err(|e| CliError::new(ErrorKind::Io, format!("cannot write output: {e}")))
+}
+
+/// One line of the plain output: a transition of the screen's, or a change
+/// the program's own word made.
+fn line_text(l: &Line) -> String {
+    match l {
+        Line::Word {
+            at,
+            from,
+            state,
+            reason,
+            rule,
+            authority,
+            message,
+            ..
+        } => {
+            let to = match reason {
+                Some(r) => format!("{state}/{r}"),
+                None => state.to_string(),
+            };
+            let from = from.map_or("—".to_owned(), |s| s.to_string());
+            let said = message
+                .as_deref()
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default();
+            format!(
+                "{:>9.3}s  {:<9} → {:<18} {rule} ({}{said})",
+                at.as_secs_f64(),
                 from,
-                state,
-                reason,
-                rule,
-                authority,
-                message,
-                ..
-            } => {
-                let to = match reason {
-                    Some(r) => format!("{state}/{r}"),
-                    None => state.to_string(),
-                };
-                let from = from.map_or("—".to_owned(), |s| s.to_string());
-                let said = message
-                    .as_deref()
-                    .map(|m| format!(": {m}"))
-                    .unwrap_or_default();
-                writeln!(
-                    out,
-                    "{:>9.3}s  {:<9} → {:<18} {rule} ({}{said})",
-                    at.as_secs_f64(),
-                    from,
-                    to,
-                    match authority {
-                        Authority::Psp => "the agent's own word, OSC 7501",
-                        _ => "the screen decides again",
-                    }
-                )
-                .map_err(io)?;
-                continue;
-            }
-        };
-        {
+                to,
+                match authority {
+                    Authority::Psp => "the agent's own word, OSC 7501",
+                    _ => "the screen decides again",
+                }
+            )
+        }
+        Line::Screen(t) => {
             let state = match t.reason {
                 Some(r) => format!("{}/{}", t.to, r),
                 None => t.to.to_string(),
             };
             let from = t.from.map_or("—".to_owned(), |s| s.to_string());
-            writeln!(
-                out,
+            format!(
                 "{:>9.3}s  {:<9} → {:<18} {} ({}, {:.2})",
                 t.at.as_secs_f64(),
                 from,
@@ -345,10 +361,8 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
                     .unwrap_or_default(),
                 t.confidence
             )
-            .map_err(io)?;
         }
     }
-    Ok(())
 }
 
 fn resolve_agent(registry: &Registry, procs: &[ProcSample]) -> Option<String> {

@@ -568,137 +568,189 @@ fn relay(master: OwnedFd, child: Pid, saved: Option<&Termios>, outer_tty: bool) 
             BorrowedFd::borrow_raw(stdout.as_raw_fd()),
         )
     };
-    let mut answerer = Answerer::default();
-    let mut pending: Vec<u8> = Vec::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut stdin_open = true;
-    let mut stdout_open = true;
-    let mut master_open = true;
-    let mut status: Option<u8> = None;
-    loop {
-        if status.is_some() || !master_open {
+    let mut r = Relay {
+        master: master.as_fd(),
+        child,
+        inp,
+        out,
+        outer_tty,
+        answerer: Answerer::default(),
+        pending: Vec::new(),
+        buf: vec![0u8; 64 * 1024],
+        stdin_open: true,
+        stdout_open: true,
+        master_open: true,
+        status: None,
+    };
+    while r.status.is_none() && r.master_open {
+        let Some((sig_ready, master_ready, in_ready)) = r.poll(&sigs) else {
             break;
+        };
+        if sig_ready.contains(PollFlags::POLLIN) {
+            r.signals(&sigs, &raw);
         }
-        let want_in = stdin_open && pending.len() < INPUT_MAX;
+        if master_ready.intersects(PollFlags::POLLIN | PollFlags::POLLHUP | PollFlags::POLLERR) {
+            r.pass_output();
+        }
+        if master_ready.contains(PollFlags::POLLOUT) {
+            flush_input(r.master, &mut r.pending);
+        }
+        if in_ready.intersects(PollFlags::POLLIN | PollFlags::POLLHUP | PollFlags::POLLERR) {
+            r.pass_input();
+        }
+    }
+    let code = r.finish();
+    drop(raw);
+    ExitCode::from(code)
+}
+
+/// The relay's state between two polls.
+struct Relay<'a> {
+    master: BorrowedFd<'a>,
+    child: Pid,
+    inp: BorrowedFd<'a>,
+    out: BorrowedFd<'a>,
+    /// The relay's input is a terminal (else a file or a pipe).
+    outer_tty: bool,
+    answerer: Answerer,
+    /// Input for the command not taken by the pty yet.
+    pending: Vec<u8>,
+    buf: Vec<u8>,
+    stdin_open: bool,
+    stdout_open: bool,
+    master_open: bool,
+    /// The command's exit status, once reaped.
+    status: Option<u8>,
+}
+
+impl Relay<'_> {
+    /// Waits for signals, the command's output (and room for its input),
+    /// the user's input; what each is ready for. `None`: polling failed.
+    fn poll(&self, sigs: &OwnedFd) -> Option<(PollFlags, PollFlags, PollFlags)> {
+        let want_in = self.stdin_open && self.pending.len() < INPUT_MAX;
+        let master_wants = if self.pending.is_empty() {
+            PollFlags::POLLIN
+        } else {
+            PollFlags::POLLIN | PollFlags::POLLOUT
+        };
         let mut fds = vec![
             PollFd::new(sigs.as_fd(), PollFlags::POLLIN),
-            PollFd::new(
-                master.as_fd(),
-                if pending.is_empty() {
-                    PollFlags::POLLIN
-                } else {
-                    PollFlags::POLLIN | PollFlags::POLLOUT
-                },
-            ),
+            PollFd::new(self.master, master_wants),
         ];
         if want_in {
-            fds.push(PollFd::new(inp, PollFlags::POLLIN));
+            fds.push(PollFd::new(self.inp, PollFlags::POLLIN));
         }
-        match poll(&mut fds, PollTimeout::NONE) {
-            Ok(_) => {}
-            Err(Errno::EINTR) => continue,
-            Err(_) => break,
+        loop {
+            match poll(&mut fds, PollTimeout::NONE) {
+                Ok(_) => break,
+                Err(Errno::EINTR) => continue,
+                Err(_) => return None,
+            }
         }
         let ready = |i: usize| {
             fds.get(i)
                 .and_then(|f| f.revents())
                 .unwrap_or(PollFlags::empty())
         };
-        let (sig_ready, master_ready, in_ready) = (ready(0), ready(1), ready(2));
-        drop(fds);
-        if sig_ready.contains(PollFlags::POLLIN) {
-            let mut got = [0u8; 64];
-            let n = unistd::read(&sigs, &mut got).unwrap_or(0);
-            for &s in &got[..n] {
-                match Signal::try_from(i32::from(s)) {
-                    Ok(Signal::SIGWINCH) => {
-                        if let Some(ws) = winsize(inp) {
-                            set_winsize(master.as_fd(), &ws);
-                        }
-                    }
-                    Ok(Signal::SIGCHLD) => {
-                        status = reap(child, master.as_fd(), &raw, inp);
-                    }
-                    Ok(Signal::SIGCONT) => {
-                        raw.apply();
-                        if let Some(ws) = winsize(inp) {
-                            set_winsize(master.as_fd(), &ws);
-                        }
-                    }
-                    Ok(
-                        sig @ (Signal::SIGHUP | Signal::SIGTERM | Signal::SIGINT | Signal::SIGQUIT),
-                    ) => send(master.as_fd(), child, sig),
-                    _ => {}
-                }
-            }
-        }
-        if master_ready.intersects(PollFlags::POLLIN | PollFlags::POLLHUP | PollFlags::POLLERR) {
-            match unistd::read(&master, &mut buf) {
-                Ok(0) => master_open = false,
-                Ok(n) => {
-                    let chunk = &buf[..n];
-                    // The answer goes in ahead of the DA1 reply: it is
-                    // queued before the output holding the DA1 request is
-                    // passed on.
-                    for _ in 0..answerer.queries(chunk) {
-                        pending.extend_from_slice(QUERY_ANSWER);
-                    }
-                    if !pending.is_empty() {
-                        flush_input(master.as_fd(), &mut pending);
-                    }
-                    if stdout_open && !write_all(out, chunk) {
-                        // The outer terminal is gone.
-                        stdout_open = false;
-                        send(master.as_fd(), child, Signal::SIGHUP);
+        Some((ready(0), ready(1), ready(2)))
+    }
+
+    /// The signals the handler wrote down: a resize, the command's end, a
+    /// resumed relay, or one to pass on to the command.
+    fn signals(&mut self, sigs: &OwnedFd, raw: &RawMode) {
+        let mut got = [0u8; 64];
+        let n = unistd::read(sigs, &mut got).unwrap_or(0);
+        for &s in &got[..n] {
+            match Signal::try_from(i32::from(s)) {
+                Ok(Signal::SIGWINCH) => {
+                    if let Some(ws) = winsize(self.inp) {
+                        set_winsize(self.master, &ws);
                     }
                 }
-                Err(Errno::EAGAIN | Errno::EINTR) => {}
-                // EIO: every holder of the pty's other side closed it.
-                Err(_) => master_open = false,
-            }
-        }
-        if master_ready.contains(PollFlags::POLLOUT) {
-            flush_input(master.as_fd(), &mut pending);
-        }
-        if in_ready.intersects(PollFlags::POLLIN | PollFlags::POLLHUP | PollFlags::POLLERR) {
-            match unistd::read(inp, &mut buf) {
-                Ok(0) => {
-                    stdin_open = false;
-                    if !outer_tty {
-                        // Input from a file or pipe ended: end of file for
-                        // the command (VEOF at the start of a line).
-                        pending.extend_from_slice(b"\x04");
+                Ok(Signal::SIGCHLD) => {
+                    self.status = reap(self.child, self.master, raw, self.inp);
+                }
+                Ok(Signal::SIGCONT) => {
+                    raw.apply();
+                    if let Some(ws) = winsize(self.inp) {
+                        set_winsize(self.master, &ws);
                     }
                 }
-                Ok(n) => {
-                    pending.extend_from_slice(&buf[..n]);
-                    flush_input(master.as_fd(), &mut pending);
+                Ok(sig @ (Signal::SIGHUP | Signal::SIGTERM | Signal::SIGINT | Signal::SIGQUIT)) => {
+                    send(self.master, self.child, sig)
                 }
-                Err(Errno::EAGAIN | Errno::EINTR) => {}
-                Err(_) => stdin_open = false,
+                _ => {}
             }
         }
     }
-    // What the command wrote before it ended.
-    if stdout_open {
-        drain(master.as_fd(), out, &mut buf);
-    }
-    let code = match status {
-        Some(c) => c,
-        None => loop {
-            match waitpid(child, None) {
-                Ok(s) => {
-                    if let Some(c) = status_code(s) {
-                        break c;
-                    }
+
+    /// The command's output, passed on; the OSC 7501 queries in it
+    /// answered.
+    fn pass_output(&mut self) {
+        match unistd::read(self.master, &mut self.buf) {
+            Ok(0) => self.master_open = false,
+            Ok(n) => {
+                let chunk = &self.buf[..n];
+                // The answer goes in ahead of the DA1 reply: it is queued
+                // before the output holding the DA1 request is passed on.
+                for _ in 0..self.answerer.queries(chunk) {
+                    self.pending.extend_from_slice(QUERY_ANSWER);
                 }
-                Err(Errno::EINTR) => {}
-                Err(_) => break 1,
+                if !self.pending.is_empty() {
+                    flush_input(self.master, &mut self.pending);
+                }
+                if self.stdout_open && !write_all(self.out, chunk) {
+                    // The outer terminal is gone.
+                    self.stdout_open = false;
+                    send(self.master, self.child, Signal::SIGHUP);
+                }
             }
-        },
-    };
-    drop(raw);
-    ExitCode::from(code)
+            Err(Errno::EAGAIN | Errno::EINTR) => {}
+            // EIO: every holder of the pty's other side closed it.
+            Err(_) => self.master_open = false,
+        }
+    }
+
+    /// The user's input, for the command.
+    fn pass_input(&mut self) {
+        match unistd::read(self.inp, &mut self.buf) {
+            Ok(0) => {
+                self.stdin_open = false;
+                if !self.outer_tty {
+                    // Input from a file or pipe ended: end of file for the
+                    // command (VEOF at the start of a line).
+                    self.pending.extend_from_slice(b"\x04");
+                }
+            }
+            Ok(n) => {
+                self.pending.extend_from_slice(&self.buf[..n]);
+                flush_input(self.master, &mut self.pending);
+            }
+            Err(Errno::EAGAIN | Errno::EINTR) => {}
+            Err(_) => self.stdin_open = false,
+        }
+    }
+
+    /// What the command wrote before it ended, then its exit status.
+    fn finish(&mut self) -> u8 {
+        if self.stdout_open {
+            drain(self.master, self.out, &mut self.buf);
+        }
+        match self.status {
+            Some(c) => c,
+            None => loop {
+                match waitpid(self.child, None) {
+                    Ok(s) => {
+                        if let Some(c) = status_code(s) {
+                            break c;
+                        }
+                    }
+                    Err(Errno::EINTR) => {}
+                    Err(_) => break 1,
+                }
+            },
+        }
+    }
 }
 
 /// Writes as much held input as the pty takes now.
