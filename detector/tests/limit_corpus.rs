@@ -141,15 +141,19 @@ fn the_reset_a_limit_screen_shows_reads_as_the_one_the_server_set() {
                         (reset - 60..=reset).contains(&at_words),
                         "{name}: {words:?} at t={at:.1} reads {at_words}, the server's reset is {reset}"
                     );
+                    println!("{name}: {words:?} reads {at_words}, the server's reset {reset}");
                     read += 1;
                 }
                 // The agent names no time (Gemini's daily quota): none read.
-                None => assert!(
-                    shown
-                        .iter()
-                        .all(|(_, w)| parse_reset(w, r.t0 as i64, 0).is_none()),
-                    "{name}: {shown:?}"
-                ),
+                None => {
+                    assert!(
+                        shown
+                            .iter()
+                            .all(|(_, w)| parse_reset(w, r.t0 as i64, 0).is_none()),
+                        "{name}: {shown:?}"
+                    );
+                    println!("{name}: no reset named, none read");
+                }
             }
         }
     }
