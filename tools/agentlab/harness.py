@@ -2022,6 +2022,24 @@ class Case:
         if not resume:
             time.sleep(float(os.environ.get("ACC_LIMIT_HOLD", "10")))
             return
+        if os.environ.get("ACC_LIMIT_RESUMER") == "tend":
+            # a tend daemon on this case's tmux server resumes it ([limits]
+            # resume): the driver types nothing and waits for its request
+            n0 = self.n_requests()
+            e = self.wait_server(lambda e: e.get("event") == "request" and e.get("main")
+                                 and e["ts"] > last["reset_at"],
+                                 max(0.0, last["reset_at"] - time.time()) + 120, "resume_by_tend")
+            if not e:
+                self.notes.append("tend sent no resume")
+                return
+            self.ev("resumed_by_tend", after_reset=round(e["ts"] - last["reset_at"], 2))
+            self.label("working", ts=e["ts"], src="server:request_after_reset", unc=(-1.0, 0.0))
+            e = self.wait_server(lambda e: e.get("event") == "stream_end" and e.get("kind") == "text"
+                                 and e.get("step", -1) >= 1, 90, "answer_after_reset")
+            if e:
+                self.label("completed", ts=e["ts"], src="server:stream_end", unc=(0.0, 0.5))
+            time.sleep(5)
+            return
         time.sleep(max(0.0, last["reset_at"] + 2 - time.time()))
         n0 = self.n_requests()
         if self.prof.get("limit_resume_keys"):
