@@ -137,6 +137,12 @@ fn at_its_reset_a_limited_agent_gets_one_continue_and_works_again() {
         "{}",
         explained["limit"]
     );
+    // The same in words: when it resets and when tend goes on.
+    let words = env.tend_ok(&["explain", &pane]);
+    assert!(
+        words.contains("limit     resets ") && words.contains("resume    at "),
+        "{words}"
+    );
     assert!(!log.exists(), "nothing typed before the reset");
     // After the reset: the text, once.
     let typed = wait_for(Duration::from_secs(60), "the resume text", || {
@@ -171,6 +177,8 @@ fn at_its_reset_a_limited_agent_gets_one_continue_and_works_again() {
         "{}",
         explained["limit"]
     );
+    let words = env.tend_ok(&["explain", &pane]);
+    assert!(words.contains("resumed   "), "{words}");
 }
 
 #[test]

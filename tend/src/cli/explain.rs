@@ -70,6 +70,7 @@ pub fn live_at(
     let p = &v.pane;
     let ex = v.explain.read();
     let mut lines = pane_lines(&v);
+    lines.extend(limit_lines(&v));
     lines.extend(authority_lines(&v, &ex));
     let tap_words = match v.tap {
         Tap::Pipe => "pipe-pane tap".to_owned(),
@@ -189,6 +190,38 @@ fn unrecognised_line(p: &PaneView) -> Option<String> {
         secs.max(0.0),
         p.pane
     ))
+}
+
+/// The pane's usage limit (when it resets, in the agent's words) and
+/// whether tend resumes it, or the last resume it made there.
+fn limit_lines(v: &Explained) -> Vec<String> {
+    let Some(l) = &v.limit else {
+        return Vec::new();
+    };
+    let mut lines = Vec::new();
+    if l.since.is_some() {
+        let reset = match l.resets_at {
+            Some(at) => super::limits::reset_text(
+                at,
+                super::limits::unix_now(),
+                super::limits::utc_offset(),
+            ),
+            None => "at a time tend cannot read".to_owned(),
+        };
+        let words = l
+            .words
+            .as_ref()
+            .map(|w| format!(" (the agent says {w:?})"))
+            .unwrap_or_default();
+        lines.push(format!("limit     resets {reset}{words}"));
+    }
+    if let Some(r) = &l.resume {
+        lines.push(format!("resume    {r}"));
+    }
+    if let Some(last) = &l.last {
+        lines.push(format!("resumed   {last}"));
+    }
+    lines
 }
 
 /// The word, or `-` without one.
