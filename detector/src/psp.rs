@@ -1010,21 +1010,7 @@ impl Tracker {
 
     /// Reads output that arrived at `now`.
     pub fn feed(&mut self, now: Duration, bytes: &[u8]) {
-        let Tracker {
-            scanner,
-            records,
-            counters,
-            last_query,
-            last_report,
-            changed,
-        } = self;
-        let mut taker = Taker {
-            records,
-            counters,
-            last_query,
-            last_report,
-            changed,
-        };
+        let (scanner, mut taker) = self.split();
         scanner.scan(bytes, |found| match found {
             Found::Oversized => taker.counters.drop(Rejected::Oversized),
             Found::Unterminated => taker.counters.drop(Rejected::Unterminated),
@@ -1037,28 +1023,34 @@ impl Tracker {
     /// up. The stream itself was broken by the drop: a sequence under way
     /// is forgotten (its whole is among these, when it ended in the drop).
     pub fn feed_salvaged(&mut self, now: Duration, salvaged: &Salvaged) {
-        self.scanner.reset();
+        let (scanner, mut taker) = self.split();
+        scanner.reset();
         for _ in 0..salvaged.given_up {
-            self.counters.drop(Rejected::Overrun);
+            taker.counters.drop(Rejected::Overrun);
         }
+        for body in &salvaged.bodies {
+            taker.take(now, body);
+        }
+    }
+
+    /// The scanner, and what a sequence's body changes.
+    fn split(&mut self) -> (&mut Scanner, Taker<'_>) {
         let Tracker {
+            scanner,
             records,
             counters,
             last_query,
             last_report,
             changed,
-            ..
         } = self;
-        let mut taker = Taker {
+        let taker = Taker {
             records,
             counters,
             last_query,
             last_report,
             changed,
         };
-        for body in &salvaged.bodies {
-            taker.take(now, body);
-        }
+        (scanner, taker)
     }
 
     /// Output was lost between what was fed and what comes next: a

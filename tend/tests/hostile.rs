@@ -593,17 +593,7 @@ fn every_payload_through_every_local_place_runs_nothing() {
 /// opened only while it binds.
 fn listener_as_nobody(env: &Env, path: &Path, log: &Path) -> std::process::Child {
     use std::os::unix::fs::PermissionsExt;
-    let mut opened = Vec::new();
-    let mut dir = path.parent().map(Path::to_owned);
-    while let Some(d) = dir {
-        let mode = std::fs::metadata(&d).expect("folder").permissions().mode();
-        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).expect("chmod");
-        opened.push((d.clone(), mode));
-        if d == env.path() {
-            break;
-        }
-        dir = d.parent().map(Path::to_owned);
-    }
+    let opened = support::OpenedUp::folders_of(env, path, 0o777);
     std::fs::write(log, "").expect("log");
     std::fs::set_permissions(log, std::fs::Permissions::from_mode(0o666)).expect("chmod log");
     let ready = log.with_extension("ready");
@@ -640,9 +630,7 @@ while True:
         wait_until(10, || ready.exists()),
         "the listener never bound"
     );
-    for (d, mode) in opened.into_iter().rev() {
-        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(mode)).expect("chmod back");
-    }
+    drop(opened);
     child
 }
 
@@ -729,6 +717,22 @@ fn another_users_runtime_folder_or_daemon_gets_nothing() {
     );
 }
 
+/// A daemon and a pane at a shell's `$ ` prompt, for a stand-in agent
+/// (`support/psp_agent.py`) under `tend run` or not; `None` without
+/// python3. The guard keeps such tests one at a time.
+fn relay_shell(tag: &str) -> Option<(std::sync::MutexGuard<'static, ()>, Env, String)> {
+    use crate::run_relay as relay;
+    if !relay::python() {
+        return None;
+    }
+    let serial = relay::serial();
+    let env = Env::new(tag);
+    env.tend_ok(&["start"]);
+    let pane = relay::shell(&env);
+    relay::wait_text(&env, &pane, "$ ");
+    Some((serial, env, pane))
+}
+
 /// A program under `tend run` prints megabytes at full speed, faster than
 /// tend reads them, and reports a permission request right after: tend had
 /// to drop output it could not keep up with, but the report in it is still
@@ -737,14 +741,9 @@ fn another_users_runtime_folder_or_daemon_gets_nothing() {
 #[test]
 fn a_report_after_a_burst_is_taken() {
     use crate::run_relay as relay;
-    if !relay::python() {
+    let Some((_serial, env, pane)) = relay_shell("hostile-burst") else {
         return;
-    }
-    let _serial = relay::serial();
-    let env = Env::new("hostile-burst");
-    env.tend_ok(&["start"]);
-    let pane = relay::shell(&env);
-    relay::wait_text(&env, &pane, "$ ");
+    };
     env.type_line(
         &pane,
         &format!("{} {}", relay::relay(), relay::agent_cmd(&env, "--burst 3")),
@@ -914,14 +913,9 @@ fn the_terminals_answers_are_not_keys_in_the_fleet_view() {
 #[test]
 fn a_look_alike_of_tend_run_is_not_believed() {
     use crate::run_relay as relay;
-    if !relay::python() {
+    let Some((_serial, env, pane)) = relay_shell("hostile-lookalike") else {
         return;
-    }
-    let _serial = relay::serial();
-    let env = Env::new("hostile-lookalike");
-    env.tend_ok(&["start"]);
-    let pane = relay::shell(&env);
-    relay::wait_text(&env, &pane, "$ ");
+    };
     // agent_cmd is `env TEND_AGENT=claude python3 SCRIPT --screens DIR`:
     // run as `tend … run` by name, reporting whether answered or not.
     let cmd = relay::agent_cmd(&env, "--force run");

@@ -471,29 +471,51 @@ impl Terminal {
     }
 }
 
+/// The folders from `path`'s up to `env`'s root opened to everyone, put
+/// back as they were when dropped: tend refuses a runtime folder others
+/// can enter, so `tend stop` at the end needs it private again.
+pub struct OpenedUp {
+    modes: Vec<(PathBuf, u32)>,
+}
+
+impl OpenedUp {
+    /// Opens `path`'s folders (to `mode`) up to and including `env`'s
+    /// root.
+    pub fn folders_of(env: &Env, path: &Path, mode: u32) -> OpenedUp {
+        use std::os::unix::fs::PermissionsExt;
+        let mut modes = Vec::new();
+        let mut dir = path.parent().map(Path::to_owned);
+        while let Some(d) = dir {
+            if let Ok(m) = std::fs::metadata(&d) {
+                modes.push((d.clone(), m.permissions().mode()));
+            }
+            let _ = std::fs::set_permissions(&d, std::fs::Permissions::from_mode(mode));
+            if d == env.path() {
+                break;
+            }
+            dir = d.parent().map(Path::to_owned);
+        }
+        OpenedUp { modes }
+    }
+}
+
+impl Drop for OpenedUp {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        for (p, mode) in self.modes.drain(..).rev() {
+            let _ = std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode));
+        }
+    }
+}
+
 /// Runs a Python `script` as user `nobody` (needs root), after opening
 /// `path`'s directories up to `env`'s root to everyone, so that only the
 /// daemon's own peer check stands between that user and a socket there.
 pub fn python_as_nobody(env: &Env, path: &Path, script: &str) -> Output {
     use std::os::unix::fs::PermissionsExt;
-    // Opened for the run, and put back after it: tend refuses a runtime
-    // folder others can enter, so `tend stop` at the end needs it private.
-    let mut opened = Vec::new();
-    let mut open = |p: &Path, mode: u32| {
-        if let Ok(m) = std::fs::metadata(p) {
-            opened.push((p.to_owned(), m.permissions().mode()));
-        }
-        let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode));
-    };
-    let mut dir = path.parent().map(Path::to_owned);
-    while let Some(d) = dir {
-        open(&d, 0o755);
-        if d == env.path() {
-            break;
-        }
-        dir = d.parent().map(Path::to_owned);
-    }
-    open(path, 0o666);
+    let opened = OpenedUp::folders_of(env, path, 0o755);
+    let before = std::fs::metadata(path).map(|m| m.permissions().mode());
+    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666));
     let out = Command::new("setpriv")
         .args([
             "--reuid=65534",
@@ -505,9 +527,10 @@ pub fn python_as_nobody(env: &Env, path: &Path, script: &str) -> Output {
         ])
         .output()
         .expect("setpriv");
-    for (p, mode) in opened.into_iter().rev() {
-        let _ = std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode));
+    if let Ok(mode) = before {
+        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode));
     }
+    drop(opened);
     out
 }
 
