@@ -17,11 +17,14 @@ use crate::resume::{Book, End, Place};
 use crate::source::ConversationSource;
 use crate::{Core, Effect, Mux, MuxJob, PaneEntry, RequestId};
 
-/// How often a running agent's conversation is looked up again once it
-/// is known (Claude Code's `/clear` starts another), and while it is not
+/// How often a running agent's conversation is looked up again: every
+/// 30 s (Claude Code's `/clear` starts another); while it is not known
+/// yet, also every 2 s in the run's first 10 s (an agent writes its
+/// session file just after it starts) and soon after its state changes
 /// (Codex writes its conversation at the first turn).
-const LOOK_AGAIN_KNOWN: Duration = Duration::from_secs(30);
-const LOOK_AGAIN_UNKNOWN: Duration = Duration::from_secs(2);
+const LOOK_AGAIN: Duration = Duration::from_secs(30);
+const LOOK_AGAIN_SOON: Duration = Duration::from_secs(2);
+const FIRST_SECONDS: Duration = Duration::from_secs(10);
 
 /// A pane's place, as the book keeps it.
 pub(crate) fn place_of(p: &PaneEntry) -> Place {
@@ -64,20 +67,22 @@ impl Core {
             .live_in(pane)
             .filter(|r| r.pid == pid && r.start_ticks == proc.start_ticks.unwrap_or_default())
             .map(|r| r.id.is_some());
-        let wait = match has_id {
-            Some(true) => LOOK_AGAIN_KNOWN,
-            _ => LOOK_AGAIN_UNKNOWN,
+        let last = self.conversations.looked.get(&pane).copied();
+        let (due, first) = match (has_id, last) {
+            (None, _) | (_, None) => (true, now),
+            (Some(known), Some((first, at, seq))) => {
+                let soon = !known
+                    && now >= at + LOOK_AGAIN_SOON
+                    && (now < first + FIRST_SECONDS || p.eff_seq != seq);
+                (now >= at + LOOK_AGAIN || soon, first)
+            }
         };
-        if has_id.is_some()
-            && self
-                .conversations
-                .looked
-                .get(&pane)
-                .is_some_and(|at| now < *at + wait)
-        {
+        if !due {
             return;
         }
-        self.conversations.looked.insert(pane, now);
+        self.conversations
+            .looked
+            .insert(pane, (first, now, p.eff_seq));
         let folder = p.info.current_path.clone();
         // Two panes running the agent in one folder: the newest
         // conversation there could be either's.

@@ -1213,6 +1213,8 @@ struct StubStores(Arc<Mutex<StubStore>>);
 struct StubStore {
     live: BTreeMap<u32, (String, String)>,
     saved: BTreeMap<String, String>,
+    /// How often a running agent was looked up.
+    lookups: usize,
 }
 
 impl crate::ConversationSource for StubStores {
@@ -1223,7 +1225,8 @@ impl crate::ConversationSource for StubStores {
         _: &str,
         _: bool,
     ) -> crate::LiveFacts {
-        let s = self.0.lock().expect("stores");
+        let mut s = self.0.lock().expect("stores");
+        s.lookups += 1;
         crate::LiveFacts {
             home: Some(crate::resume::Home {
                 dir: "/home/u/.claude".into(),
@@ -1376,3 +1379,39 @@ fn restore_is_tmux_s() {
     assert!(e.message.contains("tmux only"), "{}", e.message);
 }
 mod limits;
+
+#[test]
+fn a_running_agent_s_conversation_is_looked_up_soon_after_it_starts_then_every_30_s() {
+    const A: &str = "eb34e611-e881-43e1-9a20-021e02493a45";
+    let stores = StubStores::default();
+    let lookups = |s: &StubStores| s.0.lock().expect("stores").lookups;
+    let mut r = Rig::new(Mux::Tmux);
+    r.core.set_conversations(Box::new(stores.clone()));
+    r.declared_agent(4545, "claude");
+    r.list_panes(vec![work_pane(1, 4545)]);
+    r.drive_to(3_000);
+    assert_eq!(r.get("%1")["agent"], "claude");
+    // At once when the agent is found, then every 2 s in its first 10 s
+    // (it may write its file just after it started); its state does not
+    // move, so then not before 30 s have passed, though it is sampled.
+    assert!(lookups(&stores) >= 1);
+    r.drive_to(12_000);
+    let early = lookups(&stores);
+    assert!(
+        (2..=6).contains(&early),
+        "{early} lookups in the first 12 s"
+    );
+    r.drive_to(30_000);
+    assert_eq!(lookups(&stores), early);
+    if let Ok(mut s) = stores.0.lock() {
+        s.live.insert(4545, (A.into(), "/w".into()));
+    }
+    r.drive_to(75_000);
+    let saved: Value = serde_json::from_str(&r.core.state_text()).expect("json");
+    assert_eq!(saved["conversations"][0]["id"], A);
+    // Known: every 30 s (when a sample comes), never more often.
+    let known = lookups(&stores);
+    r.drive_to(195_000);
+    let more = lookups(&stores) - known;
+    assert!((3..=4).contains(&more), "{more} lookups in 120 s");
+}

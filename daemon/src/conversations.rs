@@ -168,8 +168,15 @@ impl Stores {
     }
 
     /// The files of the store's pattern under `home` (`id`: only that
-    /// conversation's), each with the id its names hold and its time.
-    fn walk(&self, resume: &Resume, home: &Path, id: Option<&str>) -> Vec<(PathBuf, String, u64)> {
+    /// conversation's) written at or after `since` (Unix seconds), each
+    /// with the id its names hold and its time.
+    fn walk(
+        &self,
+        resume: &Resume,
+        home: &Path,
+        id: Option<&str>,
+        since: u64,
+    ) -> Vec<(PathBuf, String, u64)> {
         let names = resume.store.names();
         let is_id = |s: &str| resume.is_id(s);
         let mut found = Vec::new();
@@ -190,6 +197,19 @@ impl Stores {
                     }
                     let name = entry.file_name();
                     let Some(name) = name.to_str() else { continue };
+                    // A file written before `since` is passed over before
+                    // its name is read for an id.
+                    let Ok(meta) = entry.path().symlink_metadata() else {
+                        continue;
+                    };
+                    let at = meta
+                        .modified()
+                        .ok()
+                        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                        .map_or(0, |d| d.as_secs());
+                    if last && (!meta.is_file() || at < since) {
+                        continue;
+                    }
                     let want = id.or(held.as_deref());
                     let Some(got) = resume.store.match_name(pat, name, want, &is_id) else {
                         continue;
@@ -199,16 +219,8 @@ impl Stores {
                     } else {
                         Some(got)
                     };
-                    let Ok(meta) = entry.path().symlink_metadata() else {
-                        continue;
-                    };
                     if last {
-                        if meta.is_file() && self.foreign(&meta, false).is_none() {
-                            let at = meta
-                                .modified()
-                                .ok()
-                                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                                .map_or(0, |d| d.as_secs());
+                        if self.foreign(&meta, false).is_none() {
                             found.push((entry.path(), held.unwrap_or_default(), at));
                         }
                     } else if meta.is_dir() && self.foreign(&meta, true).is_none() {
@@ -284,11 +296,7 @@ impl Stores {
         since: u64,
         pid: u32,
     ) -> Option<String> {
-        let mut recent: Vec<_> = self
-            .walk(resume, home, None)
-            .into_iter()
-            .filter(|(_, _, at)| *at + 1 >= since)
-            .collect();
+        let mut recent = self.walk(resume, home, None, since.saturating_sub(1));
         recent.sort_by_key(|(_, _, at)| std::cmp::Reverse(*at));
         recent.into_iter().find_map(|(path, named, _)| {
             if let Some(pointer) = &resume.live.pid {
@@ -347,7 +355,7 @@ impl ConversationSource for Stores {
         };
         // Where the name does not hold the id, each file is asked.
         let Some(path) = self
-            .walk(resume, &dir, Some(id))
+            .walk(resume, &dir, Some(id), 0)
             .into_iter()
             .find(|(path, named, _)| self.id_of(resume, path, named.clone()).as_deref() == Some(id))
             .map(|(path, _, _)| path)

@@ -15,8 +15,9 @@ use crate::source::{ConversationSource, NoConversations};
 pub(crate) struct Conversations {
     pub(crate) book: Book,
     pub(crate) source: Box<dyn ConversationSource>,
-    /// When each pane's agent was last looked up (the core's clock).
-    pub(crate) looked: HashMap<PaneId, Duration>,
+    /// When each pane's run was first and last looked up (the core's
+    /// clock), and its state change count then.
+    pub(crate) looked: HashMap<PaneId, (Duration, Duration, u64)>,
 }
 
 impl Default for Conversations {
