@@ -41,7 +41,8 @@
 //! listings and screens; `tick.rs` runs the timers and each pane's
 //! effective status; `control.rs` answers requests; `links.rs` keeps the
 //! remotes; `publish.rs`, `status.rs` and `plugin.rs` say what the status
-//! line and the plugin show.
+//! line and the plugin show; `conversations.rs` keeps each agent's
+//! conversation for `tend restore` (its rules in `resume/`).
 
 #![warn(missing_docs)]
 

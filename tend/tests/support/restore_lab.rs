@@ -200,3 +200,18 @@ impl Lab {
         }
     }
 }
+
+impl Drop for Lab {
+    /// The server's socket goes with it (the lab starts several servers on
+    /// one; tmux leaves the file behind).
+    fn drop(&mut self) {
+        let _ = self.env.tend(&["stop"]);
+        let _ = self.env.tmux(&["kill-server"]);
+        let dir =
+            std::env::var_os("TMUX_TMPDIR").map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
+        let socket = dir
+            .join(format!("tmux-{}", nix::unistd::getuid()))
+            .join(&self.env.name);
+        let _ = std::fs::remove_file(socket);
+    }
+}
