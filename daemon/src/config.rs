@@ -201,11 +201,6 @@ pub fn load() -> Result<Config, CliError> {
     }
 }
 
-/// The detector part.
-pub fn load_detector_config() -> Result<DetectorConfig, CliError> {
-    Ok(load()?.detector)
-}
-
 // ---- [notifications] -------------------------------------------------------
 
 /// `[notifications]`: when a pane enters a demand band. Every key
@@ -421,11 +416,6 @@ mod opt_hours {
         }
         text.parse().map(Some).map_err(serde::de::Error::custom)
     }
-}
-
-/// The notifications part.
-pub fn load_notifications_config() -> Result<NotificationsConfig, CliError> {
-    Ok(load()?.notifications)
 }
 
 // ---- end [notifications] ---------------------------------------------------

@@ -310,7 +310,7 @@ impl Driver {
     }
 }
 
-/// The remotes as `config.toml` says now.
+/// The remotes as `config.toml` says now (`remotes.reload`).
 fn remotes_config() -> Result<RemotesConfig, String> {
     let cfg = crate::config::load().map_err(|e| e.message)?;
     Ok(RemotesConfig {
@@ -438,7 +438,7 @@ async fn serve(opts: Options) -> Result<(), CliError> {
         save_gate: store::SaveGate::default(),
         zone_read: Instant::now(),
     };
-    d.begin();
+    d.begin(&opts.config);
     let bell = pipes_doorbell(&reader);
     let mut rounds = Rounds {
         reader,
@@ -500,17 +500,12 @@ async fn manifests_loaded(
 /// and conversations' stores.
 fn core_for(opts: &Options, registry: tend_detector::Registry, sampler: Sampler) -> Core {
     let config = tend_core::Config {
-        detector: Arc::new(opts.detector.clone()),
+        detector: Arc::new(opts.config.detector.clone()),
         registry,
         mux: opts.mux(),
         trace: trace::on(),
         daemon_id: std::process::id(),
-        limit_resume: crate::config::load()
-            .map(|c| c.limits.policy())
-            .unwrap_or_else(|e| {
-                crate::say!("[limits] uses the defaults (no resume at a reset): {e}");
-                Default::default()
-            }),
+        limit_resume: opts.config.limits.policy(),
         utc_offset: utc_offset(),
     };
     let hz = tend_core::ProcSource::ticks_per_sec(&sampler);
@@ -526,18 +521,23 @@ fn core_for(opts: &Options, registry: tend_detector::Registry, sampler: Sampler)
 }
 
 impl Driver {
-    /// What the table starts from: the state file, the remotes, the guard.
-    fn begin(&mut self) {
+    /// What the table starts from: the state file, the remotes as
+    /// `config` names them, the guard.
+    fn begin(&mut self, config: &crate::config::Config) {
         let loaded = store::load(&self.state, unix_now() as u64);
         for w in &loaded.warnings {
             crate::say!("{w}");
         }
         self.save_gate = store::SaveGate::after_load(&loaded);
         self.core.restore(loaded);
+        let remotes = RemotesConfig {
+            remotes: config.remotes.clone(),
+            link: config.remote_link.clone(),
+        };
         self.take(
             Instant::now(),
             Event::Core(Input::Remotes {
-                config: remotes_config(),
+                config: Ok(remotes),
                 reply: None,
             }),
         );
@@ -692,10 +692,7 @@ fn start_notifications(
     opts: &Options,
     bus: &tokio::sync::broadcast::Sender<tend_protocol::BusEvent>,
 ) {
-    let notify_cfg = crate::config::load_notifications_config().unwrap_or_else(|e| {
-        crate::say!("notifications use the defaults: {e}");
-        Default::default()
-    });
+    let notify_cfg = opts.config.notifications.clone();
     let terminal = match opts.mux() {
         mux::Mux::Tmux => Some(opts.server.clone()),
         mux::Mux::Zellij => None,

@@ -1,9 +1,9 @@
 //! What the daemon is started with: the multiplexer it watches, its
-//! sockets and files, and what `config.toml` says of detection and keys.
+//! sockets and files, and `config.toml` as read once, when it starts
+//! (`remotes.reload` reads the remotes again when asked).
 
 use std::path::PathBuf;
 
-use tend_detector::DetectorConfig;
 use tend_tmux::Server;
 
 /// What the daemon needs to run.
@@ -17,12 +17,11 @@ pub struct Options {
     pub tap: PathBuf,
     /// This executable (for tap, hook and key commands).
     pub tend_bin: PathBuf,
-    /// Detector timings.
-    pub detector: DetectorConfig,
     /// The persistent state file (parks, snoozes, flags, reports).
     pub state: PathBuf,
-    /// Key bindings from config.toml.
-    pub keys: crate::config::KeysConfig,
+    /// `config.toml`: detector timings, key bindings, notifications,
+    /// remotes, limits.
+    pub config: crate::config::Config,
     /// The zellij session to watch instead of the tmux server (whose
     /// `server` is then unused).
     pub zellij: Option<tend_zellij_host::Session>,

@@ -590,7 +590,7 @@ impl Worker {
     /// The key bindings to make: tmux options (`@tend-key-*`) win; then
     /// config.toml; then defaults.
     fn bindings(&self) -> Vec<Binding> {
-        let plan = match crate::keys::plan(&self.server, &self.opts.keys) {
+        let plan = match crate::keys::plan(&self.server, &self.opts.config.keys) {
             Ok(plan) => plan,
             Err(e) => {
                 crate::say!("reading the key options failed, no key bound: {e}");

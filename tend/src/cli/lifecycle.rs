@@ -250,9 +250,8 @@ fn options(t: &Target, exe: std::path::PathBuf) -> Result<daemon::Options, CliEr
         control: t.control.clone(),
         tap: paths::tap_socket(&t.tmux_socket)?,
         tend_bin: exe,
-        detector: crate::config::load_detector_config()?,
         state,
-        keys: crate::config::load()?.keys,
+        config: crate::config::load()?,
         zellij: t.zellij.clone(),
     })
 }
