@@ -165,37 +165,48 @@ impl Core {
     /// Takes request `reply`: answers it now, or keeps it to answer later.
     pub(crate) fn control(&mut self, reply: RequestId, req: Request) {
         let now = self.now();
-        self.dispatch(reply, req, now);
+        self.dispatch(reply, req, Some(now));
     }
 
-    /// Requests kept for a pane no listing showed, asked again after one.
+    /// Requests kept for a pane no listing showed: asked again once every
+    /// listed pane has its first status (a pane just listed is answered as
+    /// it is, not as an empty row); those whose grace ran out, a last time.
     pub(crate) fn retry_unlisted(&mut self) {
-        for (id, req, since) in self.waits.take_unlisted() {
-            self.dispatch(id, req, since);
+        let now = self.now();
+        for (id, req) in self.waits.unlisted_expired(now) {
+            self.dispatch(id, req, None);
+        }
+        if !self.waits.any_unlisted() {
+            return;
+        }
+        if self.waits.poke_due(now) {
+            self.reconcile();
+        }
+        if self.panes.values().all(|p| p.seeded && p.eff.is_some()) {
+            for (id, req, since) in self.waits.take_unlisted() {
+                self.dispatch(id, req, Some(since));
+            }
         }
     }
 
     /// [`Core::control`] for a request first asked at `since`: one that
-    /// names a pane not listed (yet) waits for the next listings.
-    fn dispatch(&mut self, reply: RequestId, req: Request, since: Duration) {
+    /// names a pane not listed (yet) waits for the next listings; `None`:
+    /// its last try, answered whatever it finds.
+    fn dispatch(&mut self, reply: RequestId, req: Request, since: Option<Duration>) {
         let again = req.clone();
         let Some(answer) = self.start(reply, req) else {
             return;
         };
-        let answer = match answer {
-            Err(e) if e.code == ErrorCode::UnknownPane => {
-                match self.waits.unlisted(reply, again, e, since, self.now()) {
-                    Ok(()) => {
-                        if since == self.now() {
-                            self.reconcile();
-                        }
-                        return;
-                    }
-                    Err((_, e)) => Err(e),
+        let unknown = matches!(&answer, Err(e) if e.code == ErrorCode::UnknownPane);
+        if let (true, Some(since)) = (unknown, since) {
+            let now = self.now();
+            if self.waits.unlisted(reply, again, since, now) {
+                if since == now {
+                    self.reconcile();
                 }
+                return;
             }
-            a => a,
-        };
+        }
         self.effects.push_back(Effect::Reply {
             id: reply,
             result: answer,

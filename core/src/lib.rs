@@ -436,11 +436,9 @@ impl Core {
         let wait = self.tick();
         self.answer_waits(from);
         let now = self.now();
-        let (answers, list) = self.waits.expire(now);
+        let answers = self.waits.expire(now);
         self.reply_all(answers);
-        if list {
-            self.reconcile();
-        }
+        self.retry_unlisted();
         if self.stopping {
             let answers = self.waits.stop();
             self.reply_all(answers);
@@ -682,10 +680,7 @@ impl Core {
                 }
             }
             Input::TapClosed { conn } => self.tap_closed(conn),
-            Input::Listed { panes, clients } => {
-                self.on_listed(panes, clients);
-                self.retry_unlisted();
-            }
+            Input::Listed { panes, clients } => self.on_listed(panes, clients),
             Input::ServerGone => self.stopping = true,
             Input::PersistFailed => self.persist = true,
             Input::Captured {

@@ -1162,13 +1162,19 @@ fn a_request_for_a_pane_not_listed_yet_is_answered_after_the_listing_that_shows_
         .any(|j| matches!(j, MuxJob::List | MuxJob::Publish { list: true, .. }));
     assert!(listed, "the panes are listed again at once");
     r.list(&[1, 2], vec![]);
+    assert!(
+        r.answer(id).is_none(),
+        "not before the new pane has a status"
+    );
+    r.at_ms(1_020);
     let v = r.answer(id).expect("answered").result.expect("found");
     assert_eq!(v["pane"], "%2");
+    assert_eq!(v["tap"], "none", "the pane as evaluated, not an empty row");
     // A pane that never shows up: `unknown_pane`, two seconds after.
     let id = r.send("get", json!({"pane": "%9"}));
-    assert!(r.answer_by(id, 2_999).is_none());
+    assert!(r.answer_by(id, 3_019).is_none());
     let e = r
-        .answer_by(id, 3_010)
+        .answer_by(id, 3_030)
         .expect("answered")
         .error
         .expect("unknown");

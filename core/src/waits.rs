@@ -1,8 +1,9 @@
 //! Requests the core answers later, kept until it can: `wait` and
 //! `prompt --wait` until a status change ends them, their agent goes, or
 //! their time runs out on the core's clock; and a request naming a pane no
-//! listing has shown yet (created a moment ago), asked again after each
-//! listing for up to [`UNLISTED_GRACE`]. Every answer leaves as the core's
+//! listing has shown yet (created a moment ago), asked again once every
+//! listed pane has its first status, for up to [`UNLISTED_GRACE`] (then
+//! asked a last time, and answered whatever it finds). Every answer leaves as the core's
 //! `Effect::Reply`: the connection that asked only waits for it.
 //!
 //! The table is pure: requests, events and the time come in, answers go
@@ -138,8 +139,6 @@ struct StateWait {
 struct Unlisted {
     id: RequestId,
     req: Request,
-    /// Its answer, should the pane not show up.
-    error: Error,
     /// When it was first asked.
     since: Duration,
 }
@@ -204,30 +203,27 @@ impl Waits {
     }
 
     /// Keeps a request for a pane no listing has shown, first asked at
-    /// `since`; once its grace is over, gives it back with `error`, to be
-    /// answered now.
+    /// `since`; false once its grace is over (answer it now).
     pub fn unlisted(
         &mut self,
         id: RequestId,
         req: Request,
-        error: Error,
         since: Duration,
         now: Duration,
-    ) -> Result<(), (RequestId, Error)> {
+    ) -> bool {
         if now >= since + UNLISTED_GRACE {
-            return Err((id, error));
+            return false;
         }
-        self.unlisted.push(Unlisted {
-            id,
-            req,
-            error,
-            since,
-        });
-        Ok(())
+        self.unlisted.push(Unlisted { id, req, since });
+        true
     }
 
-    /// After a listing: the requests to ask again, each with when it was
-    /// first asked.
+    /// Whether a request waits for a pane to be listed.
+    pub fn any_unlisted(&self) -> bool {
+        !self.unlisted.is_empty()
+    }
+
+    /// The requests to ask again, each with when it was first asked.
     pub fn take_unlisted(&mut self) -> Vec<(RequestId, Request, Duration)> {
         std::mem::take(&mut self.unlisted)
             .into_iter()
@@ -257,9 +253,8 @@ impl Waits {
         out
     }
 
-    /// The time is `now`: the answers of the waits whose time ran out, and
-    /// whether to list the panes again (a request waits for a pane).
-    pub fn expire(&mut self, now: Duration) -> (Vec<Answer>, bool) {
+    /// The time is `now`: the answers of the waits whose time ran out.
+    pub fn expire(&mut self, now: Duration) -> Vec<Answer> {
         let mut out = Vec::new();
         self.states.retain(|w| match w.deadline {
             Some(d) if d <= now => {
@@ -268,18 +263,27 @@ impl Waits {
             }
             _ => true,
         });
-        self.unlisted.retain(|u| {
-            if u.since + UNLISTED_GRACE <= now {
-                out.push((u.id, Err(u.error.clone())));
-                return false;
-            }
-            true
-        });
-        let list = !self.unlisted.is_empty() && now >= self.next_poke;
-        if list {
+        out
+    }
+
+    /// The requests for unlisted panes whose grace ran out at `now`: to be
+    /// asked a last time and answered.
+    pub fn unlisted_expired(&mut self, now: Duration) -> Vec<(RequestId, Request)> {
+        let (done, kept): (Vec<Unlisted>, Vec<Unlisted>) = std::mem::take(&mut self.unlisted)
+            .into_iter()
+            .partition(|u| u.since + UNLISTED_GRACE <= now);
+        self.unlisted = kept;
+        done.into_iter().map(|u| (u.id, u.req)).collect()
+    }
+
+    /// Whether to list the panes again at `now`: a request waits for a
+    /// pane, and the last listing asked for is [`UNLISTED_POKE`] old.
+    pub fn poke_due(&mut self, now: Duration) -> bool {
+        let due = !self.unlisted.is_empty() && now >= self.next_poke;
+        if due {
             self.next_poke = now + UNLISTED_POKE;
         }
-        (out, list)
+        due
     }
 
     /// When [`Waits::expire`] has something to do next.
