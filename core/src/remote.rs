@@ -23,9 +23,7 @@ pub struct RemoteConfig {
     pub ssh_options: Vec<String>,
 }
 
-/// How often a remote's feed (`tend events --feed`) writes a heartbeat
-/// when nothing changes.
-pub const FEED_HEARTBEAT: Duration = Duration::from_secs(15);
+pub use tend_protocol::FEED_HEARTBEAT;
 
 /// `[remote_link]`: how links are kept.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -24,27 +24,23 @@
 //! file, the log. Everything that waits — sockets, pipes, threads, ssh,
 //! files, signals — lives here; everything that decides lives in the core.
 //!
-//! Besides the loop, this crate holds what the daemon reads and writes:
-//! `config.toml` ([`config`]), where files and sockets go ([`paths`]), the
-//! agents' manifests ([`manifests`]), the remotes ([`remote`], [`links`]),
-//! desktop and tmux notifications ([`notify`]), and the key bindings
-//! ([`keys`]).
+//! Besides the loop, this crate holds what the daemon does for itself: the
+//! remotes' links ([`remote`], [`links`]), desktop and tmux notifications
+//! ([`notify`]), the key bindings ([`keys`]), the state file ([`store`]).
+//! What it reads of the user's setup — `config.toml` (once, in
+//! [`Options`]), the folders, the manifests — is `tend-config`'s, shared
+//! with the commands.
 
-pub mod config;
 pub mod conversations;
 mod deadline;
 mod doorbell;
-pub mod error;
 pub mod event;
 pub mod guard;
 pub mod ipc;
 pub mod keys;
-pub mod limits;
 pub mod links;
-pub mod manifests;
 pub mod notify;
 mod options;
-pub mod paths;
 pub mod pipes;
 pub mod project;
 pub mod remote;
@@ -57,6 +53,14 @@ pub mod zellij;
 
 pub use tend_core::{mux, publish, status, tape};
 pub use tend_procfs::{platform, sampler};
+
+/// Removes what tend installs in tmux (`tend stop` when no daemon is left
+/// to do it).
+pub use worker::remove_everything as clean_up;
+
+// What the daemon reads of the user's setup, shared with the commands.
+pub(crate) use tend_config::say;
+use tend_config::{config, error, manifests, paths};
 
 use crate::error::ErrorKind;
 use std::collections::{HashMap, VecDeque};

@@ -4,7 +4,6 @@
 //! written atomically (write, fsync, rename). A file that cannot be read is
 //! set aside with a message, never a crash and never silently dropped.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use tend_core::store::{parse, to_text, Loaded, VERSION};
@@ -12,12 +11,12 @@ pub use tend_core::store::{parse, to_text, Loaded, VERSION};
 /// The state file for a tmux server (its folder created, and refused when
 /// it is not private: [`crate::paths::state_dir`]).
 pub fn path(tmux_socket: &Path) -> Result<PathBuf, crate::error::CliError> {
-    Ok(file_in(&crate::paths::state_dir()?, tmux_socket))
+    crate::paths::state_file(tmux_socket)
 }
 
 /// The state file for a tmux server in folder `dir`.
 pub fn file_in(dir: &Path, tmux_socket: &Path) -> PathBuf {
-    dir.join(format!("{}.json", crate::paths::server_name(tmux_socket)))
+    crate::paths::state_file_in(dir, tmux_socket)
 }
 
 /// Loads the state file. A missing file is an empty state; a damaged one is
@@ -156,41 +155,7 @@ impl Persister {
     }
 }
 
-/// Writes `text` to `path` atomically: a temporary file in the same
-/// directory, fsync, rename over, fsync the directory. On failure the old
-/// file is untouched.
-pub fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        path.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
-    let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!(
-            "could not save state to {} ({e}); parks, snoozes and flags stay in memory and will be saved when \
-             the directory is writable again",
-            path.display()
-        )
-    })
-}
+pub use crate::paths::write_atomic;
 
 #[cfg(test)]
 mod tests {

@@ -44,8 +44,8 @@ struct Module {
     reexports: BTreeMap<String, ModPath>,
     /// `pub use path::*`: absolute paths.
     globs: Vec<ModPath>,
-    /// Names re-exported from other crates (`pub use tokio::sync`): a path
-    /// through one leaves this crate.
+    /// Names taken from other crates (`use tend_config::paths`, `pub use
+    /// tokio::sync`): a path through one leaves this crate.
     foreign: BTreeSet<String>,
 }
 
@@ -130,8 +130,9 @@ impl Crate {
                         }
                     }
                 }
-                ("use", _) if is_pub(toks, i) => {
+                ("use", _) => {
                     let (paths, _) = use_tree(toks, i + 1);
+                    let public = is_pub(toks, i);
                     for u in paths {
                         let Some(abs) = self.absolute(&here, &u.segs) else {
                             if let (false, Some(name)) = (u.glob, u.name) {
@@ -139,6 +140,9 @@ impl Crate {
                             }
                             continue;
                         };
+                        if !public {
+                            continue;
+                        }
                         let m = self.module(&here);
                         match (u.glob, u.name) {
                             (true, _) => m.globs.push(abs),
@@ -738,11 +742,12 @@ mod tests {
         let k = krate(&[
             (
                 "lib.rs",
-                "mod worker;\npub use tend_procfs::sampler;\npub fn run() { worker::go(); }\n",
+                "mod worker;\npub use tend_procfs::sampler;\nuse tend_config::paths;\n\
+                 pub fn run() { worker::go(); }\n",
             ),
             (
                 "worker.rs",
-                "use crate::sampler::Sampler;\npub fn go() {}\n",
+                "use crate::sampler::Sampler;\npub fn go() { crate::paths::state_dir(); }\n",
             ),
         ]);
         assert_eq!(pairs(&k), [("crate".into(), "crate::worker".into())]);

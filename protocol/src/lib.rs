@@ -55,3 +55,8 @@ pub use wire::{Envelope, Response};
 
 /// Bumped on incompatible changes; `ping` reports it.
 pub const PROTOCOL_VERSION: u32 = 1;
+
+/// How often `tend events --feed` writes a line when nothing else
+/// happens: a remote's link that hears nothing for twice as long counts as
+/// down.
+pub const FEED_HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(15);

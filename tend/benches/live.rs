@@ -515,11 +515,11 @@ fn cost_floor(panes: usize, secs: u64, settle: u64, load: Load, bin: &Path, tick
             }
         };
         conn.set_nonblocking(false).expect("blocking hand-over");
-        let Ok((_, fd)) = tend::daemon::pipes::receive(&conn) else {
+        let Ok((_, fd)) = tend_daemon::pipes::receive(&conn) else {
             continue;
         };
         let file = std::fs::File::from(fd);
-        tend::daemon::pipes::set_nonblocking(&file).expect("non-blocking");
+        tend_daemon::pipes::set_nonblocking(&file).expect("non-blocking");
         set.add(file.as_fd(), pipes.len() as u64)
             .expect("watch a pipe");
         pipes.push(file);

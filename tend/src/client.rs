@@ -87,7 +87,7 @@ fn check_owner(stream: &UnixStream, socket: &Path) -> Result<(), CliError> {
     match tend_procfs::platform::os::peer_uid(stream.as_fd()) {
         Ok(uid) if uid == me => Ok(()),
         Ok(uid) => Err(CliError::new(
-            tend_daemon::paths::UNSAFE_DIR,
+            crate::paths::UNSAFE_DIR,
             format!(
                 "the daemon at {} runs as uid {uid}, not as you (uid {me}): someone else put it there, so tend sends it nothing. Remove the socket, check who can write to its folder (`ls -ld {}`), then `tend start`",
                 socket.display(),

@@ -11,6 +11,5 @@
 pub mod cli;
 pub mod client;
 
-pub use tend_daemon as daemon;
-pub use tend_daemon::{config, error, keys, manifests, notify, paths, remote, tap};
+pub use tend_config::{config, error, manifests, paths};
 pub use tend_procfs::{platform, sampler};

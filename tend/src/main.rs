@@ -72,7 +72,7 @@ fn main() -> ExitCode {
             if json {
                 println!("{}", e.to_json());
             }
-            tend_daemon::say!("{e}");
+            tend_config::say!("{e}");
             ExitCode::FAILURE
         }
     }

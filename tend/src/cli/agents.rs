@@ -21,7 +21,7 @@ use tend_vocab::{PaneState, Reason};
 use super::target::{ServerArgs, Target};
 use crate::client;
 use crate::error::CliError;
-use crate::remote::FEED_HEARTBEAT;
+use tend_protocol::FEED_HEARTBEAT;
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 

@@ -1,15 +1,14 @@
 //! Editing `config.toml` for `tend remote add` and `tend remote remove`:
 //! the user's comments and layout kept (`toml_edit`), the result read back
-//! with the daemon's own reader (`tend_daemon::config::parse`) before it is
+//! with the daemon's own reader (`tend_config::config::parse`) before it is
 //! written, so an edit never leaves a file the daemon refuses. Reading the
-//! file is the daemon's (`tend_daemon::config`); changing it is the
-//! command line's, here.
+//! file is `tend-config`'s; changing it is the command line's, here.
 
 use crate::error::ErrorKind;
 use std::path::Path;
 
+use crate::config::{check_name, RemoteConfig};
 use crate::error::CliError;
-use crate::remote::{check_name, RemoteConfig};
 
 fn read_doc(path: &Path) -> Result<toml_edit::DocumentMut, CliError> {
     let text = match std::fs::read_to_string(path) {
@@ -39,7 +38,7 @@ fn write_doc(path: &Path, doc: &toml_edit::DocumentMut) -> Result<(), CliError> 
             )
         })?;
     }
-    crate::daemon::store::write_atomic(path, &text)
+    crate::paths::write_atomic(path, &text)
         .map_err(|e| CliError::new(ErrorKind::BadConfig, e.to_string()))
 }
 

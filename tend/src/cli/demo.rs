@@ -309,7 +309,7 @@ fn style<'a>(srv: &tend_tmux::Server, session: &str, windows: impl Iterator<Item
     }
     // Cosmetic: a tmux that refuses one of these still runs the demo.
     if let Err(e) = srv.run_many(&commands) {
-        tend_daemon::say!("styling the demo session failed: {e}");
+        tend_config::say!("styling the demo session failed: {e}");
     }
 }
 

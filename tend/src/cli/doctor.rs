@@ -269,7 +269,8 @@ fn multiplexer_checks(t: &Target, running: bool) -> Vec<Check> {
     if t.zellij.is_none() {
         let keys = crate::config::load().map(|c| c.keys).unwrap_or_default();
         let log = crate::paths::log_file(&t.tmux_socket).ok();
-        let (ok, detail) = crate::keys::doctor_check(&t.server, &keys, running, log.as_deref());
+        let (ok, detail) =
+            tend_daemon::keys::doctor_check(&t.server, &keys, running, log.as_deref());
         checks.push(Check {
             name: "keys",
             ok,
@@ -349,7 +350,7 @@ pub(crate) fn state_problem(tmux_socket: Option<&std::path::Path>) -> Option<Str
             dir.display()
         ));
     }
-    let file = crate::daemon::store::file_in(&dir, tmux_socket?);
+    let file = crate::paths::state_file_in(&dir, tmux_socket?);
     if file.exists() {
         if let Err(e) = access(&file, AccessFlags::R_OK | AccessFlags::W_OK) {
             return Some(format!(

@@ -416,7 +416,7 @@ pub fn run(server: &ServerArgs, args: &ExplainArgs, out: &mut dyn Write) -> Resu
     };
     let (registry, errors) = crate::manifests::load();
     for e in &errors {
-        tend_daemon::say!("warning: manifest not used: {e}");
+        tend_config::say!("warning: manifest not used: {e}");
     }
     let agent = args.agent.as_deref().ok_or_else(|| {
         CliError::new(

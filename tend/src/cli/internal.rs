@@ -1,7 +1,7 @@
 //! Commands tmux runs on tend's behalf: `tend tap` (the pipe-pane
 //! process), `tend poke` (hooks), `tend key` (key bindings that need a
 //! process: the picker), `tend guard` (waits for the daemon's end, see
-//! [`crate::daemon::guard`]).
+//! `tend_daemon::guard`).
 
 use crate::error::ErrorKind;
 use std::path::PathBuf;
@@ -95,7 +95,7 @@ pub fn guard(args: &GuardArgs) -> Result<(), CliError> {
 
 /// `tend tap`.
 pub fn tap(args: &TapArgs) -> Result<(), CliError> {
-    crate::tap::run(&args.socket, &args.pane)
+    tend_daemon::tap::run(&args.socket, &args.pane)
         .map_err(|e| CliError::new(ErrorKind::Tap, format!("tap for {} ended: {e}", args.pane)))
 }
 

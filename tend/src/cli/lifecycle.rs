@@ -13,7 +13,6 @@ use tend_protocol::reply::Pong;
 
 use super::target::{ServerArgs, Target};
 use crate::client;
-use crate::daemon;
 use crate::error::CliError;
 use crate::paths;
 
@@ -59,7 +58,7 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
     // know (set in config.toml or tmux.conf), which would stay unbound.
     let cfg = crate::config::load()?;
     if t.zellij.is_none() {
-        crate::keys::check_for_start(&t.server, &cfg.keys)?;
+        tend_daemon::keys::check_for_start(&t.server, &cfg.keys)?;
     }
     // What leaves a part of tend not working but the panes watched is a
     // warning, not a refusal: the user's manifests that do not load (a
@@ -73,7 +72,7 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
     }
     let warnings = start_warnings(&t.tmux_socket);
     for w in &warnings {
-        tend_daemon::say!("warning: {w}");
+        tend_config::say!("warning: {w}");
     }
     if args.foreground {
         return run_daemon(&t, exe);
@@ -231,21 +230,21 @@ fn start_warnings(tmux_socket: &std::path::Path) -> Vec<String> {
     out
 }
 
-fn options(t: &Target, exe: std::path::PathBuf) -> Result<daemon::Options, CliError> {
+fn options(t: &Target, exe: std::path::PathBuf) -> Result<tend_daemon::Options, CliError> {
     // Parks and snoozes are worth saving, not worth leaving the panes
     // unwatched: a state folder tend cannot create runs the daemon without
     // saving (`tend start` and `tend doctor` say so). One that others could
     // use (another owner, open permissions) stops it, as for the runtime
     // folder: state planted there would be obeyed.
-    let state = match crate::daemon::store::path(&t.tmux_socket) {
+    let state = match paths::state_file(&t.tmux_socket) {
         Ok(p) => p,
         Err(e) if e.kind == paths::UNSAFE_DIR => return Err(e),
         Err(e) => {
-            tend_daemon::say!("{e}; parks and snoozes will not be saved");
-            crate::daemon::store::file_in(&paths::state_dir_path()?, &t.tmux_socket)
+            tend_config::say!("{e}; parks and snoozes will not be saved");
+            paths::state_file_in(&paths::state_dir_path()?, &t.tmux_socket)
         }
     };
-    Ok(daemon::Options {
+    Ok(tend_daemon::Options {
         server: t.server.clone(),
         control: t.control.clone(),
         tap: paths::tap_socket(&t.tmux_socket)?,
@@ -257,7 +256,7 @@ fn options(t: &Target, exe: std::path::PathBuf) -> Result<daemon::Options, CliEr
 }
 
 fn run_daemon(t: &Target, exe: std::path::PathBuf) -> Result<(), CliError> {
-    daemon::run(options(t, exe)?)
+    tend_daemon::run(options(t, exe)?)
 }
 
 /// `tend daemon` (run by `tend start`).
@@ -283,7 +282,7 @@ pub fn stop(server: &ServerArgs, args: &StopArgs, out: &mut dyn Write) -> Result
         // acts), and could not put the status line back. Stopping is
         // acting: leave nothing, as a clean stop does.
         let removed = match &t.zellij {
-            None if t.server.is_running() => daemon::worker::remove_everything(&t.server),
+            None if t.server.is_running() => tend_daemon::clean_up(&t.server),
             _ => 0,
         };
         if args.json {

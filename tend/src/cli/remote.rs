@@ -1,5 +1,5 @@
 //! `tend remote add|list|remove`: the machines whose agents join this
-//! status line, kept in `config.toml` (see [`crate::remote`]).
+//! status line, kept in `config.toml` (see [`crate::config::RemoteConfig`]).
 
 use crate::error::ErrorKind;
 use std::io::Write;
@@ -12,8 +12,8 @@ use tend_protocol::reply::Link;
 
 use super::target::{ServerArgs, Target};
 use crate::client;
+use crate::config::RemoteConfig;
 use crate::error::CliError;
-use crate::remote::RemoteConfig;
 
 /// Arguments of `tend remote`.
 #[derive(Debug, Args)]

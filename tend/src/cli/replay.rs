@@ -224,7 +224,7 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
     })?;
     let (registry, errors) = crate::manifests::load();
     for e in &errors {
-        tend_daemon::say!("warning: manifest not used: {e}");
+        tend_config::say!("warning: manifest not used: {e}");
     }
     let (procs_path, procs) = process_samples(args)?;
     let Some(agent) = args
@@ -302,7 +302,7 @@ fn no_agent(
         registry.ids().join(", ")
     );
     if args.json {
-        tend_daemon::say!("{msg}");
+        tend_config::say!("{msg}");
         return Ok(());
     }
     writeln!(out, "{msg}")

@@ -355,7 +355,7 @@ fn status_code(status: WaitStatus) -> Option<u8> {
 
 fn fail(msg: String, code: u8) -> ExitCode {
     // The command's name and the system's words, shown as text.
-    eprintln!("tend run: {}", tend_daemon::error::visible(&msg));
+    eprintln!("tend run: {}", crate::error::visible(&msg));
     ExitCode::from(code)
 }
 

@@ -11,6 +11,7 @@
 //! * log: the daemon writes `<runtime>/<server>.log`.
 
 use crate::error::ErrorKind;
+use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -285,6 +286,53 @@ pub fn tap_socket(tmux_socket: &Path) -> Result<PathBuf, CliError> {
 /// The daemon's log file.
 pub fn log_file(tmux_socket: &Path) -> Result<PathBuf, CliError> {
     Ok(runtime_dir()?.join(format!("{}.log", server_name(tmux_socket))))
+}
+
+/// The state file (parks, snoozes, flags, reports) of the tmux server at
+/// `tmux_socket`, in the state folder.
+pub fn state_file(tmux_socket: &Path) -> Result<PathBuf, CliError> {
+    Ok(state_file_in(&state_dir()?, tmux_socket))
+}
+
+/// The state file for a tmux server in folder `dir`.
+pub fn state_file_in(dir: &Path, tmux_socket: &Path) -> PathBuf {
+    dir.join(format!("{}.json", server_name(tmux_socket)))
+}
+
+/// Writes `text` to `path` atomically: a temporary file in the same
+/// directory, fsync, rename over, fsync the directory. On failure the old
+/// file is untouched.
+pub fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        path.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        std::process::id()
+    ));
+    let result = (|| -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!(
+            "could not save state to {} ({e}); parks, snoozes and flags stay in memory and will be saved when \
+             the directory is writable again",
+            path.display()
+        )
+    })
 }
 
 #[cfg(test)]

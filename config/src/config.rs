@@ -13,6 +13,8 @@ use tend_detector::DetectorConfig;
 
 use crate::error::{bound_quotes, excerpt, quoted, CliError};
 
+pub use tend_core::remote::{check_name, LinkConfig, RemoteConfig};
+
 /// The whole configuration file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -27,9 +29,9 @@ pub struct Config {
     /// Other machines whose agents join this status line, over ssh
     /// (`tend remote add NAME DEST`), by name.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub remotes: std::collections::BTreeMap<String, crate::remote::RemoteConfig>,
+    pub remotes: std::collections::BTreeMap<String, RemoteConfig>,
     /// How the links to remotes are kept.
-    pub remote_link: crate::remote::LinkConfig,
+    pub remote_link: LinkConfig,
     /// What tend types into an agent's pane when its usage limit resets.
     pub limits: crate::limits::LimitsConfig,
 }
@@ -129,7 +131,7 @@ pub fn parse(file: &str, text: &str) -> Result<Config, CliError> {
         .validate()
         .map_err(|e| bad(format!("[notifications] {e}")))?;
     for (name, r) in &cfg.remotes {
-        crate::remote::check_name(name)
+        check_name(name)
             .and_then(|_| r.validate())
             .map_err(|e| bad(format!("[remotes.{}] {e}", excerpt(name, 60))))?;
     }
