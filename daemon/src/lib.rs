@@ -26,10 +26,16 @@
 //!
 //! Besides the loop, this crate holds what the daemon does for itself: the
 //! remotes' links ([`remote`], [`links`]), desktop and tmux notifications
-//! ([`notify`]), the key bindings ([`keys`]), the state file ([`store`]).
+//! ([`notify`]), the state file ([`store`]), the tap (`tend tap`, [`tap`]).
 //! What it reads of the user's setup — `config.toml` (once, in
-//! [`Options`]), the folders, the manifests — is `tend-config`'s, shared
-//! with the commands.
+//! [`Options`]), the folders, the manifests, which keys to bind — is
+//! `tend-config`'s, shared with the commands.
+//!
+//! The `tend` binary calls this crate only to be the daemon's parts: its
+//! entry points are [`run`] with [`Options`] (`tend daemon`), [`run_tap`]
+//! (`tend tap`, which tmux starts for the daemon) and [`clean_up`] (`tend
+//! stop` when no daemon is left to undo what it installed). The commands
+//! speak to a running daemon only in `tend-protocol`'s types.
 
 pub mod conversations;
 mod deadline;
@@ -37,7 +43,6 @@ mod doorbell;
 pub mod event;
 pub mod guard;
 pub mod ipc;
-pub mod keys;
 pub mod links;
 pub mod notify;
 mod options;
@@ -58,9 +63,12 @@ pub use tend_procfs::{platform, sampler};
 /// to do it).
 pub use worker::remove_everything as clean_up;
 
+/// `tend tap`: hands tmux's end of a pane's pipe to the daemon and exits.
+pub use tap::run as run_tap;
+
 // What the daemon reads of the user's setup, shared with the commands.
 pub(crate) use tend_config::say;
-use tend_config::{config, error, manifests, paths};
+use tend_config::{config, error, keys, manifests, paths};
 
 use crate::error::ErrorKind;
 use std::collections::{HashMap, VecDeque};

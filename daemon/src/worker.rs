@@ -830,3 +830,40 @@ fn merge_publishes(pending: &mut VecDeque<Job>) {
         }));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::jump_command;
+    use tend_tmux::keys::KEY_ACTIONS;
+
+    #[test]
+    fn actions_are_read_from_the_commands_tend_writes() {
+        let cmd = |id: &str| match id {
+            "next-waiting" => jump_command("@tend_next", "none", Some("/bin/tend key goto")),
+            "next-waiting-session" => jump_command("@tend_next_session", "none", None),
+            "next-working" => jump_command("@tend_next_working", "none", None),
+            _ => tend_tmux::keys::action_command(
+                "/usr/bin/tend",
+                &["key", "--socket", "/run/t.sock"],
+                id,
+            ),
+        };
+        for id in KEY_ACTIONS.iter().map(|a| a.id) {
+            assert_eq!(
+                tend_config::keys::action_of(&cmd(id)),
+                Some(id),
+                "{}",
+                cmd(id)
+            );
+        }
+        // As tmux 3.3a prints them back.
+        assert_eq!(
+            tend_config::keys::action_of(
+                "run-shell -b \"/usr/bin/tend key --socket /s picker 'client=#{client_name}' \
+                 ## tend-managed\""
+            ),
+            Some("picker")
+        );
+        assert_eq!(tend_config::keys::action_of("display-message hi"), None);
+    }
+}

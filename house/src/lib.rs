@@ -7,7 +7,11 @@
 //!   through others, on itself. A parent's `pub use child::X` is a facade,
 //!   not a use: `crate::X` counts as a use of the child that defines `X`;
 //! * **no long function** ([`length`]): none over [`length::LIMIT`] lines
-//!   in `core/`, `daemon/` and `tend/src`.
+//!   in `core/`, `daemon/` and `tend/src`;
+//! * **the command line speaks to the daemon in the protocol** ([`reach`]):
+//!   `tend/src` takes from `tend_daemon` only its entry points (the daemon
+//!   itself, the tap, the clean-up when no daemon is left), nothing from
+//!   `tend_core`, and `tend` does not depend on `tend-core`.
 //!
 //! It reads source as text: [`lex::code_only`] blanks comments and
 //! literals, [`lex::tokens`] splits the rest. That is enough to follow
@@ -18,3 +22,4 @@
 pub mod length;
 pub mod lex;
 pub mod modules;
+pub mod reach;

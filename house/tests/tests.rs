@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use tend_house::length::{functions, LIMIT};
 use tend_house::modules::{circles, name, Crate};
+use tend_house::reach::names_from;
 
 /// The repository's top folder.
 fn repo() -> PathBuf {
@@ -108,6 +109,50 @@ fn no_function_on_the_main_paths_is_longer_than_the_limit() {
         long.is_empty(),
         "functions over {LIMIT} lines (split them into named steps):\n{}",
         long.join("\n")
+    );
+}
+
+/// What `tend/src` may take from `tend_daemon`: the entry points that make
+/// the binary the daemon's parts (`tend daemon`, `tend tap`, and `tend
+/// stop`'s clean-up when no daemon is left). Everything else the commands
+/// learn from a running daemon travels in `tend-protocol`'s types.
+const DAEMON_ENTRY_POINTS: [&str; 4] = ["run", "Options", "run_tap", "clean_up"];
+
+#[test]
+fn the_command_line_takes_only_the_daemons_entry_points() {
+    let mut reached = Vec::new();
+    for file in rust_files(&repo().join("tend/src")) {
+        let text = std::fs::read_to_string(&file).expect("reads");
+        let rel = file
+            .strip_prefix(repo())
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        for n in names_from(&text, "tend_daemon") {
+            if !DAEMON_ENTRY_POINTS.contains(&n.name.as_str()) {
+                reached.push(format!("{rel}:{} tend_daemon::{}", n.line, n.name));
+            }
+        }
+        for n in names_from(&text, "tend_core") {
+            reached.push(format!("{rel}:{} tend_core::{}", n.line, n.name));
+        }
+    }
+    assert!(
+        reached.is_empty(),
+        "tend/src reaches into the daemon (ask the daemon over tend-protocol, \
+         or move what both need into tend-config):\n{}",
+        reached.join("\n")
+    );
+    let manifest = std::fs::read_to_string(repo().join("tend/Cargo.toml")).expect("reads");
+    let deps = manifest
+        .split("\n[")
+        .find(|s| s.starts_with("dependencies]"))
+        .expect("tend has dependencies");
+    assert!(
+        !deps
+            .lines()
+            .any(|l| l.trim_start().starts_with("tend-core")),
+        "tend depends on tend-core, which the command line does not use"
     );
 }
 

@@ -11,5 +11,5 @@
 pub mod cli;
 pub mod client;
 
-pub use tend_config::{config, error, manifests, paths};
+pub use tend_config::{config, error, keys, manifests, paths};
 pub use tend_procfs::{platform, sampler};

@@ -269,8 +269,7 @@ fn multiplexer_checks(t: &Target, running: bool) -> Vec<Check> {
     if t.zellij.is_none() {
         let keys = crate::config::load().map(|c| c.keys).unwrap_or_default();
         let log = crate::paths::log_file(&t.tmux_socket).ok();
-        let (ok, detail) =
-            tend_daemon::keys::doctor_check(&t.server, &keys, running, log.as_deref());
+        let (ok, detail) = crate::keys::doctor_check(&t.server, &keys, running, log.as_deref());
         checks.push(Check {
             name: "keys",
             ok,

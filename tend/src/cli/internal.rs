@@ -95,7 +95,7 @@ pub fn guard(args: &GuardArgs) -> Result<(), CliError> {
 
 /// `tend tap`.
 pub fn tap(args: &TapArgs) -> Result<(), CliError> {
-    tend_daemon::tap::run(&args.socket, &args.pane)
+    tend_daemon::run_tap(&args.socket, &args.pane)
         .map_err(|e| CliError::new(ErrorKind::Tap, format!("tap for {} ended: {e}", args.pane)))
 }
 

@@ -58,7 +58,7 @@ pub fn start(server: &ServerArgs, args: &StartArgs, out: &mut dyn Write) -> Resu
     // know (set in config.toml or tmux.conf), which would stay unbound.
     let cfg = crate::config::load()?;
     if t.zellij.is_none() {
-        tend_daemon::keys::check_for_start(&t.server, &cfg.keys)?;
+        crate::keys::check_for_start(&t.server, &cfg.keys)?;
     }
     // What leaves a part of tend not working but the panes watched is a
     // warning, not a refusal: the user's manifests that do not load (a

@@ -1,7 +1,9 @@
 //! Which keys tend binds, where each setting comes from, and whether they
 //! are bound: shared by the daemon (which binds them), `tend start` (which
 //! refuses a key tmux does not know before starting) and `tend doctor`
-//! (which reports a key that is configured but not bound).
+//! (which reports a key that is configured but not bound). The commands
+//! tend binds are the daemon's (`tend_daemon::worker`); this reads them
+//! back ([`action_of`]).
 //!
 //! A tmux option (`@tend-key-*` in tmux.conf) wins over `[keys]` in
 //! config.toml, which wins over the defaults.
@@ -256,34 +258,6 @@ pub fn doctor_check(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::worker::jump_command;
-    use tend_tmux::keys::KEY_ACTIONS;
-
-    #[test]
-    fn actions_are_read_from_the_commands_tend_writes() {
-        let cmd = |id: &str| match id {
-            "next-waiting" => jump_command("@tend_next", "none", Some("/bin/tend key goto")),
-            "next-waiting-session" => jump_command("@tend_next_session", "none", None),
-            "next-working" => jump_command("@tend_next_working", "none", None),
-            _ => tend_tmux::keys::action_command(
-                "/usr/bin/tend",
-                &["key", "--socket", "/run/t.sock"],
-                id,
-            ),
-        };
-        for id in KEY_ACTIONS.iter().map(|a| a.id) {
-            assert_eq!(action_of(&cmd(id)), Some(id), "{}", cmd(id));
-        }
-        // As tmux 3.3a prints them back.
-        assert_eq!(
-            action_of(
-                "run-shell -b \"/usr/bin/tend key --socket /s picker 'client=#{client_name}' \
-                 ## tend-managed\""
-            ),
-            Some("picker")
-        );
-        assert_eq!(action_of("display-message hi"), None);
-    }
 
     #[test]
     fn places_quote_odd_tables() {
