@@ -43,5 +43,5 @@ for t in "${targets[@]}"; do
   cc_var="CC_${t//-/_}"
   ar_var="AR_${t//-/_}"
   env "$cc_var=$stand_in/cc" "$ar_var=ar" \
-    cargo check --target "$t" -p tend -p tend-daemon -p tend-procfs -p tend-core --all-targets --quiet
+    cargo check --target "$t" -p tend -p tend-daemon -p tend-platform -p tend-core --all-targets --quiet
 done

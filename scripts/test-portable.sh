@@ -15,11 +15,11 @@ cd "$(dirname "$0")/.."
 
 export TEND_PLATFORM=portable
 case "${1:-}" in
-  --all) exec cargo test -p tend -p tend-daemon -p tend-procfs -p tend-core ;;
+  --all) exec cargo test -p tend -p tend-daemon -p tend-platform -p tend-core ;;
   "")
     # The process source's, the daemon's and the commands' own tests, then
     # the daemon suites, on the portable backend.
-    cargo test -p tend-procfs -p tend-daemon -p tend --lib
+    cargo test -p tend-platform -p tend-daemon -p tend --lib
     exec cargo test -p tend --test tests -- platform:: tmux_e2e:: identity_tmux:: faults:: \
       status_line::
     ;;

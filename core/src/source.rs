@@ -2,7 +2,7 @@
 //! processes below each pane's shell ([`ProcSource`]), the project a
 //! working directory belongs to ([`ProjectSource`]) and the agents'
 //! conversation stores ([`ConversationSource`]). The daemon passes its
-//! implementations (the platform's from `tend-procfs`); tests pass
+//! implementations (the platform's from `tend-platform`); tests pass
 //! [`NoProcesses`], [`NoProjects`] and [`NoConversations`], or sources of
 //! their own.
 //!

@@ -11,10 +11,10 @@
 //! each costing tens of microseconds on a virtual machine. A `timerfd`
 //! wakes the loop once, at the instant asked.
 //!
-//! The `timerfd` is Linux's own (`crate::platform::linux::timer`). Should
+//! The `timerfd` is Linux's own (`tend_platform::linux::timer`). Should
 //! the kernel refuse one (no such thing where tend could start at all, but
 //! a limit on descriptors could), or with the portable backend
-//! (`crate::platform::precise_timer`), the loop uses tokio's timer, with
+//! (`tend_platform::precise_timer`), the loop uses tokio's timer, with
 //! the extra wake-ups above.
 
 use std::time::Instant;
@@ -22,7 +22,7 @@ use std::time::Instant;
 /// The timer (see the module).
 pub struct Deadline {
     #[cfg(target_os = "linux")]
-    fd: Option<crate::platform::linux::TimerFdTimer>,
+    fd: Option<tend_platform::linux::TimerFdTimer>,
 }
 
 impl Deadline {
@@ -30,9 +30,9 @@ impl Deadline {
     pub fn new() -> Deadline {
         #[cfg(target_os = "linux")]
         {
-            let fd = crate::platform::precise_timer()
+            let fd = tend_platform::precise_timer()
                 .then(|| {
-                    crate::platform::linux::TimerFdTimer::new()
+                    tend_platform::linux::TimerFdTimer::new()
                         .map_err(|e| {
                             crate::say!("no timerfd ({e}); the event loop uses tokio's timer")
                         })
@@ -68,7 +68,7 @@ mod tests {
     async fn wakes_at_the_instant_and_can_be_moved() {
         let mut d = Deadline::new();
         #[cfg(target_os = "linux")]
-        assert_eq!(d.fd.is_some(), crate::platform::precise_timer());
+        assert_eq!(d.fd.is_some(), tend_platform::precise_timer());
         let t0 = Instant::now();
         d.until(t0 + Duration::from_millis(30)).await;
         assert!(t0.elapsed() >= Duration::from_millis(30));

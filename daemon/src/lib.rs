@@ -57,7 +57,6 @@ pub mod worker;
 pub mod zellij;
 
 pub use tend_core::{mux, publish, status, tape};
-pub use tend_procfs::{platform, sampler};
 
 /// Removes what tend installs in tmux (`tend stop` when no daemon is left
 /// to do it).
@@ -81,7 +80,7 @@ use tend_core::{Core, Effect, Input, MuxJob, RemotesConfig, RequestId};
 use self::event::{Event, ReplyTx};
 use self::worker::Job;
 use crate::error::CliError;
-use crate::sampler::Sampler;
+use tend_platform::sampler::Sampler;
 
 pub use options::Options;
 pub use tend_core::RECONCILE_EVERY;
@@ -395,7 +394,7 @@ fn process_source() -> (Sampler, doorbell::Doorbell, bool) {
     );
     let polled = sampler.exits.polled();
     if !polled && !exits.arm() {
-        sampler.exits = crate::sampler::ExitWatch::disabled();
+        sampler.exits = tend_platform::sampler::ExitWatch::disabled();
     }
     (sampler, exits, polled)
 }
@@ -404,7 +403,7 @@ async fn serve(opts: Options) -> Result<(), CliError> {
     // The backend is decided once, before any part of it is made.
     crate::say!(
         "platform backend {} (docs/decisions/0009-platform-backends.md)",
-        crate::platform::backend()
+        tend_platform::backend()
     );
     let manifests = start_loading_manifests()?;
     let control = ipc::bind(&opts.control)?;
@@ -618,7 +617,7 @@ impl Rounds {
         );
         if self.exits_polled {
             // Agents that ended since the last round (the portable
-            // backend's watch, see procfs/src/platform/portable/exits.rs).
+            // backend's watch, see platform/src/portable/exits.rs).
             d.take(now, Event::Core(Input::JobsEnded));
         }
         self.feed(d, now);

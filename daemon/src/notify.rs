@@ -359,7 +359,7 @@ fn is_remote(pid: u32) -> bool {
     if pid == 0 {
         return false;
     }
-    crate::platform::os::environ_has(pid, &["SSH_CONNECTION", "SSH_TTY"])
+    tend_platform::os::environ_has(pid, &["SSH_CONNECTION", "SSH_TTY"])
 }
 
 /// Writes `bytes` to a client's terminal in one write, without waiting

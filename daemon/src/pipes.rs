@@ -36,10 +36,10 @@ use nix::sys::socket::{recvmsg, ControlMessageOwned, UnixAddr};
 use tend_tmux::PaneId;
 
 use super::event::{Event, Ticket};
-use crate::platform::{os, ReadySet};
 use crate::tap::MAX_PANE_ID;
 use tend_core::Input;
 use tend_detector::psp;
+use tend_platform::{os, ReadySet};
 
 /// Most bytes of one pane handed to the pane table and not yet consumed;
 /// beyond it the pane's output is dropped and re-seeded.

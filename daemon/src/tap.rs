@@ -70,7 +70,7 @@ pub fn run(socket: &Path, pane: &str) -> std::io::Result<()> {
     // The pane's output goes only to a daemon of this user's: a socket
     // someone else put in the way would read everything the pane shows.
     let me = nix::unistd::getuid().as_raw();
-    let owner = tend_procfs::platform::os::peer_uid(std::os::fd::AsFd::as_fd(&stream))?;
+    let owner = tend_platform::os::peer_uid(std::os::fd::AsFd::as_fd(&stream))?;
     if owner != me {
         return Err(std::io::Error::new(
             std::io::ErrorKind::PermissionDenied,

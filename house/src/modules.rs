@@ -742,7 +742,7 @@ mod tests {
         let k = krate(&[
             (
                 "lib.rs",
-                "mod worker;\npub use tend_procfs::sampler;\nuse tend_config::paths;\n\
+                "mod worker;\npub use tend_platform::sampler;\nuse tend_config::paths;\n\
                  pub fn run() { worker::go(); }\n",
             ),
             (

@@ -500,7 +500,7 @@ fn cost_floor(panes: usize, secs: u64, settle: u64, load: Load, bin: &Path, tick
         );
         s.tmux(&["pipe-pane", "-IO", "-t", id, &cmd]);
     }
-    let mut set = tend::platform::ReadySet::new().expect("the pipes' ready set");
+    let mut set = tend_platform::ReadySet::new().expect("the pipes' ready set");
     let mut pipes: Vec<std::fs::File> = Vec::new();
     listener
         .set_nonblocking(true)

@@ -15,9 +15,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use tend::sampler::Sampler;
 use tend_detector::identity::{self, WalkLimits};
 use tend_detector::Registry;
+use tend_platform::sampler::Sampler;
 use tend_testkit::Server;
 
 const PANES: usize = 50;

@@ -84,7 +84,7 @@ pub fn connect(socket: &Path) -> Result<UnixStream, CliError> {
 fn check_owner(stream: &UnixStream, socket: &Path) -> Result<(), CliError> {
     use std::os::fd::AsFd;
     let me = nix::unistd::getuid().as_raw();
-    match tend_procfs::platform::os::peer_uid(stream.as_fd()) {
+    match tend_platform::os::peer_uid(stream.as_fd()) {
         Ok(uid) if uid == me => Ok(()),
         Ok(uid) => Err(CliError::new(
             crate::paths::UNSAFE_DIR,

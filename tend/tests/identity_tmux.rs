@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use tend::sampler::{PaneWatch, Sampler, WatchUpdate};
 use tend_detector::identity::{ChangeReason, SamplePolicy, Source};
 use tend_detector::Registry;
+use tend_platform::sampler::{PaneWatch, Sampler, WatchUpdate};
 
 fn have(tool: &str) -> bool {
     Command::new(tool)

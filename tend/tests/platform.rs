@@ -13,12 +13,12 @@ use support::shell::{Shell, ShellOptions};
 
 use std::time::{Duration, Instant};
 
-use tend::platform::linux::ProcFs;
-use tend::platform::portable::SysProcs;
-use tend::platform::{ExitWatch, ProcReader};
-use tend::sampler::{PaneWatch, Sampler};
 use tend_detector::identity::{ProcessInfo, SamplePolicy};
 use tend_detector::Registry;
+use tend_platform::linux::ProcFs;
+use tend_platform::portable::SysProcs;
+use tend_platform::sampler::{PaneWatch, Sampler};
+use tend_platform::{ExitWatch, ProcReader};
 use tend_testkit::{poll_until, wait_for};
 
 /// What both backends must agree on about a process (not its CPU time:
@@ -26,7 +26,7 @@ use tend_testkit::{poll_until, wait_for};
 /// second: `sysinfo` has seconds; of its state, whether it is a zombie:
 /// running or sleeping changes between two reads).
 fn seen(procs: &[ProcessInfo]) -> Vec<String> {
-    let hz = tend::platform::ticks_per_sec() as u64;
+    let hz = tend_platform::ticks_per_sec() as u64;
     procs
         .iter()
         .map(|p| {

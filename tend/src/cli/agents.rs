@@ -686,7 +686,7 @@ fn feed(server: &ServerArgs, out: &mut dyn Write) -> Result<(), CliError> {
             "the tend daemon closed the event stream at once; see `tend doctor`",
         )
     })?;
-    let host = crate::platform::os::host_name();
+    let host = tend_platform::os::host_name();
     loop {
         let mut panes = client::call(&t.control, params::List {}, TIMEOUT)?;
         // Only this machine's own agents: a remote's remotes are not

@@ -319,9 +319,9 @@ pub fn stop(server: &ServerArgs, args: &StopArgs, out: &mut dyn Write) -> Result
 }
 
 /// True when process `pid` started before process `other` (both local;
-/// see [`crate::platform::os::process_facts`]).
+/// see [`tend_platform::os::process_facts`]).
 fn started_before(pid: u32, other: Option<u32>) -> bool {
-    let start = |pid: u32| crate::platform::os::process_facts(pid).map(|f| f.start);
+    let start = |pid: u32| tend_platform::os::process_facts(pid).map(|f| f.start);
     match (start(pid), other.and_then(start)) {
         (Some(a), Some(b)) => a < b,
         _ => false,
@@ -330,5 +330,5 @@ fn started_before(pid: u32, other: Option<u32>) -> bool {
 
 /// True while process `pid` runs (a zombie has exited).
 fn running(pid: u32) -> bool {
-    crate::platform::os::process_facts(pid).is_some_and(|f| !f.zombie)
+    tend_platform::os::process_facts(pid).is_some_and(|f| !f.zombie)
 }

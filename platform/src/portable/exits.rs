@@ -16,7 +16,7 @@ use nix::errno::Errno;
 use nix::sys::signal::kill;
 use nix::unistd::Pid;
 
-use crate::platform::ExitSource;
+use crate::ExitSource;
 
 /// The processes watched, by the caller's key (a pane).
 #[derive(Debug, Default)]

@@ -2,7 +2,7 @@
 //! it to the pure identity logic in `tend_detector::identity`.
 //!
 //! How the tree is read is the platform's business
-//! ([`crate::platform::ProcReader`]): `/proc` on Linux, `sysinfo` elsewhere
+//! ([`crate::ProcReader`]): `/proc` on Linux, `sysinfo` elsewhere
 //! (`docs/decisions/0009-platform-backends.md`). The [`Sampler`] holds the
 //! backend's source and exit watch, and what is the same everywhere: the
 //! walk limits and an agent's version from its package metadata.
@@ -31,11 +31,11 @@ mod agent_version;
 mod tests;
 
 #[cfg(target_os = "linux")]
-use crate::platform::linux::ProcFs;
-use crate::platform::portable::SysProcs;
-use crate::platform::{backend, Backend, ProcReader, CACHE_MAX};
+use crate::linux::ProcFs;
+use crate::portable::SysProcs;
+use crate::{backend, Backend, ProcReader, CACHE_MAX};
 
-pub use crate::platform::ExitWatch;
+pub use crate::ExitWatch;
 pub use tend_core::watch::{Identified, PaneWatch, ScreenSource, WatchUpdate};
 
 pub use tend_core::source::{PaneSnapshot, Probe, SampleError, SampleStats};
@@ -78,7 +78,7 @@ impl Default for Sampler {
 }
 
 impl Sampler {
-    /// A sampler of the backend in use ([`crate::platform::backend`]) with
+    /// A sampler of the backend in use ([`crate::backend`]) with
     /// default walk limits.
     pub fn new() -> Self {
         match backend() {
@@ -223,7 +223,7 @@ impl Sampler {
     /// CPU clock ticks per second of this system (for
     /// [`ProcessTracker`](tend_detector::identity::ProcessTracker)).
     pub fn ticks_per_sec() -> f64 {
-        crate::platform::ticks_per_sec()
+        crate::ticks_per_sec()
     }
 
     /// Ends a round over all panes: forgets cached processes not seen for a

@@ -25,7 +25,7 @@ use sysinfo::{
 use tend_detector::identity::{ProcessInfo, WalkLimits, ENV_HINT};
 
 use super::job::job_control;
-use crate::platform::{script_target, ticks_per_sec, ProcReader};
+use crate::{script_target, ticks_per_sec, ProcReader};
 use tend_core::source::{PaneSnapshot, Probe, SampleError, SampleStats};
 
 /// How long the list of every process serves the samples that follow it.

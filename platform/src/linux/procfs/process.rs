@@ -97,7 +97,7 @@ impl ProcFs {
     }
 
     /// Resolves the unwrapped script's symlinks (see
-    /// [`crate::platform::script_target`]), the working directory read from
+    /// [`crate::script_target`]), the working directory read from
     /// `/proc/<pid>/cwd`.
     fn resolve_script(&mut self, pid: u32, id: &Identity, comm: &str) -> Option<String> {
         let probe = ProcessInfo {
@@ -109,7 +109,7 @@ impl ProcFs {
         };
         let cwd = self.path(pid, "cwd");
         let mut reads = 0;
-        let target = crate::platform::script_target(&probe, &mut reads, || self.read_link(&cwd));
+        let target = crate::script_target(&probe, &mut reads, || self.read_link(&cwd));
         self.files_read += reads;
         target
     }

@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 
 use tend_detector::identity::WalkLimits;
 
-use crate::platform::ProcReader;
-use crate::platform::CACHE_MAX;
+use crate::ProcReader;
+use crate::CACHE_MAX;
 use tend_core::source::{PaneSnapshot, Probe, SampleError, SampleStats};
 
 mod fds;

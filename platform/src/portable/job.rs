@@ -39,7 +39,7 @@ pub fn job_control(pid: u32) -> Option<JobControl> {
 #[cfg(target_os = "linux")]
 fn read(pid: u32) -> Option<JobControl> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let st = crate::platform::linux::procfs::stat::parse_stat(&text)?;
+    let st = crate::linux::procfs::stat::parse_stat(&text)?;
     Some(JobControl {
         pgid: st.pgrp,
         tpgid: st.tpgid,

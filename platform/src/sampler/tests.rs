@@ -56,7 +56,7 @@ fn a_renamed_agent_is_found_by_the_program_the_shell_ran() {
     // `.bin/pi` link into the package.
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().join("proc");
-    crate::platform::linux::procfs::tests::fake_proc(
+    crate::linux::procfs::tests::fake_proc(
         &root,
         &[(40, 1, 40, "pi", &["pi"], "/usr/bin/node")],
         true,

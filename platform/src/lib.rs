@@ -1,8 +1,12 @@
-//! What tend asks of the operating system that Linux answers one way and
-//! other systems another, behind one module
-//! (`docs/decisions/0009-platform-backends.md`):
+//! tend's platform layer: what tend asks of the operating system, which
+//! Linux answers one way and other systems another
+//! (`docs/decisions/0009-platform-backends.md`). The daemon's loop and the
+//! commands take every system call that differs between systems from
+//! here:
 //!
-//! * the processes of a pane's tree ([`ProcReader`]),
+//! * the processes of a pane's tree ([`ProcReader`]), read for the core
+//!   by the [`sampler::Sampler`] (the core's `tend_core::ProcSource`),
+//!   which also looks agents' versions up in their package metadata;
 //! * the end of a pane's foreground job ([`ExitWatch`], over an
 //!   [`ExitSource`]),
 //! * which panes' pipes are readable, and what the event loop waits on
@@ -36,6 +40,7 @@ mod exit_source;
 mod exits;
 pub mod os;
 mod ready;
+pub mod sampler;
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests;

@@ -17,7 +17,7 @@ use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
 use rustix::io::Errno;
 use rustix::process::{pidfd_open, Pid, PidfdFlags};
 
-use crate::platform::ExitSource;
+use crate::ExitSource;
 
 /// Pidfds of the processes watched, by the caller's key (a pane).
 #[derive(Debug)]
