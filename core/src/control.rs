@@ -559,6 +559,7 @@ impl Core {
             // `tend run` answers the program's OSC 7501 query here: its
             // reports count.
             relay: e.watch.relay(),
+            file: e.session.seen(),
         };
         Explained {
             version_warning,

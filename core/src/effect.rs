@@ -11,6 +11,7 @@ use crate::input::{CapturePurpose, RequestId};
 use crate::links::StderrTail;
 use crate::pane::OptionUpdate;
 use crate::remote::{LinkConfig, RemoteConfig};
+use crate::session::FollowFile;
 
 /// Something for the daemon to do.
 #[derive(Debug)]
@@ -54,6 +55,12 @@ pub enum Effect {
         /// The `reload` request.
         reply: RequestId,
     },
+    /// Follow these files, and no others: read each at once and whenever
+    /// the system says it changed, and hand what was read in as
+    /// [`crate::Input::SessionFile`]. Each is read only if the user owns
+    /// it and its folders and no one else can write them, and never
+    /// through a symlink. The whole set, each time it changes.
+    FollowFiles(Vec<FollowFile>),
     /// A sentence for the daemon's log (stderr).
     Log(String),
     /// A line for the trace (`TEND_TRACE`), asked for at construction:

@@ -7,6 +7,7 @@ use tend_protocol::{PaneId, Request};
 
 use crate::links::{LinkEvent, RemotesConfig};
 use crate::pane::{ClientInfo, PaneInfo, Screen, TapOutcome};
+use crate::session::FileRead;
 
 /// Names a control request whose answer the daemon waits for: it comes
 /// back in [`crate::Effect::Reply`], always from the core.
@@ -133,6 +134,17 @@ pub enum Input {
         pane: PaneId,
         /// What it did.
         outcome: ResumeOutcome,
+    },
+    /// The daemon read a file it follows for `pane`
+    /// ([`crate::Effect::FollowFiles`]): at once when told to follow it,
+    /// then whenever the system says it changed.
+    SessionFile {
+        /// The pane.
+        pane: PaneId,
+        /// The file.
+        path: String,
+        /// What was read.
+        read: FileRead,
     },
     /// The remotes as configured now; `reply` answers the `reload` request
     /// that asked for them ([`crate::Effect::LoadRemotes`]).

@@ -62,10 +62,12 @@ use tend_vocab::PaneBand;
 
 pub mod answer;
 mod capture;
+mod channel;
 mod control;
 mod conversations;
 mod effect;
 pub mod feed;
+mod follow;
 mod input;
 pub mod limits;
 pub mod links;
@@ -79,11 +81,13 @@ pub mod remote;
 mod remote_panes;
 pub mod resume;
 mod seed_check;
+pub mod session;
 pub mod source;
 pub mod status;
 pub mod store;
 pub mod tape;
 mod tick;
+pub mod trust;
 mod waits;
 pub mod watch;
 
@@ -92,6 +96,7 @@ pub use input::{CapturePurpose, Input, RequestId};
 pub use links::RemotesConfig;
 pub use mux::Mux;
 pub use pane::{ClientInfo, OptionUpdate, PaneInfo, Scope, Screen, TapOutcome};
+pub use session::{FileRead, FollowFile};
 pub use source::{
     ConversationSource, LiveFacts, NoConversations, NoProcesses, NoProjects, ProcSource,
     ProjectSource,
@@ -147,6 +152,9 @@ pub struct Config {
     /// The user's zone, seconds east of UTC, for the reset times agents
     /// draw without one ("resets 3pm").
     pub utc_offset: i32,
+    /// The daemon user's home: where an agent whose environment the
+    /// daemon cannot read is taken to keep its session files.
+    pub home: Option<String>,
 }
 
 /// How a pane's output reaches the daemon.
@@ -207,6 +215,8 @@ pub(crate) struct PaneEntry {
     /// The git repository or worktree and branch of the pane's working
     /// directory (`tend · main`), for an agent's pane.
     pub(crate) project: Option<String>,
+    /// The agent's session file, followed while its process runs.
+    pub(crate) session: session::PaneSession,
 }
 
 impl PaneEntry {
@@ -218,6 +228,9 @@ impl PaneEntry {
             due = due.min(d);
         }
         if let Some(d) = self.check.due() {
+            due = due.min(d);
+        }
+        if let Some(d) = self.session.next_deadline() {
             due = due.min(d);
         }
         due
@@ -324,6 +337,10 @@ pub struct Core {
     /// The last resume (or refusal) per pane: Unix time and the log line,
     /// for `tend explain`.
     pub(crate) last_resume: HashMap<String, (u64, String)>,
+    /// [`Config::home`].
+    home: Option<String>,
+    /// The session files the daemon was last told to follow.
+    followed: BTreeMap<PaneId, String>,
 }
 
 /// The current guard: its token (also in `@tend_daemon`), when it was
@@ -409,6 +426,8 @@ impl Core {
             limit_resume: config.limit_resume,
             utc_offset: config.utc_offset,
             last_resume: HashMap::new(),
+            home: config.home,
+            followed: BTreeMap::new(),
         }
     }
 
@@ -737,6 +756,7 @@ impl Core {
                 self.resume_done(pane, outcome);
                 self.touched.insert(pane);
             }
+            Input::SessionFile { pane, path, read } => self.on_session_file(pane, path, read),
             Input::Remotes { config, reply } => self.remotes(config, reply),
             Input::Done { reply, result } => {
                 self.effects.push_back(Effect::Reply { id: reply, result })

@@ -222,6 +222,7 @@ impl Core {
                 tape: Tape::new(),
                 procs: VecDeque::new(),
                 project: None,
+                session: Default::default(),
             },
         );
         self.job(MuxJob::Capture(id, CapturePurpose::Seed));

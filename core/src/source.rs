@@ -97,6 +97,12 @@ pub trait ProcSource: fmt::Debug + Send {
     /// it (the version lookup's last resort, for an agent that renames
     /// itself).
     fn launched_program(&mut self, pid: u32) -> Option<String>;
+    /// `name` from process `pid`'s environment, where the system lets the
+    /// daemon read it (the user's own processes); `None` otherwise.
+    fn env_var(&mut self, pid: u32, name: &str) -> Option<String> {
+        let _ = (pid, name);
+        None
+    }
     /// The daemon's round (once a second) ended: caches may shrink.
     fn end_round(&mut self) {}
     /// Report the end of process `pid` under `key` (one key per pane);

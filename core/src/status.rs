@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 use tend_attention::park::PaneMarks;
-use tend_attention::report::{Authority, Effective, Reading, ScreenStatus, Task};
+use tend_attention::report::{Authority, Effective, ScreenStatus, Task, Word};
 use tend_attention::{self as attention, Band, PaneFacts};
 use tend_detector::engine::Status;
 use tend_detector::{Reason, State, Trigger};
@@ -23,7 +23,8 @@ pub struct EffView {
     pub quiet: bool,
     /// The band.
     pub band: Option<Band>,
-    /// Who decided: the screen, a report or the program's own word.
+    /// Who decided: the screen, a report, or the agent's own word by
+    /// one of its channels (`relay`, `file`, `osc`).
     pub authority: Authority,
     /// The rule (screen), `report/<lifecycle>` or the program's word
     /// (`psp/blocked:permission`).
@@ -78,11 +79,11 @@ impl EffView {
 }
 
 /// Folds the detector's status, the report book's verdict (given the
-/// program's own `word`, when it is trusted), the marks, the seen flag and
+/// agent's own `word`, when one is trusted), the marks, the seen flag and
 /// the pane's usage limit into the effective view.
 pub fn fold(
     status: &Status,
-    word: Option<&Reading>,
+    word: Option<&Word>,
     effective: impl FnOnce(&ScreenStatus<'_>) -> Effective,
     marks: &PaneMarks,
     seen: bool,
@@ -114,7 +115,7 @@ pub fn fold(
     let limited = e.state == Some(State::Waiting) && e.reason == Some(Reason::Limit);
     let rule = match (&e.lifecycle, by_report, word) {
         (Some(l), true, _) => format!("report/{}", l.as_str()),
-        (_, _, Some(w)) if e.authority == Authority::Psp => w.rule.clone(),
+        (_, _, Some(w)) if e.authority == w.channel => w.reading.rule.clone(),
         _ => status.rule.clone(),
     };
     EffView {

@@ -142,6 +142,7 @@ impl Rig {
             daemon_id: 1,
             limit_resume: resume,
             utc_offset: 0,
+            home: Some("/home/u".into()),
         };
         let core = Core::new(
             config,
@@ -1420,4 +1421,236 @@ fn a_running_agent_s_conversation_is_looked_up_soon_after_it_starts_then_every_3
     r.drive_to(195_000);
     let more = lookups(&stores) - known;
     assert!((3..=4).contains(&more), "{more} lookups in 120 s");
+}
+
+impl Rig {
+    /// The files the core last asked the daemon to follow, if it asked
+    /// since the last call (other effects are kept for `drain_jobs`).
+    fn follows(&mut self) -> Option<Vec<(PaneId, String)>> {
+        let mut last = None;
+        let effects: Vec<Effect> = std::mem::take(&mut self.polled)
+            .into_iter()
+            .chain(std::iter::from_fn(|| self.core.poll_effect()))
+            .collect();
+        for e in effects {
+            match e {
+                Effect::FollowFiles(files) => {
+                    last = Some(files.into_iter().map(|f| (f.pane, f.path)).collect())
+                }
+                other => self.polled.push(other),
+            }
+        }
+        last
+    }
+
+    /// A version of Claude Code's session file for process `pid` started
+    /// at `start`, handed in as read.
+    fn session_file(&mut self, pane: u32, pid: u32, start: u64, status: &str, extra: Value) {
+        let mut v = json!({"pid": pid, "procStart": start.to_string(), "sessionId": "s1",
+            "cwd": "/home/u/work", "version": "2.1.332", "kind": "interactive",
+            "status": status});
+        if let (Some(v), Some(e)) = (v.as_object_mut(), extra.as_object()) {
+            v.extend(e.clone());
+        }
+        self.input(Input::SessionFile {
+            pane: PaneId(pane),
+            path: format!("/home/u/.claude/sessions/{pid}.json"),
+            read: crate::FileRead::Bytes(v.to_string().into_bytes()),
+        });
+    }
+
+    /// The pane's state, reason, authority and message as `get` says.
+    fn word_of(&mut self, pane: &str) -> (Value, Value, Value, Value) {
+        let v = self.get(pane);
+        (
+            v["state"].clone(),
+            v["reason"].clone(),
+            v["authority"].clone(),
+            v["message"].clone(),
+        )
+    }
+}
+
+/// A pane whose only process is a declared `agent` (pid 4545, started at
+/// clock tick 777), listed and committed.
+fn agent_pane(agent: &str) -> Rig {
+    let mut r = Rig::new(Mux::Tmux);
+    r.declared_agent(4545, agent);
+    if let Ok(mut m) = r.procs.0.lock() {
+        if let Some(p) = m.get_mut(&4545) {
+            p.start_ticks = Some(777);
+        }
+    }
+    let mut p1 = pane(1);
+    p1.pane_pid = 4545;
+    r.input(Input::Listed {
+        panes: vec![p1],
+        clients: vec![],
+    });
+    r.input(Input::Captured {
+        pane: PaneId(1),
+        screen: Screen {
+            pane_id: PaneId(1),
+            text: "$ \n".into(),
+            cursor_x: 2,
+            cursor_y: 0,
+            cursor_visible: true,
+            alternate_on: false,
+            in_mode: false,
+            width: 80,
+            height: 24,
+        },
+        purpose: CapturePurpose::Seed,
+    });
+    r.drive_to(4000);
+    r
+}
+
+#[test]
+fn claudes_session_file_decides_while_its_process_runs() {
+    let mut r = agent_pane("claude");
+    assert_eq!(
+        r.follows(),
+        Some(vec![(
+            PaneId(1),
+            "/home/u/.claude/sessions/4545.json".to_owned()
+        )])
+    );
+    let w = |s: &str, r: Value, a: &str, m: Value| (json!(s), r, json!(a), m);
+    r.session_file(1, 4545, 777, "busy", json!({}));
+    r.drive_to(4100);
+    assert_eq!(
+        r.word_of("%1"),
+        w("working", Value::Null, "file", Value::Null)
+    );
+    r.session_file(1, 4545, 777, "shell", json!({}));
+    r.drive_to(4200);
+    assert_eq!(r.word_of("%1").0, json!("working"));
+    assert_eq!(r.get("%1")["rule"], json!("file/shell"));
+    r.session_file(
+        1,
+        4545,
+        777,
+        "waiting",
+        json!({"waitingFor": "permission prompt"}),
+    );
+    r.drive_to(4300);
+    assert_eq!(
+        r.word_of("%1"),
+        w(
+            "waiting",
+            json!("approval"),
+            "file",
+            json!("permission prompt")
+        )
+    );
+    r.session_file(1, 4545, 777, "idle", json!({}));
+    r.drive_to(4400);
+    assert_eq!(
+        r.word_of("%1"),
+        w("completed", Value::Null, "file", Value::Null)
+    );
+    // A version naming another start of pid 4545 is not this agent's.
+    r.session_file(1, 4545, 778, "busy", json!({}));
+    r.drive_to(4500);
+    assert_eq!(r.word_of("%1").2, json!("screen"));
+    let ex = r.ok("explain", json!({"pane": "%1"}));
+    assert_eq!(
+        ex["authority"]["file"]["last"],
+        json!("not this pane's agent: its process started at another time (a reused pid)")
+    );
+    // A version not understood: the screen, and the version is named.
+    r.session_file(1, 4545, 777, "thinking", json!({}));
+    r.drive_to(4600);
+    assert_eq!(r.word_of("%1").2, json!("screen"));
+    let ex = r.ok("explain", json!({"pane": "%1"}));
+    assert_eq!(
+        ex["authority"]["file"]["not_understood"],
+        json!("unknown `status` `thinking` (written by 2.1.332)")
+    );
+    assert_eq!(ex["authority"]["file"]["rejected"], json!(1));
+    // The file goes: the screen at once.
+    r.session_file(1, 4545, 777, "busy", json!({}));
+    r.drive_to(4700);
+    assert_eq!(r.word_of("%1").2, json!("file"));
+    r.input(Input::SessionFile {
+        pane: PaneId(1),
+        path: "/home/u/.claude/sessions/4545.json".into(),
+        read: crate::FileRead::Gone,
+    });
+    r.drive_to(4800);
+    assert_eq!(r.word_of("%1").2, json!("screen"));
+    // A file for a path the pane does not follow is not read as its.
+    r.input(Input::SessionFile {
+        pane: PaneId(1),
+        path: "/home/u/.claude/sessions/1.json".into(),
+        read: crate::FileRead::Bytes(b"{}".to_vec()),
+    });
+    r.session_file(1, 4545, 777, "busy", json!({}));
+    r.drive_to(4900);
+    assert_eq!(r.word_of("%1").2, json!("file"));
+    // The process ends: nothing followed, the screen decides.
+    if let Ok(mut m) = r.procs.0.lock() {
+        m.clear();
+    }
+    r.input(Input::JobsEnded);
+    r.drive_to(9000);
+    assert_eq!(r.follows(), Some(vec![]));
+    assert_eq!(r.word_of("%1").2, json!("screen"));
+}
+
+#[test]
+fn an_agent_without_session_files_follows_none() {
+    let mut r = agent_pane("aider");
+    assert_eq!(r.follows(), None);
+    r.session_file(1, 4545, 777, "busy", json!({}));
+    r.drive_to(4100);
+    assert_eq!(r.word_of("%1").2, json!("screen"));
+}
+
+#[test]
+fn codexs_unasked_reports_count_while_codex_holds_the_terminal() {
+    let mut r = agent_pane("codex");
+    r.input(Input::TapHello {
+        conn: 1,
+        pane: PaneId(1),
+    });
+    r.data(
+        1,
+        4100,
+        b"\x1b]7501;state=blocked:app=codex:kind=permission\x07",
+    );
+    r.drive_to(4200);
+    assert_eq!(
+        r.word_of("%1"),
+        (
+            json!("waiting"),
+            json!("approval"),
+            json!("osc"),
+            Value::Null
+        )
+    );
+    // A report naming another program is not Codex's word.
+    r.data(1, 4300, b"\x1b]7501;state=working:app=other\x07");
+    r.drive_to(4400);
+    assert_eq!(r.word_of("%1").2, json!("screen"));
+    // Codex runs a child that took the terminal (an editor): what the
+    // pane prints is not Codex's, and the reports are forgotten.
+    r.data(1, 4500, b"\x1b]7501;state=working:app=codex\x07");
+    r.drive_to(4600);
+    assert_eq!(r.word_of("%1").2, json!("osc"));
+    if let Ok(mut m) = r.procs.0.lock() {
+        if let Some(p) = m.get_mut(&4545) {
+            p.tpgid = Some(4546);
+        }
+    }
+    r.input(Input::JobsEnded);
+    r.core
+        .panes
+        .get_mut(&PaneId(1))
+        .unwrap()
+        .watch
+        .foreground_hint(Duration::from_millis(4600));
+    r.drive_to(7000);
+    assert_eq!(r.word_of("%1").2, json!("screen"));
 }

@@ -32,6 +32,9 @@ struct Round {
         Vec<tend_detector::identity::ProcessInfo>,
     )>,
     agents_gone: Vec<PaneId>,
+    /// Panes whose processes a full sample read: the session file their
+    /// agent keeps is followed again.
+    resampled: Vec<PaneId>,
 }
 
 impl Core {
@@ -162,12 +165,16 @@ impl Core {
         if let Some(obs) = up.observation {
             p.det.observe_process(now, obs);
         }
-        if up.sampled && !up.relay {
+        if up.sampled && !up.relay && crate::channel::unasked_app(&p.watch, &p.det).is_none() {
             // No `tend run` answers for the pane's terminal, so no program
-            // there was asked for OSC 7501 reports: whatever the pane
-            // printed as one (a `cat` of a log, a program that ignores the
+            // there was asked for OSC 7501 reports, and no agent that
+            // reports unasked holds the terminal: whatever the pane printed
+            // as one (a `cat` of a log, a program that ignores the
             // handshake) is not its word.
             p.det.forget_reports();
+        }
+        if up.sampled {
+            round.resampled.push(id);
         }
         if let Some(procs) = up.procs {
             let running = up.resolution.as_ref().and_then(|r| r.agent.as_ref());
@@ -192,6 +199,11 @@ impl Core {
         for (id, agent, pid, procs) in std::mem::take(&mut round.agents_seen) {
             self.conversation_seen(id, &agent, pid, &procs);
         }
+        // The session file each sampled pane's agent keeps, if any.
+        for id in std::mem::take(&mut round.resampled) {
+            self.retarget_session(id);
+        }
+        self.sync_follows();
         for id in std::mem::take(&mut round.polls) {
             self.job(MuxJob::Capture(id, CapturePurpose::Poll));
         }
@@ -353,9 +365,7 @@ impl Core {
         let marks = self.parks.marks(&name, unix);
         let stop = self.flags.get(&name).map(|f| f.word());
         let book = &self.book;
-        // The program's own word counts only while `tend run` answers for
-        // the terminal (the pane's samples say so).
-        let word = p.watch.relay().then(|| p.det.psp().reading()).flatten();
+        let word = crate::channel::word(&p.watch, &p.det, &p.session, self.now(), &st);
         let fold = |seen: bool| {
             status::fold(
                 &st,
@@ -370,7 +380,10 @@ impl Core {
         let mut seen = p.seen;
         let mut view = fold(seen);
         let old = p.eff.clone();
-        if view.authority == Authority::Psp && old.as_ref().and_then(|o| o.state) != view.state {
+        if word.is_some()
+            && view.authority != Authority::Screen
+            && old.as_ref().and_then(|o| o.state) != view.state
+        {
             // The agent's own word moved the state, not the screen's
             // transitions (which is what `seen` follows): a turn it says is
             // done is new to the user unless they are looking at it now.

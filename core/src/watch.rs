@@ -72,6 +72,24 @@ pub struct Identified {
     pub wrapper: Option<String>,
 }
 
+/// The process of a pane's committed agent, as the last full sample found
+/// it: what a session file must name to speak for the pane
+/// (`tend_detector::session_file::tie`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentProcess {
+    /// Its pid.
+    pub pid: u32,
+    /// When it started, in clock ticks after boot.
+    pub start_ticks: Option<u64>,
+    /// It is stopped (Ctrl-Z, a debugger): what it wrote last is not what
+    /// it does now.
+    pub stopped: bool,
+    /// Its process group holds the pane's terminal, and no child of it
+    /// took the terminal over (an editor it opened): what the pane prints
+    /// is the agent's own output.
+    pub foreground: bool,
+}
+
 /// Everything the daemon keeps about one pane's processes: scheduling,
 /// identity hysteresis and the detector's process view.
 #[derive(Debug)]
@@ -101,6 +119,8 @@ pub struct PaneWatch {
     /// daemon's socket, by the pid the kernel gave (see
     /// [`PaneWatch::set_relays`]).
     relays: Vec<u32>,
+    /// The committed agent's process, as the last full sample found it.
+    agent_process: Option<AgentProcess>,
 }
 
 impl PaneWatch {
@@ -123,6 +143,7 @@ impl PaneWatch {
             identified: None,
             relay: false,
             relays: Vec::new(),
+            agent_process: None,
         }
     }
 
@@ -155,6 +176,13 @@ impl PaneWatch {
     /// answered when it asked whether the terminal takes OSC 7501 reports.
     pub fn relay(&self) -> bool {
         self.relay
+    }
+
+    /// The committed agent's process, as the last full sample found it
+    /// (`None` for an agent named from the screen, or one whose process
+    /// the sample did not find).
+    pub fn agent_process(&self) -> Option<AgentProcess> {
+        self.agent_process
     }
 
     /// Evidence for `tend explain`.
@@ -292,6 +320,7 @@ impl PaneWatch {
             Ok(s) => s,
             Err(_) => {
                 up.gone = true;
+                self.agent_process = None;
                 self.forget_exit(source);
                 return up;
             }
@@ -353,6 +382,19 @@ impl PaneWatch {
                 self.procs = ProcessTracker::with_ticks_per_sec(self.hz);
             }
         }
+        self.agent_process = self
+            .identity
+            .agent()
+            .filter(|_| self.identity.screen_named().is_none())
+            .and_then(|a| res.agent.as_ref().filter(|m| m.agent == a))
+            .and_then(|m| snap.procs.iter().find(|p| p.pid == m.pid))
+            .filter(|p| !p.is_zombie())
+            .map(|p| AgentProcess {
+                pid: p.pid,
+                start_ticks: p.start_ticks,
+                stopped: p.state == "T" || p.state == "t",
+                foreground: !res.via_ancestor && p.pgid.is_some() && p.pgid == p.tpgid,
+            });
         self.update_version(source, registry, &res, &snap.procs);
         up.procs = Some(snap.procs.clone());
         if let Some(agent) = self.followed.clone() {

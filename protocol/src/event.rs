@@ -191,10 +191,10 @@ pub struct StatusChanged {
     pub prev_state: Option<PaneState>,
     /// Reason before.
     pub prev_reason: Option<Reason>,
-    /// Rule, `report/<lifecycle>` or `psp/<state>` (`null` for a remote
-    /// pane whose view has none).
+    /// Rule, `report/<lifecycle>`, `psp/<state>` or `file/<status>`
+    /// (`null` for a remote pane whose view has none).
     pub rule: Option<String>,
-    /// `screen`, `report` or `psp`.
+    /// `screen`, `report`, `relay`, `file` or `osc` (as in the pane view).
     pub authority: Authority,
     /// The agent's own status text: `Some(None)` (`null`) when it gave
     /// none; `None` when the event does not carry it (a remote pane's,

@@ -68,7 +68,8 @@ pub struct LimitExplained {
 /// Who decides a pane's state, and whether the screen agrees.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct AuthorityView {
-    /// `screen`, `report` or `psp`.
+    /// `screen`, `report`, `relay` (said `psp` by earlier daemons),
+    /// `file` or `osc`.
     pub holder: Authority,
     /// What the screen alone reads.
     pub screen: ScreenReading,
@@ -77,6 +78,50 @@ pub struct AuthorityView {
     /// `tend run` answers the program's OSC 7501 queries in this pane: its
     /// reports count.
     pub relay: bool,
+    /// The session file the agent keeps (Claude Code's
+    /// `sessions/<pid>.json`), while the pane follows one or has read one.
+    #[serde(default, deserialize_with = "crate::lenient::opt")]
+    pub file: Option<SessionFile>,
+}
+
+/// What the daemon read of an agent's session file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SessionFile {
+    /// The file followed (`None`: none now; its process ended, stopped,
+    /// or its folder is not known).
+    #[serde(default, deserialize_with = "crate::lenient::opt")]
+    pub path: Option<String>,
+    /// The status it says (`busy`, `shell`, `waiting`, `idle`), while the
+    /// pane takes it.
+    #[serde(default, deserialize_with = "crate::lenient::opt")]
+    pub status: Option<String>,
+    /// What it waits on, in the agent's words.
+    #[serde(default, deserialize_with = "crate::lenient::opt")]
+    pub waiting_for: Option<String>,
+    /// The release that wrote it (or the one whose file was not
+    /// understood).
+    #[serde(default, deserialize_with = "crate::lenient::opt")]
+    pub version: Option<String>,
+    /// What the last read came to (`read: busy`, `not understood: …`, `not
+    /// read: …`, `no file`).
+    #[serde(default, deserialize_with = "crate::lenient::opt")]
+    pub last: Option<String>,
+    /// Why the last file not understood was not (`unknown \`status\` …`).
+    #[serde(default, deserialize_with = "crate::lenient::opt")]
+    pub not_understood: Option<String>,
+    /// Versions read and taken.
+    #[serde(default, deserialize_with = "crate::lenient::count")]
+    pub read: u64,
+    /// Versions not understood.
+    #[serde(default, deserialize_with = "crate::lenient::count")]
+    pub rejected: u64,
+    /// Versions naming another process.
+    #[serde(default, deserialize_with = "crate::lenient::count")]
+    pub untied: u64,
+    /// Reads refused (another user's file, a symlink, a folder others can
+    /// write).
+    #[serde(default, deserialize_with = "crate::lenient::count")]
+    pub refused: u64,
 }
 
 /// A state as the screen alone reads it.

@@ -42,6 +42,11 @@ pub(crate) fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
     Ok(opt::<D, bool>(d)?.unwrap_or(false))
 }
 
+/// A count, 0 when absent or not a whole number.
+pub(crate) fn count<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    Ok(opt::<D, u64>(d)?.unwrap_or(0))
+}
+
 /// A list of strings, keeping only the strings; empty when absent or not a
 /// list.
 pub(crate) fn strings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {

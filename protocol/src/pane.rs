@@ -62,8 +62,11 @@ pub struct PaneView {
     #[serde(default, deserialize_with = "crate::lenient::or_default")]
     pub tap: Tap,
     /// Who decides the state: `screen`, `report` (an agent reporting with
-    /// `tend report`) or `psp` (the program's own word through the
-    /// terminal, OSC 7501, while `tend run` answers for it).
+    /// `tend report`), `relay` (the program's own word through the
+    /// terminal, OSC 7501, while `tend run` answers for it; earlier
+    /// releases said `psp`), `file` (the session file the agent keeps:
+    /// Claude Code's) or `osc` (OSC 7501 reports the agent prints unasked,
+    /// while it holds the terminal: Codex's, Mistral Vibe's).
     #[serde(default, deserialize_with = "crate::lenient::or_default")]
     pub authority: Authority,
     /// A self-reporting agent's lifecycle word (`working`, `quiet · 12m`).

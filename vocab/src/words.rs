@@ -12,12 +12,14 @@
 ///
 /// The enum is `Copy`, ordered as declared (a band's rank is its order),
 /// serialized as its word, and gets `ALL`, `as_str`, `parse` (the exact
-/// word) and `Display`.
+/// word) and `Display`. A word earlier releases said for a variant follows
+/// its word after `|` (`Relay = "relay" | "psp",`): it is read, by `parse`
+/// and serde, never written.
 macro_rules! words {
     (
         $(#[$meta:meta])*
         pub enum $name:ident {
-            $( $(#[$vmeta:meta])* $variant:ident = $word:literal, )+
+            $( $(#[$vmeta:meta])* $variant:ident = $word:literal $(| $old:literal)*, )+
         }
     ) => {
         $(#[$meta])*
@@ -27,7 +29,7 @@ macro_rules! words {
         )]
         #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
         pub enum $name {
-            $( $(#[$vmeta])* #[serde(rename = $word)] $variant, )+
+            $( $(#[$vmeta])* #[serde(rename = $word $(, alias = $old)*)] $variant, )+
         }
 
         impl $name {
@@ -41,10 +43,11 @@ macro_rules! words {
                 }
             }
 
-            /// The variant whose word is exactly `s`.
+            /// The variant whose word (or an earlier word for it) is
+            /// exactly `s`.
             pub fn parse(s: &str) -> Option<Self> {
                 match s {
-                    $($word => Some($name::$variant),)+
+                    $($word $(| $old)* => Some($name::$variant),)+
                     _ => None,
                 }
             }

@@ -59,25 +59,30 @@
 //! reporter's (or any identified agent, when the reporter named none).
 //! An error banner is not a dialog; the reporter says `stuck` for that.
 //!
-//! # The program's own word (OSC 7501)
+//! # The agent's own word
 //!
-//! A program can also say what it does through the terminal itself, with
-//! OSC 7501 (the Program Status Protocol), which the detector reads from
-//! the pane's output (`tend_detector::psp`). While its records say
-//! something ([`Reading`]) that word is the pane's status, with authority
-//! `psp`, ahead of `tend report`'s: it comes from the program in the
-//! foreground, in step with its screen. The same one exception holds: a
-//! visible blocking dialog of the pane's identified agent shows. The word
-//! ends when the program clears it, when its run ends, when the shell is
-//! back, or when the caller stops trusting it (the daemon trusts it only
-//! while `tend run` answers for the terminal) — [`ReportBook::effective_with`].
+//! An agent can also say what it does without `tend report`, by three
+//! channels ([`Word`]): OSC 7501 (the Program Status Protocol) through the
+//! terminal while a `tend run` relay answers for it (authority `relay`,
+//! said `psp` before the other channels came); the session file it keeps
+//! (Claude Code's, authority `file`); and OSC 7501 reports it prints
+//! unasked (Codex's, authority `osc`). The detector reads the reports
+//! from the pane's output (`tend_detector::psp`), the file is read by
+//! `tend_detector::session_file`. While the word says something
+//! ([`Reading`]) it is the pane's status, ahead of `tend report`'s: it
+//! comes from the agent itself, in step with its screen. The same one
+//! exception holds: a visible blocking dialog of the pane's identified
+//! agent shows; and a session file's `idle`, which says the turn is over
+//! but not how, lets a screen rule's waiting state show. Which channel is
+//! trusted for a pane is the daemon's to decide (`tend_core`'s
+//! `channel::word`) — [`ReportBook::effective_with`].
 //!
 //! # Files
 //!
 //! This file holds the vocabulary (lifecycles, reasons, a [`Report`], its
 //! errors, the timings); `reporter.rs` one pane's lease, `book.rs` the
 //! book across panes, `authority.rs` the choice between report and
-//! screen, and `word.rs` the program's own word ahead of both. Their public
+//! screen, and `word.rs` the agent's own word ahead of both. Their public
 //! names are re-exported here.
 use std::collections::BTreeMap;
 use std::fmt;
@@ -100,6 +105,7 @@ pub use authority::{Authority, Effective, ScreenStatus};
 pub use book::{Alive, Applied, Change, PaneLife, ReportBook};
 pub use reporter::{Phase, Reporter};
 pub use tend_detector::psp::{Reading, Task};
+pub use word::Word;
 
 /// Serde for `Option<Duration>` as `"60s"` text.
 mod opt_dur {

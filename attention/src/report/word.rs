@@ -1,34 +1,72 @@
-//! The program's own word through the terminal (OSC 7501, read by the
-//! detector into a [`Reading`]) ahead of `tend report`'s reports and the
-//! screen.
+//! The agent's own word — its OSC 7501 reports (read by the detector into
+//! a [`Reading`]) or the session file it keeps (read the same way) — ahead
+//! of `tend report`'s reports and the screen.
 //!
 //! Separate because it is a second source of self-reports with its own
-//! life: no lease (the program clears its records, or its run ends), no
-//! sequence numbers, and subtasks.
+//! life: no lease (the program clears its records, or its run ends; the
+//! file goes with its process), no sequence numbers, and subtasks.
 
 use super::*;
 
+/// The agent's own word, and the channel it came by: [`Authority::Relay`]
+/// (OSC 7501 through `tend run`), [`Authority::File`] (its session file)
+/// or [`Authority::Osc`] (OSC 7501 printed unasked). Which channel is
+/// trusted for a pane is the caller's to decide.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Word {
+    /// What it says, in tend's vocabulary.
+    pub reading: Reading,
+    /// How it came.
+    pub channel: Authority,
+}
+
+impl Word {
+    /// `reading`, come by `channel`.
+    pub fn new(reading: Reading, channel: Authority) -> Word {
+        Word { reading, channel }
+    }
+}
+
 impl ReportBook {
-    /// [`ReportBook::effective`] with the program's own word: while its
-    /// records say something, that is the pane's status (authority `psp`),
+    /// [`ReportBook::effective`] with the agent's own word: while it says
+    /// something, that is the pane's status (authority: its channel),
     /// unless the screen shows a visible blocking dialog of the pane's
-    /// identified agent — the program names no manifest agent, so any
+    /// identified agent — the word names no manifest agent, so any
     /// identified agent's dialog counts, as for a reporter that named none.
-    /// The reading's message and subtasks are kept either way. Without a
-    /// reading, the reports and the screen decide as before.
+    /// A session file's `idle` says that the turn is over, not how: a
+    /// waiting state a screen rule reads then (an error banner, "what
+    /// should Claude do instead?") tells it, and shows. The word's message
+    /// and subtasks are kept either way. Without a word, the reports and
+    /// the screen decide as before.
     pub fn effective_with(
         &self,
         now: Duration,
         pane: &str,
         screen: &ScreenStatus<'_>,
-        word: Option<&Reading>,
+        word: Option<&Word>,
     ) -> Effective {
         let mut e = self.effective(now, pane, screen);
-        let Some(w) = word else { return e };
+        let Some(Word {
+            reading: w,
+            channel,
+        }) = word
+        else {
+            return e;
+        };
         e.tasks = w.tasks.clone();
         e.app = w.app.clone();
         e.quiet = false;
-        if screen.is_blocking_dialog() {
+        let shown = screen.from_rule && screen.agent.is_some();
+        let how_it_ended = *channel == Authority::File
+            && w.state == State::Completed
+            && shown
+            && screen.state == Some(State::Waiting);
+        // `idle` says nothing waits for the user; a finished turn the
+        // screen shows, with its answer unread, does (Codex says idle as
+        // soon as the user starts typing the next prompt:
+        // corpus/codex/multi_turn@200x50 t=34.8).
+        let unread_turn = w.state == State::Idle && shown && screen.state == Some(State::Completed);
+        if screen.is_blocking_dialog() || how_it_ended || unread_turn {
             e.state = screen.state;
             e.reason = screen.reason;
             e.authority = Authority::Screen;
@@ -43,7 +81,7 @@ impl ReportBook {
         }
         e.state = Some(w.state);
         e.reason = w.reason;
-        e.authority = Authority::Psp;
+        e.authority = *channel;
         e.overridden = false;
         e.message = w.message.clone();
         e
@@ -56,8 +94,9 @@ mod tests {
     use crate::report::testutil::*;
     use tend_detector::psp::{self, Records};
 
-    /// The reading of a program that sent `reports` (OSC 7501 bodies).
-    fn word(reports: &[&str]) -> Option<Reading> {
+    /// The word of a program that sent `reports` (OSC 7501 bodies)
+    /// through `tend run`.
+    fn word(reports: &[&str]) -> Option<Word> {
         let mut recs = Records::default();
         for r in reports {
             match psp::parse(r.as_bytes()) {
@@ -65,7 +104,7 @@ mod tests {
                 other => panic!("{r}: {other:?}"),
             }
         }
-        recs.reading()
+        recs.reading().map(|r| Word::new(r, Authority::Relay))
     }
 
     fn msg(text: &str) -> String {
@@ -110,13 +149,13 @@ mod tests {
             ("state=done", State::Completed, None),
         ];
         // The screen reads something else: completed after silence.
-        let screen = claude(Some(State::Completed), None, true);
+        let screen = claude(Some(State::Completed), None, false);
         for (r, state, reason) in cases {
             let w = word(&[r]);
             let e = b.effective_with(s(1), "%1", &screen, w.as_ref());
             assert_eq!(
                 (e.state, e.reason, e.authority),
-                (Some(*state), *reason, Authority::Psp),
+                (Some(*state), *reason, Authority::Relay),
                 "{r}"
             );
             assert!(!e.overridden);
@@ -158,7 +197,7 @@ mod tests {
         let e = b.effective_with(s(1), "%1", &screen, Some(&w));
         assert_eq!(
             (e.state, e.authority),
-            (Some(State::Working), Authority::Psp)
+            (Some(State::Working), Authority::Relay)
         );
         assert_eq!(e.tasks.len(), 1);
         assert_eq!(e.tasks[0].title.as_deref(), Some("Run the long command"));
@@ -191,7 +230,7 @@ mod tests {
             let e = b.effective_with(s(1), "%1", &screen, w.as_ref());
             assert_eq!(
                 (e.state, e.authority),
-                (Some(State::Working), Authority::Psp)
+                (Some(State::Working), Authority::Relay)
             );
         }
         // A dialog while the program says it is blocked: its message shows.
@@ -213,7 +252,7 @@ mod tests {
         let e = b.effective_with(s(1), "%1", &screen, word(&["state=working"]).as_ref());
         assert_eq!(
             (e.state, e.authority, e.message),
-            (Some(State::Working), Authority::Psp, None)
+            (Some(State::Working), Authority::Relay, None)
         );
         // The report's word is still shown beside it, and decides again
         // once the program's word is cleared.
@@ -223,5 +262,128 @@ mod tests {
             (e.state, e.authority),
             (Some(State::Completed), Authority::Report)
         );
+    }
+
+    /// The word of a session file that says `status` (waiting on
+    /// `waiting_for`), after a turn.
+    fn file(status: &str, waiting_for: Option<&str>) -> Word {
+        use tend_detector::session_file::{parse, Follower};
+        let body = |st: &str| {
+            let mut v = serde_json::json!({"pid": 42, "procStart": "7", "sessionId": "s",
+                "cwd": "/w", "version": "2.1.332", "kind": "interactive", "status": st});
+            if let Some(w) = waiting_for {
+                v["waitingFor"] = w.into();
+            }
+            v.to_string()
+        };
+        let mut f = Follower::new();
+        f.apply(s(0), parse(body("busy").as_bytes()), true);
+        f.apply(s(1), parse(body(status).as_bytes()), true);
+        Word::new(f.reading(s(2), false).unwrap(), Authority::File)
+    }
+
+    #[test]
+    fn a_session_file_decides_as_the_file() {
+        let b = book();
+        // The screen reads a finished turn while a background shell runs.
+        let screen = claude(Some(State::Completed), None, true);
+        let e = b.effective_with(s(2), "%1", &screen, Some(&file("shell", None)));
+        assert_eq!(
+            (e.state, e.authority, e.tasks.len()),
+            (Some(State::Working), Authority::File, 1)
+        );
+        assert!(e.tasks[0].live);
+        let e = b.effective_with(
+            s(2),
+            "%1",
+            &screen,
+            Some(&file("waiting", Some("permission prompt"))),
+        );
+        assert_eq!(
+            (e.state, e.reason, e.authority, e.message.as_deref()),
+            (
+                Some(State::Waiting),
+                Some(Reason::Approval),
+                Authority::File,
+                Some("permission prompt")
+            )
+        );
+        // The approval dialog on screen is the witness: it shows, with the
+        // agent's words.
+        let dialog = claude(Some(State::Waiting), Some(Reason::Approval), true);
+        let e = b.effective_with(
+            s(2),
+            "%1",
+            &dialog,
+            Some(&file("waiting", Some("permission prompt"))),
+        );
+        assert_eq!(
+            (e.authority, e.overridden, e.message.as_deref()),
+            (Authority::Screen, true, Some("permission prompt"))
+        );
+    }
+
+    #[test]
+    fn a_files_idle_lets_the_screen_say_how_the_turn_ended() {
+        let b = book();
+        let idle = file("idle", None);
+        assert_eq!(idle.reading.state, State::Completed);
+        // An error banner or the interrupted prompt, read by a rule: shown.
+        for reason in [Reason::Error, Reason::Prompt] {
+            let screen = claude(Some(State::Waiting), Some(reason), true);
+            let e = b.effective_with(s(2), "%1", &screen, Some(&idle));
+            assert_eq!(
+                (e.state, e.reason, e.authority),
+                (Some(State::Waiting), Some(reason), Authority::Screen)
+            );
+        }
+        // A finished turn on screen outlives a word's idle.
+        let screen_done = claude(Some(State::Completed), None, true);
+        let said_idle = word(&["state=done", "state=idle"]).unwrap();
+        let e = b.effective_with(s(2), "%1", &screen_done, Some(&said_idle));
+        assert_eq!(
+            (e.state, e.authority),
+            (Some(State::Completed), Authority::Screen)
+        );
+        // Waiting from silence, not a rule: the file's completed.
+        let silent = claude(Some(State::Waiting), Some(Reason::Error), false);
+        let e = b.effective_with(s(2), "%1", &silent, Some(&idle));
+        assert_eq!(
+            (e.state, e.authority),
+            (Some(State::Completed), Authority::File)
+        );
+        // While the file says busy, an error banner does not override it.
+        let banner = claude(Some(State::Waiting), Some(Reason::Error), true);
+        let e = b.effective_with(s(2), "%1", &banner, Some(&file("busy", None)));
+        assert_eq!(
+            (e.state, e.authority),
+            (Some(State::Working), Authority::File)
+        );
+        // The program's own `done` says how its turn ended: it holds.
+        let done = word(&["state=done"]).unwrap();
+        let e = b.effective_with(s(2), "%1", &banner, Some(&done));
+        assert_eq!(
+            (e.state, e.authority),
+            (Some(State::Completed), Authority::Relay)
+        );
+    }
+
+    #[test]
+    fn an_unasked_report_decides_under_its_own_channel() {
+        let b = book();
+        let w = word(&["state=blocked:app=codex:kind=permission"]).unwrap();
+        let w = Word::new(w.reading, Authority::Osc);
+        let e = b.effective_with(s(1), "%1", &screen_none(), Some(&w));
+        assert_eq!(
+            (e.state, e.reason, e.authority, e.app.as_deref()),
+            (
+                Some(State::Waiting),
+                Some(Reason::Approval),
+                Authority::Osc,
+                Some("codex")
+            )
+        );
+        assert_eq!(Authority::Osc.as_str(), "osc");
+        assert_eq!(Authority::File.as_str(), "file");
     }
 }

@@ -336,6 +336,33 @@ pub struct ScreenHints {
     pub single_line_box: bool,
 }
 
+/// A format of session files tend reads (`session_files = "…"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SessionFiles {
+    /// Claude Code's `<config>/sessions/<pid>.json`
+    /// ([`crate::session_file`]).
+    ClaudeCode,
+}
+
+impl SessionFiles {
+    const HELP: &'static str = "`claude-code`";
+
+    /// The word in a manifest.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            SessionFiles::ClaudeCode => "claude-code",
+        }
+    }
+
+    fn parse(s: &str) -> Option<SessionFiles> {
+        match s {
+            "claude-code" => Some(SessionFiles::ClaudeCode),
+            _ => None,
+        }
+    }
+}
+
 /// A loaded, validated agent manifest.
 #[derive(Debug, Clone)]
 pub struct Manifest {
@@ -353,6 +380,13 @@ pub struct Manifest {
     /// answers the query (`tend run`): `tend doctor` names its panes
     /// that run without the relay.
     pub reports_own_state: bool,
+    /// The `app` its OSC 7501 reports name when it prints them without
+    /// being asked (Codex: `codex`): such a report counts while the agent
+    /// itself holds the pane's terminal, relay or not.
+    pub unasked_reports_app: Option<String>,
+    /// The session files it keeps while it runs, in a format tend reads
+    /// ([`crate::session_file`]).
+    pub session_files: Option<SessionFiles>,
     /// The file it came from (`bundled:claude.toml` or a path).
     pub source: String,
     /// Process identity keys.

@@ -91,6 +91,8 @@ struct RawManifest {
     verified_versions: Vec<String>,
     #[serde(default)]
     reports_own_state: bool,
+    unasked_reports_app: Option<String>,
+    session_files: Option<String>,
     #[serde(default)]
     identity: RawIdentity,
     #[serde(default)]
@@ -602,6 +604,27 @@ impl Manifest {
                     .into(),
             ));
         }
+        let session_files = match raw.session_files.as_deref() {
+            None => None,
+            Some(f) => Some(SessionFiles::parse(f).ok_or_else(|| {
+                err(
+                    None,
+                    format!(
+                        "session_files `{f}` is not a format tend reads: expected {}",
+                        SessionFiles::HELP
+                    ),
+                )
+            })?),
+        };
+        let unasked_reports_app = match raw.unasked_reports_app {
+            Some(a) if a.is_empty() || a.len() > 32 || !a.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.') => {
+                return Err(err(
+                    None,
+                    format!("unasked_reports_app `{a}`: the `app` an OSC 7501 report names, 1 to 32 letters, digits, `-`, `_` or `.`"),
+                ))
+            }
+            a => a,
+        };
         // Stable: equal priorities keep file order.
         rules.sort_by_key(|r| std::cmp::Reverse(r.priority));
         let short_name = raw.short_name.unwrap_or_else(|| raw.name.clone());
@@ -612,6 +635,8 @@ impl Manifest {
             verified: raw.verified,
             verified_versions: raw.verified_versions,
             reports_own_state: raw.reports_own_state,
+            unasked_reports_app,
+            session_files,
             source: file.to_owned(),
             identity: IdentityKeys {
                 executables: raw.identity.executables,
@@ -732,6 +757,45 @@ example_title = "Demo"
 example = "> \nfooter"
 match.all = [ { line_regex = '^> ' }, { region = "title", contains = "Demo" } ]
 "#;
+
+    #[test]
+    fn the_agents_word_channels_load_and_are_checked() {
+        let with = |extra: &str| {
+            GOOD.replace(
+                "name = \"Demo Agent\"",
+                &format!("name = \"Demo Agent\"\n{extra}"),
+            )
+        };
+        let m = Manifest::parse(
+            "demo.toml",
+            &with("session_files = \"claude-code\"\nunasked_reports_app = \"demo-cli\""),
+        )
+        .unwrap();
+        assert_eq!(m.session_files, Some(SessionFiles::ClaudeCode));
+        assert_eq!(m.unasked_reports_app.as_deref(), Some("demo-cli"));
+        let plain = Manifest::parse("demo.toml", GOOD).unwrap();
+        assert_eq!(
+            (plain.session_files, plain.unasked_reports_app),
+            (None, None)
+        );
+        assert_eq!(
+            parse_err(&with("session_files = \"cursor\"")),
+            "demo.toml: session_files `cursor` is not a format tend reads: expected `claude-code`"
+        );
+        assert!(parse_err(&with("unasked_reports_app = \"a b\"")).contains("1 to 32 letters"));
+        // The bundled ones: Claude Code keeps session files; Codex and
+        // Mistral Vibe print their reports unasked.
+        let r = crate::Registry::bundled();
+        assert_eq!(
+            r.get("claude").and_then(|m| m.session_files),
+            Some(SessionFiles::ClaudeCode)
+        );
+        let unasked: Vec<(&str, &str)> = r
+            .iter()
+            .filter_map(|m| Some((m.id.as_str(), m.unasked_reports_app.as_deref()?)))
+            .collect();
+        assert_eq!(unasked, [("codex", "codex"), ("vibe", "vibe")]);
+    }
 
     #[test]
     fn screen_markers_load() {

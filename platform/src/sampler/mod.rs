@@ -302,6 +302,11 @@ impl tend_core::ProcSource for Sampler {
         Sampler::launched_program(self, pid)
     }
 
+    fn env_var(&mut self, pid: u32, name: &str) -> Option<String> {
+        self.files_read += 1;
+        self.source_mut().env_var(pid, name)
+    }
+
     fn end_round(&mut self) {
         Sampler::end_round(self)
     }

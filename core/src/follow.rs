@@ -1,0 +1,78 @@
+//! The session files the daemon follows for all panes: a pane's follows
+//! the file its agent's process keeps after each sample
+//! (`session.rs`), what the daemon reads is handed to its pane, and the
+//! whole set goes to the daemon when it changes ([`Effect::FollowFiles`]).
+
+use std::collections::BTreeMap;
+
+use tend_protocol::PaneId;
+
+use crate::session::{self, FileRead, FollowFile};
+use crate::{trace, Core, Effect};
+
+impl Core {
+    /// After a sample of pane `id`: follows the file its agent's process
+    /// keeps, or stops following one (the screen decides again).
+    pub(crate) fn retarget_session(&mut self, id: PaneId) {
+        let Some(p) = self.panes.get_mut(&id) else {
+            return;
+        };
+        let format = p
+            .watch
+            .agent()
+            .and_then(|a| self.registry.get(a))
+            .and_then(|m| m.session_files);
+        let procs = self.procs.as_mut();
+        let home = self.home.as_deref();
+        let changed = p.session.retarget(format, p.watch.agent_process(), |pid| {
+            session::sessions_dir(procs, pid, home)
+        });
+        if changed {
+            trace!(
+                self,
+                "session pane={id} follow={:?}",
+                self.panes[&id].session.target.as_ref().map(|t| &t.path)
+            );
+            self.touched.insert(id);
+        }
+    }
+
+    /// The daemon read a followed file.
+    pub(crate) fn on_session_file(&mut self, pane: PaneId, path: String, read: FileRead) {
+        let now = self.now();
+        let Some(p) = self.panes.get_mut(&pane) else {
+            return;
+        };
+        if p.session.take(now, &path, read) {
+            trace!(
+                self,
+                "session pane={pane} {}",
+                self.panes[&pane].session.last.as_deref().unwrap_or("")
+            );
+            self.touched.insert(pane);
+        }
+    }
+
+    /// Tells the daemon the files to follow when they changed (a pane's
+    /// agent started or ended, a pane closed).
+    pub(crate) fn sync_follows(&mut self) {
+        let now: BTreeMap<PaneId, String> = self
+            .panes
+            .iter()
+            .filter_map(|(id, p)| Some((*id, p.session.target.as_ref()?.path.clone())))
+            .collect();
+        if now == self.followed {
+            return;
+        }
+        self.followed = now;
+        let files = self
+            .followed
+            .iter()
+            .map(|(pane, path)| FollowFile {
+                pane: *pane,
+                path: path.clone(),
+            })
+            .collect();
+        self.effects.push_back(Effect::FollowFiles(files));
+    }
+}
