@@ -50,6 +50,7 @@ pub mod pipes;
 pub mod project;
 pub mod remote;
 mod restore;
+pub mod sessions;
 pub mod store;
 pub mod tap;
 pub mod trace;
@@ -205,6 +206,9 @@ struct Driver {
     /// When the user's zone was last read (a daylight-saving change moves
     /// the reset times agents draw without one).
     zone_read: Instant,
+    /// The agents' session files the core follows (`None`: no watcher on
+    /// this platform).
+    sessions: Option<sessions::Sessions>,
 }
 
 /// The user's zone now, in seconds east of UTC.
@@ -308,6 +312,11 @@ impl Driver {
                     reply: Some(reply),
                 },
             ),
+            Effect::FollowFiles(files) => {
+                if let Some(s) = &self.sessions {
+                    s.follow(files);
+                }
+            }
             Effect::Log(text) => crate::say!("{text}"),
             Effect::Trace { at_us, line } => trace::line_at(at_us, &line),
         }
@@ -444,6 +453,8 @@ async fn serve(opts: Options) -> Result<(), CliError> {
         replies: HashMap::new(),
         next_request: 0,
         links: HashMap::new(),
+        // A file read must not wait behind a flood of pane output either.
+        sessions: sessions::Sessions::spawn(ctl_tx.clone()),
         link_tx: ctl_tx,
         state: opts.state.clone(),
         save_gate: store::SaveGate::default(),
@@ -518,6 +529,7 @@ fn core_for(opts: &Options, registry: tend_detector::Registry, sampler: Sampler)
         daemon_id: std::process::id(),
         limit_resume: opts.config.limits.policy(),
         utc_offset: utc_offset(),
+        home: std::env::var("HOME").ok(),
     };
     let hz = tend_core::ProcSource::ticks_per_sec(&sampler);
     let mut core = Core::new(
