@@ -749,15 +749,15 @@ fn a_report_after_a_burst_is_taken() {
         &format!("{} {}", relay::relay(), relay::agent_cmd(&env, "--burst 3")),
     );
     relay::wait_row(&env, &pane, "idle by its word", |r| {
-        relay::is(r, "idle", None, "psp")
+        relay::is(r, "idle", None, "relay")
     });
     relay::keys(&env, &pane, &["n"]);
     relay::wait_row(&env, &pane, "working by its word", |r| {
-        relay::is(r, "working", None, "psp")
+        relay::is(r, "working", None, "relay")
     });
     relay::keys(&env, &pane, &["n"]);
     let r = relay::wait_row(&env, &pane, "waiting for approval after the burst", |r| {
-        relay::is(r, "waiting", Some("approval"), "psp")
+        relay::is(r, "waiting", Some("approval"), "relay")
     });
     assert_eq!(r["message"], "approve Bash: rm -rf ./build", "{r}");
     relay::keys(&env, &pane, &["q"]);

@@ -147,8 +147,8 @@ fn a_recording_holding_reports_reads_them() {
         .collect();
     let want: Vec<(String, String, String)> = [
         ("idle", "claude/ready", "screen"),
-        ("working", "psp/working", "psp"),
-        ("completed", "psp/done", "psp"),
+        ("working", "psp/working", "relay"),
+        ("completed", "psp/done", "relay"),
     ]
     .iter()
     .map(|(a, b, c)| ((*a).to_owned(), (*b).to_owned(), (*c).to_owned()))

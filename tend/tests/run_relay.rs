@@ -345,7 +345,7 @@ fn the_agents_word_through_the_relay() {
     // Named from its process (`TEND_AGENT`) through the relay, a few
     // samples after its word is taken.
     let r = wait_row(&env, &pane, "claude, idle by its word", |r| {
-        r["agent"] == "claude" && is(r, "idle", None, "psp")
+        r["agent"] == "claude" && is(r, "idle", None, "relay")
     });
     assert_eq!(r["identified_by"], "declared", "{r}");
     assert_eq!(r["app"], "fake-agent", "{r}");
@@ -361,12 +361,12 @@ fn the_agents_word_through_the_relay() {
 
     keys(&env, &pane, &["n"]);
     wait_row(&env, &pane, "working by its word", |r| {
-        is(r, "working", None, "psp")
+        is(r, "working", None, "relay")
     });
 
     keys(&env, &pane, &["n"]);
     let r = wait_row(&env, &pane, "waiting for approval by its word", |r| {
-        is(r, "waiting", Some("approval"), "psp")
+        is(r, "waiting", Some("approval"), "relay")
     });
     assert_eq!(r["message"], "approve Bash: rm -rf ./build", "{r}");
     assert_eq!(r["band"], "waiting", "{r}");
@@ -374,7 +374,7 @@ fn the_agents_word_through_the_relay() {
     let text_explain = env.tend_ok(&["explain", &pane]);
     assert!(
         text_explain.contains(
-            "authority psp: the agent's own word (OSC 7501, answered by tend run), from fake-agent"
+            "authority relay: the agent's own word (OSC 7501, answered by tend run), from fake-agent"
         ),
         "{text_explain}"
     );
@@ -387,7 +387,7 @@ fn the_agents_word_through_the_relay() {
     // Claude's finished turn, but the agent says a shell still runs.
     keys(&env, &pane, &["n"]);
     let r = wait_row(&env, &pane, "working with its task", |r| {
-        is(r, "working", None, "psp") && r["tasks"].as_array().is_some_and(|t| t.len() == 1)
+        is(r, "working", None, "relay") && r["tasks"].as_array().is_some_and(|t| t.len() == 1)
     });
     assert_eq!(r["message"], "1 shell still running", "{r}");
     assert_eq!(r["tasks"][0]["id"], "bash-1", "{r}");
@@ -401,7 +401,7 @@ fn the_agents_word_through_the_relay() {
     });
     let v = explain(&env, &pane);
     assert!(finished, "the screen never read the turn finished: {v}");
-    assert_eq!(v["authority"]["holder"], "psp", "{v}");
+    assert_eq!(v["authority"]["holder"], "relay", "{v}");
     assert_eq!(v["authority"]["screen_agrees"], false, "{v}");
     assert_eq!(v["pane"]["state"], "working", "{v}");
     let text_explain = env.tend_ok(&["explain", &pane]);
@@ -413,7 +413,7 @@ fn the_agents_word_through_the_relay() {
 
     keys(&env, &pane, &["n"]);
     let r = wait_row(&env, &pane, "completed by its word", |r| {
-        is(r, "completed", None, "psp")
+        is(r, "completed", None, "relay")
     });
     assert_eq!(r["tasks"], serde_json::json!([]), "{r}");
     assert_eq!(r["rule"], "psp/done", "{r}");
@@ -512,7 +512,7 @@ fn shell_init_wraps_the_agents_in_the_relay() {
     wait_text(&env, &pane, "claude is a function");
     env.type_line(&pane, "claude");
     let r = wait_row(&env, &pane, "idle by its word", |r| {
-        r["state"] == "idle" && r["authority"] == "psp"
+        r["state"] == "idle" && r["authority"] == "relay"
     });
     assert_eq!(r["app"], "fake-agent", "{r}");
     keys(&env, &pane, &["q"]);
@@ -540,7 +540,7 @@ fn real_claude_reports_through_the_relay() {
     env.tend_ok(&["start"]);
     let pane = env.window("main", &cmd);
     let r = wait_row(&env, &pane, "claude idle by its word", |r| {
-        r["agent"] == "claude" && is(r, "idle", None, "psp")
+        r["agent"] == "claude" && is(r, "idle", None, "relay")
     });
     println!("run_relay: real Claude Code at its prompt: {r}");
     env.tend_ok(&["prompt", &pane, "Clean the build directory."]);
@@ -628,7 +628,7 @@ fn behind_ssh_through_the_relay() {
     wait_text(&env, &pane, "$ ");
     env.type_line(&pane, &format!("{} {} devbox", relay(), quoted(&ssh)));
     let r = wait_row(&env, &pane, "claude behind ssh, idle by its word", |r| {
-        r["agent"] == "claude" && is(r, "idle", None, "psp")
+        r["agent"] == "claude" && is(r, "idle", None, "relay")
     });
     assert_eq!(
         (r["identified_by"].as_str(), r["wrapper"].as_str()),
@@ -638,7 +638,7 @@ fn behind_ssh_through_the_relay() {
     keys(&env, &pane, &["n"]);
     keys(&env, &pane, &["n"]);
     let r = wait_row(&env, &pane, "waiting for approval by its word", |r| {
-        is(r, "waiting", Some("approval"), "psp")
+        is(r, "waiting", Some("approval"), "relay")
     });
     assert_eq!(r["message"], "approve Bash: rm -rf ./build", "{r}");
     keys(&env, &pane, &["q"]);

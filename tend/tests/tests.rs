@@ -29,6 +29,7 @@ mod replay_cli;
 mod restore;
 mod restore_live;
 mod run_relay;
+mod session_files;
 mod settings;
 mod shared_behaviour;
 mod status_line;

@@ -33,6 +33,11 @@ fn corpus_dir() -> PathBuf {
 
 /// The recordings made under `tend run`.
 fn recordings() -> Vec<PathBuf> {
+    recordings_where(|name| name.contains("~tend-run"))
+}
+
+/// The corpus's recordings whose folder name `pick` takes.
+fn recordings_where(pick: impl Fn(&str) -> bool) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for agent in std::fs::read_dir(corpus_dir()).expect("corpus").flatten() {
         let Ok(cases) = std::fs::read_dir(agent.path()) else {
@@ -40,7 +45,7 @@ fn recordings() -> Vec<PathBuf> {
         };
         for case in cases.flatten() {
             let name = case.file_name().to_string_lossy().into_owned();
-            if name.contains("~tend-run") && case.path().join("labels.json").is_file() {
+            if pick(&name) && case.path().join("labels.json").is_file() {
                 out.push(case.path());
             }
         }
@@ -270,5 +275,96 @@ fn word_corpus_agreement_with_labels() {
         ex_screen as f64 / n_screen.max(1) as f64,
         fc_screen
     );
+    assert!(failures.is_empty(), "{table}\n{}", failures.join("\n"));
+}
+
+/// Codex and Mistral Vibe print their OSC 7501 reports unasked (`app=codex`,
+/// `app=vibe`: their manifests' `unasked_reports_app`), and tend takes them
+/// while the agent holds the pane's terminal (authority `osc`): every
+/// plain recording of each (no relay, no wrapper) replayed with its
+/// reports and without them. The figures of both are printed; the bars:
+/// every labelled approval, question and error caught, never waiting or
+/// completed while the label says working, and never fewer exact samples
+/// than the screen alone reads.
+#[test]
+fn unasked_reports_agreement_with_labels() {
+    let registry = tend_detector::Registry::bundled();
+    let agents: Vec<String> = registry
+        .iter()
+        .filter(|m| m.unasked_reports_app.is_some())
+        .map(|m| m.id.clone())
+        .collect();
+    assert_eq!(agents, ["codex", "vibe"], "the agents that report unasked");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut failures = Vec::new();
+    let mut table = String::new();
+    for agent in &agents {
+        let dirs: Vec<PathBuf> = recordings_where(|name| !name.contains('~'))
+            .into_iter()
+            .filter(|d| d.parent().and_then(|a| a.file_name()) == Some(agent.as_ref()))
+            .collect();
+        assert!(!dirs.is_empty(), "no plain recording of {agent}");
+        let (mut n, mut ex, mut ex_screen, mut caught, mut need, mut caught_screen) =
+            (0, 0, 0, 0, 0, 0);
+        for dir in &dirs {
+            let name = format!("{agent}/{}", dir.file_name().unwrap().to_string_lossy());
+            let labels: Value = serde_json::from_str(
+                &std::fs::read_to_string(dir.join("labels.json")).expect("labels"),
+            )
+            .expect("labels json");
+            let cast = dir.join("pane.cast");
+            let word = score(&labels, &replay(&cast, agent));
+            let alone = tmp.path().join(format!("{}.cast", name.replace('/', "_")));
+            std::fs::write(
+                &alone,
+                cut_reports(&std::fs::read_to_string(&cast).expect("cast")),
+            )
+            .expect("write");
+            let screen = score(&labels, &replay(&alone, agent));
+            table.push_str(&format!(
+                "{name:<34} n={:>3} osc: exact={:>3} caught={}/{} false_demand={} | \
+                 screen alone: exact={:>3} caught={}/{} false_demand={} {}\n",
+                word.n,
+                word.exact,
+                word.caught,
+                word.need,
+                word.false_demand,
+                screen.exact,
+                screen.caught,
+                screen.need,
+                screen.false_demand,
+                word.misses.join("; ")
+            ));
+            n += word.n;
+            ex += word.exact;
+            ex_screen += screen.exact;
+            caught += word.caught;
+            caught_screen += screen.caught;
+            need += word.need;
+            if word.caught < word.need {
+                failures.push(format!("{name}: a labelled dialog was never read"));
+            }
+            if word.false_demand > 0 {
+                failures.push(format!(
+                    "{name}: {} samples waiting/completed while working",
+                    word.false_demand
+                ));
+            }
+            if word.exact < screen.exact {
+                failures.push(format!(
+                    "{name}: {} exact samples with its reports, {} from the screen alone",
+                    word.exact, screen.exact
+                ));
+            }
+        }
+        table.push_str(&format!(
+            "POOLED {} {agent} recordings, n={n}: with its unasked reports exact={:.4} \
+             caught={caught}/{need}; the screen alone exact={:.4} caught={caught_screen}/{need}\n",
+            dirs.len(),
+            ex as f64 / n.max(1) as f64,
+            ex_screen as f64 / n.max(1) as f64,
+        ));
+    }
+    println!("{table}");
     assert!(failures.is_empty(), "{table}\n{}", failures.join("\n"));
 }

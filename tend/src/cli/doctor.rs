@@ -11,7 +11,7 @@ use serde_json::json;
 use super::target::{ServerArgs, Target};
 use crate::client;
 use crate::error::CliError;
-use tend_protocol::explain::Explained;
+use tend_protocol::explain::{Explained, SessionFile};
 use tend_protocol::reply::Link;
 use tend_protocol::{params, PaneView};
 use tend_vocab::{LinkState, Tap};
@@ -193,7 +193,7 @@ fn pane_checks(t: &Target, registry: &tend_detector::Registry, panes: &[PaneView
     checks.push(screens_check(panes, now_unix()));
     // Who reports its own state (OSC 7501 through `tend run`), and who
     // could.
-    let words: Vec<(String, WordSeen)> = panes
+    let explained: Vec<(String, Explained)> = panes
         .iter()
         .filter(|p| p.agent.is_some())
         .filter_map(|p| {
@@ -201,10 +201,20 @@ fn pane_checks(t: &Target, registry: &tend_detector::Registry, panes: &[PaneView
                 pane: p.pane.clone(),
             };
             let v = client::call(&t.control, explain, Duration::from_secs(2)).ok()?;
-            Some((p.pane.clone(), WordSeen::from_explain(&v)))
+            Some((p.pane.clone(), v))
         })
         .collect();
+    let words: Vec<(String, WordSeen)> = explained
+        .iter()
+        .map(|(id, v)| (id.clone(), WordSeen::from_explain(v)))
+        .collect();
     checks.push(word_check(registry, panes, &words, t.zellij.is_some()));
+    // What the agents' session files say, or why not.
+    let files: Vec<(String, SessionFile)> = explained
+        .into_iter()
+        .filter_map(|(id, v)| Some((id, v.authority.file?)))
+        .collect();
+    checks.push(file_check(registry, panes, &files));
     checks
 }
 
@@ -712,6 +722,60 @@ fn word_check(
     }
 }
 
+/// What each agent's session file says (Claude Code's
+/// `sessions/<pid>.json`), or why the pane is read from the screen
+/// instead: a file not understood names the version that wrote it. Never
+/// a failure: the screen decides where the file does not.
+fn file_check(
+    registry: &tend_detector::Registry,
+    panes: &[PaneView],
+    files: &[(String, SessionFile)],
+) -> Check {
+    let mut parts = Vec::new();
+    for (id, f) in files {
+        let Some(p) = panes.iter().find(|p| p.pane == *id) else {
+            continue;
+        };
+        let agent = p.agent.as_deref().unwrap_or("?");
+        let manifest = registry.get(agent);
+        let name = manifest.map_or(agent, |m| m.name.as_str());
+        let part = match (&f.not_understood, &f.status, &f.last) {
+            (Some(why), _, Some(last)) if last.starts_with("not understood") => {
+                let known = manifest
+                    .map(|m| m.verified_versions.join(", "))
+                    .unwrap_or_default();
+                format!(
+                    "{id} {agent}: its session file was not understood ({why}); tend reads the format \
+                     of {name} {known}: the screen decides"
+                )
+            }
+            (_, Some(status), _) => format!(
+                "{id} {agent}: {status}{}{}",
+                f.waiting_for
+                    .as_deref()
+                    .map(|w| format!(" on a {w}"))
+                    .unwrap_or_default(),
+                f.version
+                    .as_deref()
+                    .map(|v| format!(" ({name} {v})"))
+                    .unwrap_or_default()
+            ),
+            (_, None, Some(last)) => format!("{id} {agent}: {last}; the screen decides"),
+            (_, None, None) => continue,
+        };
+        parts.push(part);
+    }
+    Check {
+        name: "session files",
+        ok: true,
+        detail: if parts.is_empty() {
+            "no agent that keeps a session file runs".to_owned()
+        } else {
+            parts.join("; ")
+        },
+    }
+}
+
 /// Which agents run, whether their rules were verified, and on which
 /// version: a different version is worth knowing, not a failure.
 fn agents_check(registry: &tend_detector::Registry, panes: &[PaneView]) -> Check {
@@ -855,6 +919,59 @@ mod tests {
         // zellij: the screen decides; no pane could.
         let c = word_check(&tend_detector::Registry::bundled(), &panes[1..2], &[], true);
         assert!(c.detail.contains("under zellij"), "{}", c.detail);
+    }
+
+    #[test]
+    fn session_files_say_what_they_say_or_why_not() {
+        let pane = |id: &str| PaneView {
+            pane: id.into(),
+            agent: Some("claude".into()),
+            ..PaneView::default()
+        };
+        let panes = [pane("%1"), pane("%2"), pane("%3")];
+        let files = [
+            (
+                "%1".to_owned(),
+                SessionFile {
+                    status: Some("waiting".into()),
+                    waiting_for: Some("permission prompt".into()),
+                    version: Some("2.1.332".into()),
+                    last: Some("read: waiting".into()),
+                    ..SessionFile::default()
+                },
+            ),
+            (
+                "%2".to_owned(),
+                SessionFile {
+                    version: Some("2.2.0".into()),
+                    last: Some(
+                        "not understood: unknown `status` `thinking` (written by 2.2.0)".into(),
+                    ),
+                    not_understood: Some("unknown `status` `thinking` (written by 2.2.0)".into()),
+                    rejected: 1,
+                    ..SessionFile::default()
+                },
+            ),
+            (
+                "%3".to_owned(),
+                SessionFile {
+                    last: Some("not read: it is a symlink".into()),
+                    refused: 1,
+                    ..SessionFile::default()
+                },
+            ),
+        ];
+        let c = file_check(&tend_detector::Registry::bundled(), &panes, &files);
+        assert!(c.ok, "never a failure");
+        assert_eq!(
+            c.detail,
+            "%1 claude: waiting on a permission prompt (Claude Code 2.1.332); \
+             %2 claude: its session file was not understood (unknown `status` `thinking` \
+             (written by 2.2.0)); tend reads the format of Claude Code 2.1.332: the screen decides; \
+             %3 claude: not read: it is a symlink; the screen decides"
+        );
+        let none = file_check(&tend_detector::Registry::bundled(), &panes, &[]);
+        assert_eq!(none.detail, "no agent that keeps a session file runs");
     }
 
     #[test]

@@ -260,9 +260,26 @@ fn authority_lines(v: &Explained, ex: &Explanation) -> Vec<String> {
     let a = &v.authority;
     let word = ex.psp.as_ref();
     let mut out = Vec::new();
+    // `psp`, what a daemon of an earlier release called the relay, reads
+    // as `relay` (tend-vocab's Authority).
     match a.holder {
-        Authority::Psp => out.push(format!(
-            "authority psp: the agent's own word (OSC 7501, answered by tend run){}",
+        Authority::Relay => out.push(format!(
+            "authority relay: the agent's own word (OSC 7501, answered by tend run){}",
+            p.app
+                .as_deref()
+                .map(|app| format!(", from {app}"))
+                .unwrap_or_default()
+        )),
+        Authority::File => out.push(format!(
+            "authority file: the agent's own word, in the session file it keeps{}",
+            a.file
+                .as_ref()
+                .and_then(|f| f.path.as_deref())
+                .map(|p| format!(" ({p})"))
+                .unwrap_or_default()
+        )),
+        Authority::Osc => out.push(format!(
+            "authority osc: the agent's own word (OSC 7501, printed unasked while it holds the terminal){}",
             p.app
                 .as_deref()
                 .map(|app| format!(", from {app}"))
@@ -277,6 +294,10 @@ fn authority_lines(v: &Explained, ex: &Explanation) -> Vec<String> {
         )),
         _ if a.relay && word.is_some_and(|w| w.reading.is_some()) => out.push(
             "authority screen: a dialog of the agent is on the screen, over its own word (OSC 7501)"
+                .to_owned(),
+        ),
+        _ if a.file.as_ref().is_some_and(|f| f.status.is_some()) => out.push(
+            "authority screen: the agent's screen shows what its session file does not (a dialog, or how its turn ended)"
                 .to_owned(),
         ),
         _ if p.lifecycle.as_deref().is_some_and(|l| l != "gone") => out.push(
@@ -304,6 +325,9 @@ fn authority_lines(v: &Explained, ex: &Explanation) -> Vec<String> {
     }
     if let Some(m) = &p.message {
         out.push(format!("message   {m}"));
+    }
+    if let Some(f) = &a.file {
+        out.push(file_line(f));
     }
     if let Some(word) = word {
         let c = word.counters.clone().unwrap_or_default();
@@ -333,6 +357,29 @@ fn authority_lines(v: &Explained, ex: &Explanation) -> Vec<String> {
         ));
     }
     out
+}
+
+/// The `file` line: the session file the agent keeps, what it says or why
+/// it is not taken, and what was dropped.
+fn file_line(f: &tend_protocol::explain::SessionFile) -> String {
+    let says = match (&f.status, &f.waiting_for) {
+        (Some(s), Some(w)) => format!("says {s} ({w})"),
+        (Some(s), None) => format!("says {s}"),
+        (None, _) => f
+            .last
+            .clone()
+            .unwrap_or_else(|| "nothing read yet".to_owned()),
+    };
+    let version = f
+        .version
+        .as_deref()
+        .map(|v| format!(", written by {v}"))
+        .unwrap_or_default();
+    let path = f.path.as_deref().unwrap_or("none followed now");
+    format!(
+        "file      {path}: {says}{version}; {} read, {} not understood, {} of another process, {} refused",
+        f.read, f.rejected, f.untied, f.refused
+    )
 }
 
 /// The `identity` line: which agent, and how it was identified — by its

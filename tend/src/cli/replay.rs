@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use tend_attention::report::{Authority, Reading, ReportBook, ScreenStatus};
+use tend_attention::report::{Authority, Reading, ReportBook, ScreenStatus, Word};
 use tend_detector::cast::Cast;
 use tend_detector::identity::{self, ProcessInfo};
 use tend_detector::replay::{self, ProcSample};
@@ -121,11 +121,12 @@ pub fn effective_lines(
     agent: &str,
     transitions: &[Transition],
     words: &[(Duration, Option<Reading>)],
+    channel: Authority,
 ) -> Vec<Line> {
     let book = ReportBook::default();
     let mut out = Vec::new();
     let mut screen: Option<&Transition> = None;
-    let mut word: Option<&Reading> = None;
+    let mut word: Option<Word> = None;
     let mut shown: Option<(State, Option<Reason>, Authority)> = None;
     let (mut i, mut j) = (0, 0);
     while i < transitions.len() || j < words.len() {
@@ -140,7 +141,7 @@ pub fn effective_lines(
             screen.map_or(Duration::ZERO, |t| t.at)
         } else {
             let (at, w) = &words[j];
-            word = w.as_ref();
+            word = w.clone().map(|r| Word::new(r, channel));
             j += 1;
             *at
         };
@@ -150,7 +151,7 @@ pub fn effective_lines(
             reason: screen.and_then(|t| t.reason),
             from_rule: screen.is_some_and(|t| t.trigger == Trigger::Screen),
         };
-        let e = book.effective_with(at, "replay", &status, word);
+        let e = book.effective_with(at, "replay", &status, word.as_ref());
         let Some(state) = e.state else { continue };
         let now = (state, e.reason, e.authority);
         if take_screen
@@ -161,8 +162,8 @@ pub fn effective_lines(
                 out.push(Line::Screen(t.clone()));
             }
         } else if shown != Some(now) {
-            let (rule, trigger) = match (e.authority, word, screen) {
-                (Authority::Psp, Some(w), _) => (w.rule.clone(), Trigger::Report),
+            let (rule, trigger) = match (e.authority, &word, screen) {
+                (a, Some(w), _) if a == w.channel => (w.reading.rule.clone(), Trigger::Report),
                 (_, _, Some(t)) => (t.rule.clone(), t.trigger),
                 _ => continue,
             };
@@ -250,7 +251,8 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
         Arc::new(DetectorConfig::default()),
         &procs,
     );
-    let lines = effective_lines(&agent, &replayed.transitions, &replayed.words);
+    let (words, channel) = word_channel(&manifest_of(&registry, &agent), &procs, replayed.words);
+    let lines = effective_lines(&agent, &replayed.transitions, &words, channel);
     let io = |e: std::io::Error| CliError::new(ErrorKind::Io, format!("cannot write output: {e}"));
     for l in &lines {
         if args.json {
@@ -338,8 +340,10 @@ fn line_text(l: &Line) -> String {
                 from,
                 to,
                 match authority {
-                    Authority::Psp => "the agent's own word, OSC 7501",
-                    _ => "the screen decides again",
+                    Authority::Relay => "the agent's own word, OSC 7501 through tend run",
+                    Authority::Osc => "the agent's own word, OSC 7501 printed unasked",
+                    Authority::File => "the agent's own word, its session file",
+                    Authority::Screen | Authority::Report => "the screen decides again",
                 }
             )
         }
@@ -362,6 +366,38 @@ fn line_text(l: &Line) -> String {
                 t.confidence
             )
         }
+    }
+}
+
+fn manifest_of(registry: &Registry, agent: &str) -> Option<tend_detector::Manifest> {
+    registry.get(agent).cloned()
+}
+
+/// Which channel the recording's OSC 7501 reports came by, as the daemon
+/// would take them: through a `tend run` relay its process snapshots show
+/// (`psp`), else printed unasked by an agent whose manifest says it does
+/// so, only those naming it (`osc`). A recording without snapshots that
+/// show either keeps its reports as `psp`, as before.
+fn word_channel(
+    manifest: &Option<tend_detector::Manifest>,
+    procs: &[ProcSample],
+    words: Vec<(Duration, Option<Reading>)>,
+) -> (Vec<(Duration, Option<Reading>)>, Authority) {
+    let relay = procs
+        .iter()
+        .any(|s| identity::look_through_relay(s.procs.clone(), identity::is_relay).1);
+    let app = manifest
+        .as_ref()
+        .and_then(|m| m.unasked_reports_app.clone());
+    match app {
+        Some(app) if !relay => {
+            let words = words
+                .into_iter()
+                .map(|(at, w)| (at, w.filter(|r| r.app.as_deref() == Some(app.as_str()))))
+                .collect();
+            (words, Authority::Osc)
+        }
+        _ => (words, Authority::Relay),
     }
 }
 
@@ -424,7 +460,7 @@ mod tests {
             t(2, State::Working, None, Trigger::Activity),
             t(9, State::Completed, None, Trigger::Screen),
         ];
-        let lines = effective_lines("claude", &ts, &[]);
+        let lines = effective_lines("claude", &ts, &[], Authority::Relay);
         assert_eq!(
             lines,
             ts.iter().cloned().map(Line::Screen).collect::<Vec<_>>()
@@ -453,26 +489,26 @@ mod tests {
             (Duration::from_secs(23), word(&["state=done"])),
             (Duration::from_secs(25), None),
         ];
-        let lines = effective_lines("claude", &ts, &words);
+        let lines = effective_lines("claude", &ts, &words, Authority::Relay);
         assert_eq!(
             lines.iter().map(brief).collect::<Vec<_>>(),
             vec![
                 (1, State::Idle, "screen-transition"),
                 (2, State::Working, "screen-transition"),
                 // The word takes over at once (the screen agrees).
-                (2, State::Working, "psp"),
+                (2, State::Working, "relay"),
                 // The dialog overrides it, then the word holds again.
                 (8, State::Waiting, "screen"),
-                (9, State::Working, "psp"),
+                (9, State::Working, "relay"),
                 // Done once the task is cleared; then the screen again.
-                (23, State::Completed, "psp"),
+                (23, State::Completed, "relay"),
                 (25, State::Working, "screen"),
                 (30, State::Idle, "screen-transition"),
             ]
         );
         let json = line_json(&lines[5]);
         assert_eq!(json["rule"], "psp/done");
-        assert_eq!(json["authority"], "psp");
+        assert_eq!(json["authority"], "relay");
         assert_eq!(json["trigger"], "report");
     }
 }

@@ -5,8 +5,9 @@ The main agent turn (a streamed request with the agent's tools) answers
 with a Bash tool call, `rm -rf ./build`, so that Claude Code shows its
 approval dialog; once the request carries the tool's result it answers
 "Done." A turn asking to "Run the long command in the background" answers
-with a background Bash call instead (`sleep 12`, run_in_background), logged
-as "background_call" (tend/tests/run_relay.rs). Every other request (titles, probes) gets a short text. Each
+with a background Bash call instead (`sleep 12`, or as many seconds as
+STANDIN_BACKGROUND_SECS says; run_in_background), logged as
+"background_call" (tend/tests/run_relay.rs, tend/tests/session_files.rs). Every other request (titles, probes) gets a short text. Each
 request is logged as one JSON line: {"kind": "tool_call" | "after_result"
 | "aux", "result": <the tool_result text, if any>} (a turn after a denied
 call carries the refusal as its result).
@@ -15,11 +16,13 @@ usage: anthropic.py PORT_FILE LOG_FILE
 """
 
 import json
+import os
 import sys
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PORT_FILE, LOG_FILE = sys.argv[1], sys.argv[2]
+BACKGROUND_SECS = int(os.environ.get("STANDIN_BACKGROUND_SECS", "12"))
 
 
 def log(rec):
@@ -84,7 +87,8 @@ class Handler(BaseHTTPRequestHandler):
         if main and "Run the long command in the background" in text and result is None:
             log({"kind": "background_call"})
             return self.stream(body, tool=True, tool_input={
-                "command": "sleep 12; echo finished", "description": "Run the long command",
+                "command": "sleep %d; echo finished" % BACKGROUND_SECS,
+                "description": "Run the long command",
                 "run_in_background": True})
         if main and result is not None:
             log({"kind": "after_result", "result": result})
@@ -138,6 +142,5 @@ class Handler(BaseHTTPRequestHandler):
 server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 with open(PORT_FILE + ".tmp", "w") as f:
     f.write(str(server.server_address[1]))
-import os  # noqa: E402
 os.rename(PORT_FILE + ".tmp", PORT_FILE)
 server.serve_forever()

@@ -361,6 +361,12 @@ impl OfflineClaude {
     /// Sets it up under `root` for the Claude Code in `agents` (see
     /// [`claude_installed`]).
     pub fn start(root: &Path, agents: &Path) -> OfflineClaude {
+        OfflineClaude::start_with(root, agents, 12)
+    }
+
+    /// [`OfflineClaude::start`], the background command running
+    /// `background_secs` seconds.
+    pub fn start_with(root: &Path, agents: &Path, background_secs: u32) -> OfflineClaude {
         let home = root.join("home");
         let work = root.join("work");
         std::fs::create_dir_all(work.join("build")).expect("mkdir build");
@@ -373,6 +379,7 @@ impl OfflineClaude {
                 .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/anthropic.py"))
                 .arg(&port_file)
                 .arg(&model_log)
+                .env("STANDIN_BACKGROUND_SECS", background_secs.to_string())
                 .spawn()
                 .expect("python3 for the stand-in model server"),
         );
