@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use tend_attention::report::{Authority, Word};
+use tend_attention::report::{Authority, Reading, Word};
 use tend_detector::engine::Status;
 use tend_detector::{PaneDetector, State};
 
@@ -40,7 +40,37 @@ pub(crate) fn word(
     let app = unasked_app(watch, det)?;
     reports()
         .filter(|r| r.app.as_deref() == Some(app))
+        .filter(|r| !settling(r, status, now))
         .map(|r| Word::new(r, Authority::Osc))
+}
+
+/// How long an unasked `working` the screen does not show waits before it
+/// counts: Codex says `working` and `idle` again within 0.1 s as it
+/// starts, before any turn (corpus/codex/approval@250x60 t=6.6–6.7,
+/// codex/question); a turn's `working` lasts seconds.
+pub const UNASKED_SETTLE: Duration = Duration::from_millis(300);
+
+/// An unasked report of `working` younger than [`UNASKED_SETTLE`] that
+/// the screen does not show yet.
+fn settling(reading: &Reading, status: &Status, now: Duration) -> bool {
+    reading.state == State::Working
+        && status.state != Some(State::Working)
+        && now < reading.since + UNASKED_SETTLE
+}
+
+/// When an unasked `working` now held back ([`UNASKED_SETTLE`]) counts:
+/// the pane is visited then.
+pub(crate) fn held_until(
+    watch: &PaneWatch,
+    det: &PaneDetector,
+    now: Duration,
+    status: &Status,
+) -> Option<Duration> {
+    let app = unasked_app(watch, det)?;
+    det.psp()
+        .reading()
+        .filter(|r| r.app.as_deref() == Some(app) && settling(r, status, now))
+        .map(|r| r.since + UNASKED_SETTLE)
 }
 
 /// The `app` the pane's agent names in the OSC 7501 reports it prints

@@ -91,6 +91,7 @@ pub mod trust;
 mod waits;
 pub mod watch;
 
+pub use channel::UNASKED_SETTLE;
 pub use effect::{Effect, MuxJob};
 pub use input::{CapturePurpose, Input, RequestId};
 pub use links::RemotesConfig;
@@ -217,6 +218,8 @@ pub(crate) struct PaneEntry {
     pub(crate) project: Option<String>,
     /// The agent's session file, followed while its process runs.
     pub(crate) session: session::PaneSession,
+    /// When an unasked report held back counts (`channel::held_until`).
+    pub(crate) word_hold: Option<Duration>,
 }
 
 impl PaneEntry {
@@ -231,6 +234,9 @@ impl PaneEntry {
             due = due.min(d);
         }
         if let Some(d) = self.session.next_deadline() {
+            due = due.min(d);
+        }
+        if let Some(d) = self.word_hold {
             due = due.min(d);
         }
         due

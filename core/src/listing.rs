@@ -223,6 +223,7 @@ impl Core {
                 procs: VecDeque::new(),
                 project: None,
                 session: Default::default(),
+                word_hold: None,
             },
         );
         self.job(MuxJob::Capture(id, CapturePurpose::Seed));

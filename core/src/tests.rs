@@ -1634,11 +1634,25 @@ fn codexs_unasked_reports_count_while_codex_holds_the_terminal() {
     r.data(1, 4300, b"\x1b]7501;state=working:app=other\x07");
     r.drive_to(4400);
     assert_eq!(r.word_of("%1").2, json!("screen"));
+    // A `working` the screen does not show counts once it has lasted
+    // 300 ms (Codex flashes working as it starts).
+    r.data(1, 4450, b"\x1b]7501;state=idle:app=codex\x07");
+    r.data(1, 4500, b"\x1b]7501;state=working:app=codex\x07");
+    r.drive_to(4700);
+    assert_eq!(r.word_of("%1").2, json!("screen"));
+    r.drive_to(4810);
+    assert_eq!(
+        r.word_of("%1"),
+        (json!("working"), Value::Null, json!("osc"), Value::Null)
+    );
+    r.data(1, 4900, b"\x1b]7501;state=idle:app=codex\x07\x1b]7501;state=working:app=codex\x07\x1b]7501;state=idle:app=codex\x07");
+    r.drive_to(5300);
+    assert_eq!(r.word_of("%1").0, json!("idle"), "the flash never shows");
+    r.data(1, 5400, b"\x1b]7501;state=working:app=codex\x07");
+    r.drive_to(5800);
+    assert_eq!(r.word_of("%1").2, json!("osc"));
     // Codex runs a child that took the terminal (an editor): what the
     // pane prints is not Codex's, and the reports are forgotten.
-    r.data(1, 4500, b"\x1b]7501;state=working:app=codex\x07");
-    r.drive_to(4600);
-    assert_eq!(r.word_of("%1").2, json!("osc"));
     if let Ok(mut m) = r.procs.0.lock() {
         if let Some(p) = m.get_mut(&4545) {
             p.tpgid = Some(4546);
@@ -1650,7 +1664,7 @@ fn codexs_unasked_reports_count_while_codex_holds_the_terminal() {
         .get_mut(&PaneId(1))
         .unwrap()
         .watch
-        .foreground_hint(Duration::from_millis(4600));
-    r.drive_to(7000);
+        .foreground_hint(Duration::from_millis(5800));
+    r.drive_to(8000);
     assert_eq!(r.word_of("%1").2, json!("screen"));
 }

@@ -366,6 +366,7 @@ impl Core {
         let stop = self.flags.get(&name).map(|f| f.word());
         let book = &self.book;
         let word = crate::channel::word(&p.watch, &p.det, &p.session, self.now(), &st);
+        let word_hold = crate::channel::held_until(&p.watch, &p.det, self.now(), &st);
         let fold = |seen: bool| {
             status::fold(
                 &st,
@@ -400,6 +401,7 @@ impl Core {
         let mut gate_move = None;
         if let Some(p) = self.panes.get_mut(&id) {
             p.seen = seen;
+            p.word_hold = word_hold;
             if changed_key {
                 trace!(
                     self,

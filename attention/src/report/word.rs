@@ -61,12 +61,23 @@ impl ReportBook {
             && w.state == State::Completed
             && shown
             && screen.state == Some(State::Waiting);
-        // `idle` says nothing waits for the user; a finished turn the
-        // screen shows, with its answer unread, does (Codex says idle as
-        // soon as the user starts typing the next prompt:
-        // corpus/codex/multi_turn@200x50 t=34.8).
-        let unread_turn = w.state == State::Idle && shown && screen.state == Some(State::Completed);
-        if screen.is_blocking_dialog() || how_it_ended || unread_turn {
+        // `idle` says nothing waits for the user; what the screen shows
+        // left for them does: a finished turn with its answer unread, an
+        // error or a usage limit (Codex says idle as soon as the user
+        // starts typing the next prompt: corpus/codex/multi_turn@200x50
+        // t=34.8, codex/limit_resume@120x40 t=91.3).
+        let left_for_the_user = w.state == State::Idle
+            && shown
+            && matches!(screen.state, Some(State::Completed | State::Waiting));
+        // An error the agent reports, which the screen names: a usage
+        // limit, with when it resets (Codex says `state=error` at its
+        // limit screen: corpus/codex/limit@80x24 t=12.7).
+        let named_error = w.state == State::Waiting
+            && w.reason == Some(Reason::Error)
+            && shown
+            && screen.state == Some(State::Waiting)
+            && screen.reason == Some(Reason::Limit);
+        if screen.is_blocking_dialog() || how_it_ended || left_for_the_user || named_error {
             e.state = screen.state;
             e.reason = screen.reason;
             e.authority = Authority::Screen;
@@ -344,6 +355,25 @@ mod tests {
         assert_eq!(
             (e.state, e.authority),
             (Some(State::Completed), Authority::Screen)
+        );
+        // Nor a limit notice still on screen.
+        let e = b.effective_with(
+            s(2),
+            "%1",
+            &claude(Some(State::Waiting), Some(Reason::Limit), true),
+            Some(&said_idle),
+        );
+        assert_eq!(
+            (e.state, e.reason, e.authority),
+            (Some(State::Waiting), Some(Reason::Limit), Authority::Screen)
+        );
+        // An error the screen names a usage limit: the limit shows.
+        let limit = claude(Some(State::Waiting), Some(Reason::Limit), true);
+        let said_error = word(&["state=error:app=codex"]).unwrap();
+        let e = b.effective_with(s(2), "%1", &limit, Some(&said_error));
+        assert_eq!(
+            (e.state, e.reason, e.authority),
+            (Some(State::Waiting), Some(Reason::Limit), Authority::Screen)
         );
         // Waiting from silence, not a rule: the file's completed.
         let silent = claude(Some(State::Waiting), Some(Reason::Error), false);

@@ -391,14 +391,38 @@ fn word_channel(
         .and_then(|m| m.unasked_reports_app.clone());
     match app {
         Some(app) if !relay => {
-            let words = words
+            let named: Vec<(Duration, Option<Reading>)> = words
                 .into_iter()
                 .map(|(at, w)| (at, w.filter(|r| r.app.as_deref() == Some(app.as_str()))))
                 .collect();
-            (words, Authority::Osc)
+            (held_back(named), Authority::Osc)
         }
         _ => (words, Authority::Relay),
     }
+}
+
+/// Unasked reports as the daemon takes them: a `working` counts once it
+/// has lasted [`tend_core::UNASKED_SETTLE`] unless the screen already
+/// shows it (when the screen does, the two agree and the lines are the
+/// same either way); until then the screen decides. So each starts that
+/// much later here, the screen deciding meanwhile, and one that ends
+/// sooner (Codex's flash as it starts) is the screen's throughout.
+fn held_back(words: Vec<(Duration, Option<Reading>)>) -> Vec<(Duration, Option<Reading>)> {
+    let settle = tend_core::UNASKED_SETTLE;
+    let mut out: Vec<(Duration, Option<Reading>)> = Vec::with_capacity(words.len());
+    for (i, (at, w)) in words.iter().enumerate() {
+        let working = w.as_ref().is_some_and(|r| r.state == State::Working);
+        if !working {
+            out.push((*at, w.clone()));
+            continue;
+        }
+        out.push((*at, None));
+        let from = *at + settle;
+        if words.get(i + 1).is_none_or(|(next, _)| *next > from) {
+            out.push((from, w.clone()));
+        }
+    }
+    out
 }
 
 fn resolve_agent(registry: &Registry, procs: &[ProcSample]) -> Option<String> {
