@@ -44,11 +44,7 @@ pub(crate) fn word(
         .map(|r| Word::new(r, Authority::Osc))
 }
 
-/// How long an unasked `working` the screen does not show waits before it
-/// counts: Codex says `working` and `idle` again within 0.1 s as it
-/// starts, before any turn (corpus/codex/approval@250x60 t=6.6–6.7,
-/// codex/question); a turn's `working` lasts seconds.
-pub const UNASKED_SETTLE: Duration = Duration::from_millis(300);
+use tend_attention::report::UNASKED_SETTLE;
 
 /// An unasked report of `working` younger than [`UNASKED_SETTLE`] that
 /// the screen does not show yet.

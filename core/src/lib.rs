@@ -91,7 +91,6 @@ pub mod trust;
 mod waits;
 pub mod watch;
 
-pub use channel::UNASKED_SETTLE;
 pub use effect::{Effect, MuxJob};
 pub use input::{CapturePurpose, Input, RequestId};
 pub use links::RemotesConfig;

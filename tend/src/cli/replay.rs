@@ -402,13 +402,13 @@ fn word_channel(
 }
 
 /// Unasked reports as the daemon takes them: a `working` counts once it
-/// has lasted [`tend_core::UNASKED_SETTLE`] unless the screen already
+/// has lasted [`tend_attention::report::UNASKED_SETTLE`] unless the screen already
 /// shows it (when the screen does, the two agree and the lines are the
 /// same either way); until then the screen decides. So each starts that
 /// much later here, the screen deciding meanwhile, and one that ends
 /// sooner (Codex's flash as it starts) is the screen's throughout.
 fn held_back(words: Vec<(Duration, Option<Reading>)>) -> Vec<(Duration, Option<Reading>)> {
-    let settle = tend_core::UNASKED_SETTLE;
+    let settle = tend_attention::report::UNASKED_SETTLE;
     let mut out: Vec<(Duration, Option<Reading>)> = Vec::with_capacity(words.len());
     for (i, (at, w)) in words.iter().enumerate() {
         let working = w.as_ref().is_some_and(|r| r.state == State::Working);
