@@ -107,8 +107,8 @@ impl Stores {
         Ok(real)
     }
 
-    /// A file's first `max` bytes, if it is the user's own plain file.
-    fn read_file(&self, path: &Path, max: u64) -> Result<Vec<u8>, String> {
+    /// A file opened to read, if it is the user's own plain file.
+    fn open_file(&self, path: &Path) -> Result<File, String> {
         let f = File::options()
             .read(true)
             .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
@@ -126,6 +126,12 @@ impl Stores {
                 path.display()
             ));
         }
+        Ok(f)
+    }
+
+    /// A file's first `max` bytes, if it is the user's own plain file.
+    fn read_file(&self, path: &Path, max: u64) -> Result<Vec<u8>, String> {
+        let f = self.open_file(path)?;
         let mut out = Vec::new();
         f.take(max)
             .read_to_end(&mut out)
@@ -262,6 +268,7 @@ impl Stores {
                     .to_owned())
             }
             FolderField::Md5Name(_) => Err("only checked, never read".into()),
+            FolderField::Column(_) => Err("a database's, read with its row".into()),
         }
     }
 
@@ -296,6 +303,9 @@ impl Stores {
         since: u64,
         pid: u32,
     ) -> Option<String> {
+        if resume.store.table.is_some() {
+            return self.newest_row(resume, home, folder, since);
+        }
         let mut recent = self.walk(resume, home, None, since.saturating_sub(1));
         recent.sort_by_key(|(_, _, at)| std::cmp::Reverse(*at));
         recent.into_iter().find_map(|(path, named, _)| {
@@ -310,6 +320,90 @@ impl Stores {
                 .then(|| self.id_of(resume, &path, named))
                 .flatten()
         })
+    }
+}
+
+/// One conversation of a store that is a database.
+struct Row {
+    id: String,
+    folder: String,
+    /// When it was last written, Unix milliseconds.
+    written_ms: i64,
+    /// A sub-conversation (the agent's own task).
+    child: bool,
+}
+
+impl Stores {
+    /// The conversations of the store's database under `home` (none where
+    /// there is no database yet): the database and its write-ahead log,
+    /// each the user's own file.
+    fn rows(&self, resume: &Resume, home: &Path) -> Result<Vec<Row>, String> {
+        let (Some(table), FolderField::Column(folder)) =
+            (&resume.store.table, &resume.store.folder)
+        else {
+            return Ok(Vec::new());
+        };
+        let path = home.join(&resume.store.files);
+        let main = match self.open_file(&path) {
+            Ok(f) => f,
+            Err(_) if !path.exists() => return Ok(Vec::new()),
+            Err(why) => return Err(why),
+        };
+        let wal_path = PathBuf::from(format!("{}-wal", path.display()));
+        let wal = if wal_path.exists() {
+            let wal = self.read_file(&wal_path, sqlite::MAX_WAL + 1)?;
+            if wal.len() as u64 > sqlite::MAX_WAL {
+                return Err(format!(
+                    "{} is larger than {} MiB, so tend does not read it",
+                    wal_path.display(),
+                    sqlite::MAX_WAL >> 20
+                ));
+            }
+            wal
+        } else {
+            Vec::new()
+        };
+        let db = sqlite::Db::open(main, wal).map_err(|e| format!("{} {e}", path.display()))?;
+        let mut want = vec![
+            table.id.as_str(),
+            folder.as_str(),
+            table.written_ms.as_str(),
+        ];
+        want.extend(table.child_of.as_deref());
+        let rows = db
+            .rows(&table.name, &want)
+            .map_err(|e| format!("{} {e}", path.display()))?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|r| {
+                let text = |i: usize| match r.get(i) {
+                    Some(sqlite::Value::Text(t)) => Some(t.clone()),
+                    _ => None,
+                };
+                Some(Row {
+                    id: text(0).filter(|id| resume.is_id(id))?,
+                    folder: text(1)?,
+                    written_ms: match r.get(2) {
+                        Some(sqlite::Value::Int(t)) => *t,
+                        _ => 0,
+                    },
+                    child: r.get(3).is_some_and(|v| *v != sqlite::Value::Null),
+                })
+            })
+            .collect())
+    }
+
+    /// The conversation of `folder` written last, at or after `since`
+    /// (Unix seconds), in a store that is a database; not a
+    /// sub-conversation.
+    fn newest_row(&self, resume: &Resume, home: &Path, folder: &str, since: u64) -> Option<String> {
+        let since_ms = i64::try_from(since.saturating_sub(1)).ok()? * 1000;
+        self.rows(resume, home)
+            .ok()?
+            .into_iter()
+            .filter(|r| !r.child && r.folder == folder && r.written_ms >= since_ms)
+            .max_by_key(|r| r.written_ms)
+            .map(|r| r.id)
     }
 }
 
@@ -353,6 +447,15 @@ impl ConversationSource for Stores {
             Err(why) if Path::new(&home.dir).exists() => return Saved::Unreadable(why),
             Err(_) => return Saved::Missing,
         };
+        if resume.store.table.is_some() {
+            return match self.rows(resume, &dir) {
+                Ok(rows) => rows
+                    .into_iter()
+                    .find(|r| r.id == id)
+                    .map_or(Saved::Missing, |r| Saved::Found { folder: r.folder }),
+                Err(why) => Saved::Unreadable(why),
+            };
+        }
         // Where the name does not hold the id, each file is asked.
         let Some(path) = self
             .walk(resume, &dir, Some(id), 0)
@@ -413,6 +516,7 @@ fn boot_time() -> Option<u64> {
 }
 
 mod md5;
+mod sqlite;
 
 #[cfg(test)]
 mod tests;

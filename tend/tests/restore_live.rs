@@ -296,7 +296,8 @@ fn real_codex_comes_back_in_its_conversation() {
 }
 
 /// The other verified agents that keep their conversations where tend can
-/// read them: started as `command`, ready when `ready` shows.
+/// read them (OpenCode and Kilo Code in a SQLite database): started as
+/// `command`, ready when `ready` shows.
 const OTHERS: &[(&str, &str, &str)] = &[
     ("gemini", "gemini", "Type your message"),
     ("qwen", "qwen", "? for shortcuts"),
@@ -304,6 +305,8 @@ const OTHERS: &[(&str, &str, &str)] = &[
     ("vibe", "vibe", "[PID "),
     ("kimi", "kimi", "── input"),
     ("cline", "cline -i", "Auto-approve all"),
+    ("opencode", "opencode", "ctrl+p commands"),
+    ("kilo", "kilo", "ctrl+p commands"),
 ];
 
 #[test]

@@ -346,7 +346,7 @@ const UUID_ID: &str = "a661d35e-69dc-9e26-3642-7fcccce2a527";
 fn every_agent_s_store_gives_its_conversation_and_folder() {
     let registry = Registry::bundled();
     for m in registry.iter() {
-        if m.resume.is_some() {
+        if m.resume.as_ref().is_some_and(|r| r.store.table.is_none()) {
             assert!(
                 STORES.iter().any(|(agent, _, _)| *agent == m.id),
                 "{}: a [resume] table without its store's shape in STORES",
@@ -472,5 +472,278 @@ fn an_agent_whose_title_hides_its_environment_has_its_shell_s() {
             dir: format!("{}/.kimi", home.display()),
             var: None
         })
+    );
+}
+
+/// The agents whose store is a SQLite database: each one's schema and
+/// rows as its CLI wrote them (`fixtures/`, dumped with `sqlite3 .dump`
+/// after one turn), the conversation's id and folder there, and when it
+/// was last written (Unix ms).
+const DATABASES: &[(&str, &str, &str, &str, u64)] = &[
+    (
+        "opencode",
+        include_str!("fixtures/opencode-1.18.33.sql"),
+        "ses_db5427068ffee17Fvj7OBSJVaU",
+        "/tmp/x47b/work",
+        1_796_550_271_886,
+    ),
+    (
+        "kilo",
+        include_str!("fixtures/kilo-7.7.7.sql"),
+        "ses_db541fc07fferU8RL3F651UFTI",
+        "/tmp/x47b/work",
+        1_796_550_306_921,
+    ),
+];
+
+/// A SQLite database at `path` made by SQLite itself (Python's `sqlite3`)
+/// from `sql`, in WAL mode as the agents keep theirs; with `logged`, the
+/// writer ends without a checkpoint, so the newest rows are only in the
+/// write-ahead log, as while the agent runs.
+fn database(path: &Path, sql: &str, logged: bool) {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    let script = "import os, sqlite3, sys\n\
+                  c = sqlite3.connect(sys.argv[1], isolation_level=None)\n\
+                  c.execute('PRAGMA journal_mode=WAL')\n\
+                  c.execute('PRAGMA wal_autocheckpoint=0')\n\
+                  c.executescript(sys.stdin.read())\n\
+                  if sys.argv[2] == '1':\n    os._exit(0)\n\
+                  c.execute('PRAGMA wal_checkpoint(TRUNCATE)')\n\
+                  c.close()\n";
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .arg(path)
+        .arg(if logged { "1" } else { "0" })
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 (its sqlite3 makes the test databases)");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(sql.as_bytes())
+        .expect("write sql");
+    assert!(
+        child.wait().expect("python3").success(),
+        "sqlite3: {sql:.200}"
+    );
+}
+
+/// A copy of the fixture's session row under another id and folder,
+/// written at `ms`, a sub-conversation of `parent` where one is given.
+fn another_session(
+    fixture: &str,
+    id: &str,
+    new_id: &str,
+    folder: &str,
+    ms: u64,
+    parent: Option<&str>,
+) -> String {
+    let row = fixture
+        .lines()
+        .find(|l| l.starts_with("INSERT INTO session VALUES") && l.contains(id))
+        .expect("the session row");
+    // The row without its id: `…VALUES('<id>','global',<workspace>,<parent>,…`.
+    let parent = parent.map_or("NULL".to_owned(), |p| format!("'{p}'"));
+    format!(
+        "{};\nUPDATE session SET directory = '{folder}', time_updated = {ms}, parent_id = {parent} WHERE id = '{new_id}';\n",
+        row.trim_end_matches(';').replacen(id, new_id, 1)
+    )
+}
+
+#[test]
+fn a_database_store_gives_each_conversation_its_folder() {
+    let registry = Registry::bundled();
+    for m in registry.iter() {
+        if m.resume.as_ref().is_some_and(|r| r.store.table.is_some()) {
+            assert!(
+                DATABASES.iter().any(|(agent, ..)| *agent == m.id),
+                "{}: a database store without its fixture in DATABASES",
+                m.id
+            );
+        }
+    }
+    for (agent, fixture, id, folder, written) in DATABASES {
+        let written = *written;
+        let r = resume(agent);
+        for logged in [true, false] {
+            let tmp = tempfile::tempdir().expect("tmp");
+            let home = tmp.path().join("share");
+            database(&home.join(&r.store.files), fixture, logged);
+            let wal = home.join(format!("{}-wal", r.store.files));
+            assert_eq!(
+                wal.exists() && wal.metadata().expect("wal").len() > 0,
+                logged,
+                "{agent}"
+            );
+            let h = Home {
+                dir: home.display().to_string(),
+                var: None,
+            };
+            let found = Saved::Found {
+                folder: (*folder).into(),
+            };
+            assert_eq!(
+                stores().saved(&r, &h, id, folder),
+                found,
+                "{agent} logged={logged}"
+            );
+            assert_eq!(
+                stores().saved(&r, &h, "ses_00000000000000000000000000", folder),
+                Saved::Missing,
+                "{agent}"
+            );
+            // The newest of the folder's since a time, never a
+            // sub-conversation, never another folder's.
+            let s = stores();
+            let dir = std::fs::canonicalize(&home).expect("home");
+            assert_eq!(
+                s.newest(&r, &dir, folder, written / 1000 - 5, 0).as_deref(),
+                Some(*id),
+                "{agent}"
+            );
+            assert_eq!(
+                s.newest(&r, &dir, folder, written / 1000 + 5, 0),
+                None,
+                "{agent}: written before the run started"
+            );
+            let later = [
+                another_session(
+                    fixture,
+                    id,
+                    "ses_aaaaaaaaaaaaaaaaaaaaaaaaaa",
+                    folder,
+                    written + 10_000,
+                    None,
+                ),
+                another_session(
+                    fixture,
+                    id,
+                    "ses_bbbbbbbbbbbbbbbbbbbbbbbbbb",
+                    folder,
+                    written + 20_000,
+                    Some(id),
+                ),
+                another_session(
+                    fixture,
+                    id,
+                    "ses_cccccccccccccccccccccccccc",
+                    "/elsewhere",
+                    written + 30_000,
+                    None,
+                ),
+            ];
+            std::fs::remove_dir_all(&home).expect("rm");
+            database(
+                &home.join(&r.store.files),
+                &format!("{fixture}\n{}", later.concat()),
+                logged,
+            );
+            let since = written / 1000 - 5;
+            assert_eq!(
+                s.newest(&r, &dir, folder, since, 0).as_deref(),
+                Some("ses_aaaaaaaaaaaaaaaaaaaaaaaaaa"),
+                "{agent} logged={logged}"
+            );
+            assert_eq!(
+                s.newest(&r, &dir, "/elsewhere", since, 0).as_deref(),
+                Some("ses_cccccccccccccccccccccccccc")
+            );
+            assert_eq!(
+                s.newest(&r, &dir, folder, written / 1000 + 60, 0),
+                None,
+                "{agent}: nothing since"
+            );
+            assert_eq!(
+                stores().saved(&r, &h, "ses_cccccccccccccccccccccccccc", folder),
+                Saved::Found {
+                    folder: "/elsewhere".into()
+                },
+                "{agent}: the store says it is another folder's"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_database_anyone_may_write_is_not_read() {
+    let (agent, fixture, id, folder, _) = DATABASES[0];
+    let r = resume(agent);
+    let tmp = tempfile::tempdir().expect("tmp");
+    let home = tmp.path().join("share");
+    let db = home.join(&r.store.files);
+    database(&db, fixture, true);
+    let h = Home {
+        dir: home.display().to_string(),
+        var: None,
+    };
+    for path in [db.clone(), home.join(format!("{}-wal", r.store.files))] {
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+        assert!(
+            matches!(stores().saved(&r, &h, id, folder), Saved::Unreadable(ref why) if why.contains("anyone may write")),
+            "{}",
+            path.display()
+        );
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    }
+    assert_eq!(
+        stores().saved(&r, &h, id, folder),
+        Saved::Found {
+            folder: folder.into()
+        }
+    );
+    // Not a database at all: said, not a panic.
+    std::fs::write(&db, "not a database").expect("write");
+    assert!(matches!(
+        stores().saved(&r, &h, id, folder),
+        Saved::Unreadable(_)
+    ));
+}
+
+#[test]
+fn a_large_database_reads_as_sqlite_lists_it() {
+    // Thousands of rows over interior pages, rows spilling onto overflow
+    // pages, half of them only in the write-ahead log: every row read as
+    // Python's sqlite3 wrote it.
+    let tmp = tempfile::tempdir().expect("tmp");
+    let path = tmp.path().join("big.db");
+    let mut sql = String::from(
+        "CREATE TABLE t (`id` text PRIMARY KEY, big text, dir text NOT NULL, at integer);\n",
+    );
+    for i in 0..3000u64 {
+        let big = "x".repeat(((i * 37) % 9000) as usize);
+        sql.push_str(&format!(
+            "INSERT INTO t VALUES('id{i}', '{big}', '/w/{i}', {});\n",
+            i as i64 * 1_000_000_007 - 7
+        ));
+    }
+    database(&path, &sql, true);
+    let wal = std::fs::read(tmp.path().join("big.db-wal")).expect("wal");
+    let main = File::open(&path).expect("db");
+    let db = sqlite::Db::open(main, wal).expect("open");
+    let rows = db
+        .rows("t", &["dir", "at", "id", "missing", "big"])
+        .expect("rows");
+    assert_eq!(rows.len(), 3000);
+    for (i, row) in rows.iter().enumerate() {
+        let i = i as u64;
+        assert_eq!(
+            row[..4],
+            [
+                sqlite::Value::Text(format!("/w/{i}")),
+                sqlite::Value::Int(i as i64 * 1_000_000_007 - 7),
+                sqlite::Value::Text(format!("id{i}")),
+                sqlite::Value::Null
+            ]
+        );
+        assert_eq!(
+            row[4],
+            sqlite::Value::Text("x".repeat(((i * 37) % 9000) as usize))
+        );
+    }
+    assert_eq!(
+        db.rows("nope", &["id"]).expect_err("no table"),
+        "has no table `nope`"
     );
 }

@@ -23,6 +23,22 @@
 //! cite = "…"
 //! ```
 //!
+//! A store that is a SQLite database (OpenCode, Kilo Code) names the
+//! database and its table of conversations instead of `files` and `folder`:
+//!
+//! ```toml
+//! [resume.store]
+//! database = "opencode.db"                   # under home
+//! cite = "…"
+//!
+//! [resume.store.table]
+//! name = "session"
+//! id = "id"                                  # the columns: the conversation's id,
+//! folder = "directory"                       # its folder,
+//! written_ms = "time_updated"                # when it was last written (Unix ms),
+//! child_of = "parent_id"                     # and, set on a sub-conversation, its parent
+//! ```
+//!
 //! Everything here is data and pure helpers: the daemon reads the files.
 
 use regex::Regex;
@@ -92,6 +108,23 @@ pub struct Store {
     pub folder: FolderField,
     /// What shows it.
     pub cite: String,
+    /// Where `files` is a SQLite database: its table of conversations.
+    pub table: Option<Table>,
+}
+
+/// A store's table of conversations, one row each (the folder's column
+/// is [`FolderField::Column`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Table {
+    /// The table's name.
+    pub name: String,
+    /// The column of the conversation's id.
+    pub id: String,
+    /// The column of when it was last written, Unix milliseconds.
+    pub written_ms: String,
+    /// A column set only on a sub-conversation (a task the agent started
+    /// for itself), never one the user resumes.
+    pub child_of: Option<String>,
 }
 
 /// Where a stored conversation names its folder.
@@ -107,6 +140,8 @@ pub enum FolderField {
     /// name is the MD5 of the folder, in hex (Kimi CLI): the folder cannot
     /// be read back, only checked.
     Md5Name(String),
+    /// A column of the store's table.
+    Column(String),
 }
 
 /// Longest id taken from anywhere (ids in the wild are UUIDs and hex).
@@ -291,7 +326,9 @@ struct RawLive {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawStore {
-    files: String,
+    files: Option<String>,
+    database: Option<String>,
+    table: Option<RawTable>,
     id: Option<String>,
     folder: Option<String>,
     folder_file: Option<String>,
@@ -326,6 +363,100 @@ fn relative(p: &str, what: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTable {
+    name: String,
+    id: String,
+    folder: String,
+    written_ms: String,
+    child_of: Option<String>,
+}
+
+/// A column's name: a plain SQL identifier.
+fn column(c: &str, what: &str) -> Result<String, String> {
+    let plain = !c.is_empty()
+        && c.len() <= 64
+        && c.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_');
+    if plain {
+        Ok(c.to_owned())
+    } else {
+        Err(format!("{what}: `{c}` is not a column's name"))
+    }
+}
+
+impl RawStore {
+    /// A database's store: its path and table.
+    fn database(&self, db: &str, t: &RawTable) -> Result<(String, FolderField, Table), String> {
+        relative(db, "resume.store.database")?;
+        let alone = self.files.is_none()
+            && self.id.is_none()
+            && self.folder.is_none()
+            && self.folder_file.is_none()
+            && self.folder_md5_in.is_none();
+        if !alone {
+            return Err(
+                "resume.store: a `database` names its table's columns, not `files`, `id` or \
+                 `folder`"
+                    .into(),
+            );
+        }
+        let table = Table {
+            name: column(&t.name, "resume.store.table.name")?,
+            id: column(&t.id, "resume.store.table.id")?,
+            written_ms: column(&t.written_ms, "resume.store.table.written_ms")?,
+            child_of: t
+                .child_of
+                .as_deref()
+                .map(|c| column(c, "resume.store.table.child_of"))
+                .transpose()?,
+        };
+        let folder = FolderField::Column(column(&t.folder, "resume.store.table.folder")?);
+        Ok((db.to_owned(), folder, table))
+    }
+}
+
+impl RawStore {
+    /// A store of files: the id's pointer inside a file, if any, and
+    /// where the folder is written.
+    fn files(&self, files: &str) -> Result<(Option<String>, FolderField), String> {
+        let s = self;
+        relative(files, "resume.store.files")?;
+        if files.split('/').any(|n| n.matches("{id}").count() > 1) {
+            return Err("resume.store.files: `{id}` goes at most once in a name".into());
+        }
+        let id_pointer =
+            s.id.as_deref()
+                .map(|p| pointer(p, "resume.store.id"))
+                .transpose()?;
+        if !files.contains("{id}") && id_pointer.is_none() {
+            return Err("resume.store needs `{id}` in `files` or an `id` pointer".into());
+        }
+        let beside = |f: &str, what: &str| {
+            if f.is_empty() || f.starts_with('/') {
+                Err(format!(
+                    "resume.store.{what} is a path beside the conversation"
+                ))
+            } else {
+                Ok(f.to_owned())
+            }
+        };
+        let folder = match (&s.folder, &s.folder_file, &s.folder_md5_in) {
+            (Some(p), None, None) => FolderField::Json(pointer(p, "resume.store.folder")?),
+            (None, Some(f), None) => FolderField::File(beside(f, "folder_file")?),
+            (None, None, Some(f)) => FolderField::Md5Name(beside(f, "folder_md5_in")?),
+            _ => {
+                return Err(
+                    "resume.store needs one of `folder` (a JSON pointer), `folder_file` \
+                            or `folder_md5_in`"
+                        .into(),
+                )
+            }
+        };
+        Ok((id_pointer, folder))
+    }
 }
 
 impl RawResume {
@@ -385,48 +516,32 @@ impl RawResume {
             cite: cited(&self.live.cite, "resume.live")?,
         };
         let s = &self.store;
-        relative(&s.files, "resume.store.files")?;
-        if s.files.split('/').any(|n| n.matches("{id}").count() > 1) {
-            return Err("resume.store.files: `{id}` goes at most once in a name".into());
-        }
-        let id_pointer =
-            s.id.as_deref()
-                .map(|p| pointer(p, "resume.store.id"))
-                .transpose()?;
-        if !s.files.contains("{id}") && id_pointer.is_none() {
-            return Err("resume.store needs `{id}` in `files` or an `id` pointer".into());
-        }
-        let beside = |f: &str, what: &str| {
-            if f.is_empty() || f.starts_with('/') {
-                Err(format!(
-                    "resume.store.{what} is a path beside the conversation"
-                ))
-            } else {
-                Ok(f.to_owned())
-            }
-        };
-        let folder = match (&s.folder, &s.folder_file, &s.folder_md5_in) {
-            (Some(p), None, None) => FolderField::Json(pointer(p, "resume.store.folder")?),
-            (None, Some(f), None) => FolderField::File(beside(f, "folder_file")?),
-            (None, None, Some(f)) => FolderField::Md5Name(beside(f, "folder_md5_in")?),
-            _ => {
-                return Err(
-                    "resume.store needs one of `folder` (a JSON pointer), `folder_file` \
-                            or `folder_md5_in`"
+        let (files, id_pointer, folder, table) =
+            match (&s.files, &s.database, &s.table) {
+                (None, Some(db), Some(t)) => {
+                    let (files, folder, table) = s.database(db, t)?;
+                    (files, None, folder, Some(table))
+                }
+                (Some(files), None, None) => {
+                    let (id, folder) = s.files(files)?;
+                    (files.clone(), id, folder, None)
+                }
+                _ => return Err(
+                    "resume.store needs `files`, or a `database` with its `[resume.store.table]`"
                         .into(),
-                )
-            }
-        };
+                ),
+            };
         Ok(Resume {
             command: self.command.clone(),
             id,
             home,
             live,
             store: Store {
-                files: s.files.clone(),
+                files,
                 id: id_pointer,
                 folder,
                 cite: cited(&s.cite, "resume.store")?,
+                table,
             },
             cite,
         })
@@ -443,7 +558,7 @@ mod tests {
     fn raw(extra_live: &str, store: &str) -> Result<Resume, String> {
         let text = format!(
             "command = [\"codex\", \"resume\", \"{{id}}\"]\nid = '{UUID}'\nhome = [\"$CODEX_HOME\", \"~/.codex\"]\n\
-             cite = \"c\"\n[live]\n{extra_live}\ncite = \"c\"\n[store]\n{store}\ncite = \"c\"\n"
+             cite = \"c\"\n[live]\n{extra_live}\ncite = \"c\"\n[store]\ncite = \"c\"\n{store}\n"
         );
         let raw: RawResume = toml::from_str(&text).map_err(|e| e.to_string())?;
         raw.compile()
@@ -565,6 +680,41 @@ mod tests {
         assert_eq!(json_field(lines, "/cwd").as_deref(), Some("/w"));
         assert_eq!(json_field(lines, "/nope"), None);
         assert_eq!(json_field(r#"{"cwd": 3}"#, "/cwd"), None);
+    }
+
+    #[test]
+    fn a_database_names_its_table_s_columns() {
+        let table = "database = \"opencode.db\"\n[store.table]\nname = \"session\"\nid = \"id\"\n\
+                     folder = \"directory\"\nwritten_ms = \"time_updated\"\nchild_of = \"parent_id\"";
+        let r = raw("argv_after = [\"-s\"]\nnewest = true", table).expect("a database");
+        assert_eq!(r.store.files, "opencode.db");
+        assert_eq!(r.store.folder, FolderField::Column("directory".into()));
+        assert_eq!(
+            r.store.table,
+            Some(Table {
+                name: "session".into(),
+                id: "id".into(),
+                written_ms: "time_updated".into(),
+                child_of: Some("parent_id".into()),
+            })
+        );
+        let e = |store: &str| raw("newest = true", store).expect_err("refused");
+        assert_eq!(
+            e(&table.replace("\"directory\"", "\"dir; DROP\"")),
+            "resume.store.table.folder: `dir; DROP` is not a column's name"
+        );
+        assert_eq!(
+            e(&format!("folder = \"/cwd\"\n{table}")),
+            "resume.store: a `database` names its table's columns, not `files`, `id` or `folder`"
+        );
+        assert_eq!(
+            e("database = \"opencode.db\""),
+            "resume.store needs `files`, or a `database` with its `[resume.store.table]`"
+        );
+        assert_eq!(
+            e(&table.replace("opencode.db", "../x.db")),
+            "resume.store.database: `../x.db` must be a relative path without `..`"
+        );
     }
 
     #[test]
