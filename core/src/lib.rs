@@ -196,6 +196,10 @@ pub(crate) struct PaneEntry {
     /// The current completion has been looked at.
     pub(crate) seen: bool,
     last_poll: Option<Instant>,
+    /// The gap to the next poll: [`POLL_BUSY`] after a capture that
+    /// changed the screen, doubled by each that did not, at most
+    /// [`POLL_EVERY`].
+    poll_gap: Duration,
     /// Last polled screen text (polling mode only feeds changes).
     last_polled: Option<String>,
     /// A client shows this pane right now.
@@ -365,7 +369,14 @@ const GUARD_CONNECT_GRACE: Duration = Duration::from_secs(5);
 const GUARD_MAX_FAILURES: u32 = 3;
 
 const TAP_CONNECT_GRACE: Duration = Duration::from_secs(3);
+/// How often a pane with someone else's pipe (read by `capture-pane`,
+/// not its output) is captured while its screen stands still.
 const POLL_EVERY: Duration = Duration::from_millis(500);
+/// How often it is captured while its agent works, and right after a
+/// capture found its screen changed: a dialog drawn then waits half of it
+/// on average, not half of [`POLL_EVERY`]. Otherwise each capture that
+/// finds the screen unchanged doubles the gap again, up to [`POLL_EVERY`].
+const POLL_BUSY: Duration = Duration::from_millis(125);
 
 impl Core {
     /// A new, empty table whose clock starts at `now`, which is `now_unix`

@@ -213,6 +213,7 @@ impl Core {
                 check: Default::default(),
                 seen: false,
                 last_poll: None,
+                poll_gap: crate::POLL_EVERY,
                 last_polled: None,
                 focused: false,
                 eff: None,
@@ -315,9 +316,11 @@ impl Core {
                 // static screen may change only its title.
                 let key = format!("{}\u{0}{}", p.info.title, cap.text);
                 if p.last_polled.as_deref() == Some(key.as_str()) {
+                    p.poll_gap = (p.poll_gap * 2).min(crate::POLL_EVERY);
                     return;
                 }
                 p.last_polled = Some(key);
+                p.poll_gap = crate::POLL_BUSY;
             }
             CapturePurpose::Seed | CapturePurpose::Resync | CapturePurpose::Verify => {}
         }

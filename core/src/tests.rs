@@ -1668,3 +1668,129 @@ fn codexs_unasked_reports_count_while_codex_holds_the_terminal() {
     r.drive_to(8000);
     assert_eq!(r.word_of("%1").2, json!("screen"));
 }
+
+/// A poll's answer for `%n`: its screen showing `text`.
+fn polled(r: &mut Rig, n: u32, ms: u64, text: &str) {
+    r.now = r.t0 + Duration::from_millis(ms);
+    r.input(Input::Captured {
+        pane: PaneId(n),
+        screen: Screen {
+            pane_id: PaneId(n),
+            text: format!("{text}\n"),
+            cursor_x: 0,
+            cursor_y: 1,
+            cursor_visible: true,
+            alternate_on: false,
+            in_mode: false,
+            width: 80,
+            height: 24,
+        },
+        purpose: CapturePurpose::Poll,
+    });
+}
+
+impl Rig {
+    /// A sweep at `ms` (as another pane's deadline makes one); how many
+    /// polls of `%n` it asked for.
+    fn sweep_at(&mut self, n: u32, ms: u64) -> usize {
+        self.core.next_sweep = Duration::ZERO;
+        self.at_ms(ms);
+        self.drain_jobs()
+            .iter()
+            .filter(|j| matches!(j, MuxJob::Capture(p, CapturePurpose::Poll) if *p == PaneId(n)))
+            .count()
+    }
+}
+
+#[test]
+fn a_pane_with_someone_else_s_pipe_is_polled_on_its_own_gap_whatever_sweeps_come_between() {
+    let mut r = Rig::new(Mux::Tmux);
+    r.idle_shell(4545);
+    let mut p1 = pane(1);
+    p1.pipe = true;
+    p1.pane_pid = 4545;
+    r.input(Input::Listed {
+        panes: vec![p1],
+        clients: vec![],
+    });
+    r.input(Input::Captured {
+        pane: PaneId(1),
+        screen: Screen {
+            pane_id: PaneId(1),
+            text: "$ \n".into(),
+            cursor_x: 2,
+            cursor_y: 0,
+            cursor_visible: true,
+            alternate_on: false,
+            in_mode: false,
+            width: 80,
+            height: 24,
+        },
+        purpose: CapturePurpose::Seed,
+    });
+    assert_eq!(r.core.panes[&PaneId(1)].tap, crate::TapState::Polling);
+    assert_eq!(r.sweep_at(1, 1000), 1, "polled at the first sweep");
+    // The screen changed: the next poll comes POLL_BUSY after this one.
+    polled(&mut r, 1, 1010, "working 1");
+    assert_eq!(r.sweep_at(1, 1100), 0, "100 ms after it: not yet");
+    assert_eq!(
+        r.core.next_sweep,
+        Duration::from_millis(1000) + crate::POLL_BUSY,
+        "a sweep between polls does not push the next one back"
+    );
+    assert_eq!(r.sweep_at(1, 1125), 1);
+    // Unchanged: the gap doubles, up to POLL_EVERY.
+    polled(&mut r, 1, 1130, "working 1");
+    assert_eq!(r.sweep_at(1, 1300), 0);
+    assert_eq!(r.sweep_at(1, 1375), 1, "250 ms after the last poll");
+    polled(&mut r, 1, 1380, "working 1");
+    assert_eq!(r.sweep_at(1, 1800), 0);
+    assert_eq!(r.sweep_at(1, 1875), 1, "500 ms after the last poll");
+    polled(&mut r, 1, 1880, "working 1");
+    assert_eq!(r.sweep_at(1, 2300), 0);
+    assert_eq!(r.sweep_at(1, 2375), 1, "at most POLL_EVERY apart");
+    // It changes again: back to POLL_BUSY.
+    polled(&mut r, 1, 2380, "a dialog");
+    assert_eq!(r.sweep_at(1, 2500), 1);
+}
+
+#[test]
+fn a_working_agent_behind_someone_else_s_pipe_is_polled_at_the_busy_pace_while_its_screen_stands_still(
+) {
+    let mut r = Rig::new(Mux::Tmux);
+    r.declared_agent(4601, "codex");
+    let mut p1 = pane(1);
+    p1.pipe = true;
+    p1.pane_pid = 4601;
+    r.input(Input::Listed {
+        panes: vec![p1],
+        clients: vec![],
+    });
+    r.input(Input::Captured {
+        pane: PaneId(1),
+        screen: capture_of(1, &tend_detector::screen::Screen::new(24, 80)),
+        purpose: CapturePurpose::Seed,
+    });
+    assert_eq!(r.sweep_at(1, 1000), 1);
+    // Codex's working line over its prompt box (its manifest's example).
+    let working = "› Write a short poem about tmux.\n• Working (1s • esc to interrupt)\n› Ask Codex to do anything";
+    polled(&mut r, 1, 1010, working);
+    r.drive_to(1100);
+    r.drain_jobs();
+    let v = r.get("%1");
+    assert_eq!(v["state"], "working", "{v}");
+    // The same screen at every poll (the model thinking), and still one
+    // poll every POLL_BUSY.
+    let mut at = 1000;
+    for _ in 0..6 {
+        let last = at;
+        at = (1101..3000)
+            .find(|ms| r.sweep_at(1, *ms) == 1)
+            .expect("polled again");
+        assert!(
+            at - last <= crate::POLL_BUSY.as_millis() as u64 + 20,
+            "{last} → {at}"
+        );
+        polled(&mut r, 1, at + 5, working);
+    }
+}

@@ -13,7 +13,7 @@ use tend_vocab::{Authority, Band, PaneState, State};
 
 use crate::status::{self, EffView};
 use crate::{
-    trace, CapturePurpose, Core, Effect, MuxJob, TapState, POLL_EVERY, PROCS_KEPT, RECONCILE_EVERY,
+    trace, CapturePurpose, Core, Effect, MuxJob, TapState, POLL_BUSY, PROCS_KEPT, RECONCILE_EVERY,
     SAVE_EVERY,
 };
 
@@ -115,13 +115,28 @@ impl Core {
         }
         let mut due = p.due();
         if p.tap == TapState::Polling {
-            if p.last_poll
-                .is_none_or(|t| self.clock.saturating_duration_since(t) >= POLL_EVERY)
-            {
-                p.last_poll = Some(self.clock);
-                round.polls.push(id);
-            }
-            due = due.min(now + POLL_EVERY);
+            // Due its gap after the last poll, not after this visit: other
+            // panes' deadlines make sweeps that visit this pane between
+            // its polls, and each pushed the poll a whole gap further
+            // (a dialog waited up to twice the gap with agents beside it).
+            // A working agent is read at the busy pace whatever its screen
+            // did lately: the dialog it may draw next often follows a pause
+            // (the model thinking) in which the screen stood still.
+            let gap = if p.det.status().state == Some(State::Working) {
+                POLL_BUSY
+            } else {
+                p.poll_gap
+            };
+            let since = p.last_poll.map(|t| self.clock.saturating_duration_since(t));
+            let left = match since {
+                Some(since) if since < gap => gap - since,
+                _ => {
+                    p.last_poll = Some(self.clock);
+                    round.polls.push(id);
+                    gap
+                }
+            };
+            due = due.min(now + left);
         }
         self.next_sweep = self.next_sweep.min(due);
         round.visited.push(id);

@@ -27,6 +27,17 @@ writes everything to --out.
   tools/agentlab/latency.py --agents opencode --agent-dir opencode=/opt/agent2
   tools/agentlab/latency.py --agents continue --agent-dir continue=/opt/agent7 --via-tend-prompt
 
+With --together every agent asked for runs in ONE tmux server under one
+tend daemon, a window each, all driven at once: each dialog appears while
+the other agents stream (the live tier for several agents sharing a
+server). --foreign-pipe adds someone else's `pipe-pane` to every agent's
+pane, as the agentlab's recorder (castrec.py, run.sh) has: tend then reads
+those panes by capturing their screens, not from their pipes. --poll-ms
+20 keeps four capture pollers from loading the machine themselves.
+
+  tools/agentlab/latency.py --together --agents claude,codex,gemini,aider --runs 5 --poll-ms 20
+  tools/agentlab/latency.py --together --foreign-pipe --agents claude,codex,gemini,aider --runs 5 --poll-ms 20
+
 With --via-tend-prompt each turn's prompt is sent by `tend prompt` instead
 of typed keys, and a turn whose request never reaches fakellm is an error:
 the check that `tend prompt` submits to each agent (some take an Enter right
@@ -152,17 +163,86 @@ def published_after(trace, pane, since, want):
     return None
 
 
+class Server:
+    """One tmux server and one tend daemon shared by several agents
+    (--together): each agent gets a window of its own; the daemon's trace
+    holds every pane's lines."""
+
+    def __init__(self, tend, size, outdir, foreign_pipe=False):
+        self.tend, self.size, self.outdir = tend, size, outdir
+        self.foreign_pipe = foreign_pipe
+        self.socket = "tend-lat-together-%d" % os.getpid()
+        self.trace_path = os.path.join(outdir, "together.trace")
+        self.lock = threading.Lock()
+        self.started = False
+        self.env = None
+        self.events = None
+
+    def tend_cmd(self, *args):
+        return [self.tend, "-L", self.socket] + list(args)
+
+    def open_window(self, name, work, cmd):
+        """A window running `cmd`; (pane id, pane pid). The first makes
+        the server and starts the daemon."""
+        w, h = self.size
+        with self.lock:
+            if not self.started:
+                subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+                subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", "new-session", "-d", "-s", "acc",
+                                "-n", "_hold", "-x", str(w), "-y", str(h), "sleep 1000000"], check=True)
+                subprocess.run(["tmux", "-L", self.socket, "set", "-g", "default-size", "%dx%d" % (w, h)],
+                               capture_output=True)
+                self.start_tend()
+                self.started = True
+            out = subprocess.run(["tmux", "-L", self.socket, "new-window", "-d", "-P", "-F",
+                                  "#{pane_id}\t#{pane_pid}", "-t", "acc:", "-n", name, "-c", work, cmd],
+                                 capture_output=True, text=True, check=True).stdout
+        pane, pid = out.strip().split("\t")
+        if self.foreign_pipe:
+            # what the agentlab's recorder does (harness.py's castrec): the
+            # pane's pipe is someone else's, so tend reads the screen instead
+            subprocess.run(["tmux", "-L", self.socket, "pipe-pane", "-O", "-t", pane, "cat >/dev/null"],
+                           check=True)
+        return pane, int(pid)
+
+    def start_tend(self):
+        d = os.path.join(self.outdir, "together-home")
+        if os.path.exists(self.trace_path):
+            os.unlink(self.trace_path)
+        env = dict(os.environ)
+        env.pop("TMUX", None)
+        env.pop("TEND_AGENT", None)
+        env.update({"XDG_RUNTIME_DIR": os.path.join(d, "run"), "XDG_STATE_HOME": os.path.join(d, "state"),
+                    "XDG_CONFIG_HOME": os.path.join(d, "config"), "TEND_TRACE": self.trace_path})
+        for k in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME"):
+            os.makedirs(env[k], mode=0o700, exist_ok=True)
+        self.env = env
+        r = subprocess.run(self.tend_cmd("start"), capture_output=True, text=True, env=env)
+        if r.returncode != 0:
+            raise RuntimeError("tend start failed: %s %s" % (r.stdout, r.stderr))
+        self.events = Events(self.tend_cmd("events", "--json"), env)
+        self.events.start()
+
+    def close(self):
+        if self.env:
+            subprocess.run(self.tend_cmd("stop"), capture_output=True, env=self.env)
+        if self.events:
+            self.events.proc.terminate()
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+
+
 class Run:
-    def __init__(self, agent, tend, runs, poll_ms, hold, size, outdir, via_prompt=False):
+    def __init__(self, agent, tend, runs, poll_ms, hold, size, outdir, via_prompt=False, server=None):
         self.agent, self.tend, self.runs = agent, tend, runs
         self.via_prompt = via_prompt
+        self.server = server
         self.poll = poll_ms / 1000.0
         self.hold = hold
         self.size = size
         self.outdir = outdir
-        self.socket = "tend-lat-%s-%d" % (agent, os.getpid())
+        self.socket = server.socket if server else "tend-lat-%s-%d" % (agent, os.getpid())
         self.case = harness.Case(agent, "approval", os.path.join(outdir, agent), self.socket,
-                                 shared=False, size=size)
+                                 shared=server is not None, size=size)
         self.prof = self.case.prof
         self.rx = re.compile(self.prof["approval_screen"])
         self.results = []
@@ -179,7 +259,18 @@ class Run:
     def tend_cmd(self, *args):
         return [self.tend, "-L", self.socket] + list(args)
 
+    def open_together(self):
+        c = self.case
+        c.setup()
+        c.pane, c.pane_pid = self.server.open_window(self.agent, c.work, harness.pane_command(c.env))
+        c.t0 = time.time()
+        self.trace_path = self.server.trace_path
+        self.env = self.server.env
+        self.events = self.server.events
+
     def open(self):
+        if self.server:
+            return self.open_together()
         c = self.case
         c.setup()
         w, h = self.size
@@ -210,6 +301,10 @@ class Run:
         self.events.start()
 
     def close(self):
+        if self.server:
+            # the window goes with the agent; the server, at the end
+            self.case.teardown()
+            return
         subprocess.run(self.tend_cmd("stop"), capture_output=True, env=self.env)
         if self.events:
             self.events.proc.terminate()
@@ -322,8 +417,9 @@ class Run:
             rec["error"] = "tend never published waiting after the submit"
         return rec
 
-    def go(self):
-        self.open()
+    def go(self, opened=False):
+        if not opened:
+            self.open()
         c = self.case
         try:
             err = None
@@ -367,6 +463,12 @@ def main():
                     help="where that agent is installed when not in AGENTS_DIR (e.g. opencode=/opt/agent2)")
     ap.add_argument("--via-tend-prompt", action="store_true",
                     help="send each turn's prompt with `tend prompt` (no second Enter): checks that it submits")
+    ap.add_argument("--together", action="store_true",
+                    help="every agent in ONE tmux server under one tend daemon, all driven at once "
+                         "(each dialog appears while the other agents stream)")
+    ap.add_argument("--foreign-pipe", action="store_true",
+                    help="with --together: a pipe-pane of someone else's on every agent's pane (as the "
+                         "agentlab's recorder has), so tend reads their screens instead of their pipes")
     ap.add_argument("--out", default=os.path.join(harness.ACC_TMP, "latency"))
     a = ap.parse_args()
     if not os.access(a.tend, os.X_OK):
@@ -379,7 +481,10 @@ def main():
     failed = []
     dirs = dict(x.split("=", 1) for x in a.agent_dir if "=" in x)
     default_dir = harness.AGENTS_DIR
-    for agent in [x for x in a.agents.split(",") if x]:
+    if a.together:
+        allres = together(a, size, dirs, default_dir)
+        failed = [ag for ag, res in allres.items() if not any(r.get("dialog_ms") is not None for r in res)]
+    for agent in [x for x in a.agents.split(",") if x and not a.together]:
         # base_env reads it at each case: the agent's own folder on PATH
         harness.AGENTS_DIR = dirs.get(agent, default_dir)
         if agent not in harness.PROFILES:
@@ -411,6 +516,39 @@ def main():
     if failed:
         print("\nnot measured: %s (see the lines above)" % ", ".join(failed))
         sys.exit(2)
+
+
+def together(a, size, dirs, default_dir):
+    """Every agent at once in one server: the cases are set up one by one
+    (harness.AGENTS_DIR is read at setup), then driven in threads."""
+    server = Server(a.tend, size, a.out, a.foreign_pipe)
+    runs = {}
+    allres = {}
+    try:
+        for agent in [x for x in a.agents.split(",") if x]:
+            if agent not in harness.PROFILES:
+                sys.exit("latency: unknown agent %s (known: %s)" % (agent, ", ".join(harness.PROFILES)))
+            harness.AGENTS_DIR = dirs.get(agent, default_dir)
+            r = Run(agent, a.tend, a.runs, a.poll_ms, a.hold, size, a.out, a.via_tend_prompt, server=server)
+            r.open()
+            runs[agent] = r
+        harness.AGENTS_DIR = default_dir
+
+        def drive(agent, r):
+            try:
+                allres[agent] = r.go(opened=True)
+            except Exception as e:  # one agent's failure is reported, the others go on
+                allres[agent] = [{"agent": agent, "error": "%s: %s" % (type(e).__name__, e)}]
+                print(json.dumps(allres[agent][0]), flush=True)
+
+        threads = [threading.Thread(target=drive, args=(ag, r), daemon=True) for ag, r in runs.items()]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        server.close()
+    return allres
 
 
 def shutil_which(name):
