@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use tend_protocol::reply::Reply;
 use tend_protocol::PaneId;
-use tend_zellij_payload::Status as PluginStatus;
 
 use crate::input::{CapturePurpose, RequestId};
 use crate::links::StderrTail;
@@ -172,9 +171,9 @@ pub enum MuxJob {
         /// The request.
         reply: RequestId,
     },
-    /// The status for zellij's plugin (the zellij backend's publish; the
-    /// tmux backend publishes options instead).
-    Plugin(PluginStatus),
+    /// The whole status in one piece, for the zellij backend, which shows
+    /// it in its plugin (the tmux backend publishes options instead).
+    Overview(crate::overview::Overview),
     /// Type a command at a shell's prompt (`tend restore`): in a pane, or
     /// in a new window (and session) made for it. The words are quoted for
     /// the shell by the backend, through the one quoting layer.

@@ -40,8 +40,8 @@
 //! This one holds [`Core`] and its inputs' dispatch; `listing.rs` takes
 //! listings and screens; `tick.rs` runs the timers and each pane's
 //! effective status; `control.rs` answers requests; `links.rs` keeps the
-//! remotes; `publish.rs`, `status.rs` and `plugin.rs` say what the status
-//! line and the plugin show; `conversations.rs` keeps each agent's
+//! remotes; `publish.rs` and `status.rs` say what the status line shows,
+//! `overview.rs` the same in one piece (for zellij's plugin); `conversations.rs` keeps each agent's
 //! conversation for `tend restore` (its rules in `resume/`).
 
 #![warn(missing_docs)]
@@ -74,8 +74,8 @@ pub mod links;
 mod listing;
 pub mod mux;
 pub mod notice;
+pub mod overview;
 pub mod pane;
-pub mod plugin;
 pub mod publish;
 pub mod remote;
 mod remote_panes;
@@ -949,8 +949,8 @@ impl Core {
         }
         if self.mux == Mux::Zellij {
             // The backend pushes it when it differs from the last one.
-            let status = plugin::plugin_status(&self.rows(), &self.remote_rows());
-            self.job(MuxJob::Plugin(status));
+            let o = overview::overview(&self.rows(), &self.remote_rows());
+            self.job(MuxJob::Overview(o));
             return None;
         }
         let mut dropped = Vec::new();

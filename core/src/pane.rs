@@ -126,7 +126,7 @@ pub struct Screen {
 }
 
 /// Where a status option is set: the multiplexer's scopes (tmux's; the
-/// zellij backend takes a whole status instead, see [`crate::plugin`]).
+/// zellij backend takes a whole status instead, see [`crate::overview`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Scope {
     /// Global session options: seen by every session.

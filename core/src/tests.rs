@@ -507,7 +507,7 @@ fn tmux_gets_options_and_a_guard() {
     let jobs = r.drain_jobs();
     assert!(jobs.iter().any(|j| matches!(j, MuxJob::Guard { .. })));
     assert!(jobs.iter().any(|j| matches!(j, MuxJob::Publish { .. })));
-    assert!(!jobs.iter().any(|j| matches!(j, MuxJob::Plugin(_))));
+    assert!(!jobs.iter().any(|j| matches!(j, MuxJob::Overview(_))));
     assert_eq!(r.ok("ping", json!({}))["backend"], "tmux");
 }
 
@@ -548,7 +548,7 @@ fn zellij_panes_keep_zellij_names_and_publish_to_the_plugin() {
         .iter()
         .rev()
         .find_map(|j| match j {
-            MuxJob::Plugin(s) => Some(s.clone()),
+            MuxJob::Overview(s) => Some(s.clone()),
             _ => None,
         })
         .expect("a plugin status");
@@ -556,7 +556,10 @@ fn zellij_panes_keep_zellij_names_and_publish_to_the_plugin() {
         (status.needs, status.summary.as_str()),
         (1, "1 agent needs you")
     );
-    assert_eq!(status.jump.iter().map(|j| j.pane).collect::<Vec<_>>(), [4]);
+    assert_eq!(
+        status.jump.iter().map(|j| j.pane).collect::<Vec<_>>(),
+        [PaneId(4)]
+    );
     // Parks and snoozes are named as zellij names panes, gates too.
     let parked = r.ok("park", json!({"pane": "4", "gate": "5"}));
     assert_eq!(parked["parked"], "terminal_4");

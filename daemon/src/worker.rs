@@ -672,7 +672,7 @@ impl Worker {
             // Taken above, all at once.
             MuxJob::Retap(_) | MuxJob::InstallTap(_) => {}
             // zellij's; tmux has the options.
-            MuxJob::Plugin(_) => {}
+            MuxJob::Overview(_) => {}
             MuxJob::Publish {
                 updates, clients, ..
             } => {

@@ -10,7 +10,8 @@
 //!   at (whole viewports, pushed to the table as polled screens), and
 //!   `dump-screen` for panes in background tabs at most every
 //!   [`POLL_BACKGROUND`]; seeds with `dump-screen`;
-//! * published status: the core's `plugin_status` pushed to tend's plugin with
+//! * published status: the core's [`Overview`] made into the plugin's payload
+//!   ([`payload`]) and pushed to tend's plugin with
 //!   `zellij pipe` from its own thread (newest only, never blocking), again
 //!   every [`HEARTBEAT`] so that the plugin's time to live never runs out
 //!   while the daemon lives;
@@ -25,10 +26,12 @@ use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use tend_core::overview::Overview;
 use tend_core::{ClientInfo, Input, MuxJob, PaneInfo, Screen, TapOutcome};
 use tend_protocol::{PaneId, SessionId, WindowId};
 use tend_zellij_host::{
-    PaneId as ZPaneId, PluginStatus, Session, SubscribeEvent, SubscribeOptions, Subscription,
+    JumpTarget, PaneId as ZPaneId, PluginStatus, Session, SubscribeEvent, SubscribeOptions,
+    Subscription,
 };
 use tokio::sync::mpsc::Sender;
 
@@ -41,7 +44,9 @@ use tend_protocol::{Error, ErrorCode};
 /// Background-tab panes are read with `dump-screen` (one zellij process
 /// each) at most this often.
 pub const POLL_BACKGROUND: Duration = Duration::from_millis(1500);
-pub use tend_core::plugin::HEARTBEAT;
+/// The status is pushed again this often while nothing changes; the plugin
+/// drops it after three times this without a push.
+pub const HEARTBEAT: Duration = Duration::from_secs(30);
 /// How often the subscription's screens are passed on.
 const PUMP: Duration = Duration::from_millis(50);
 /// How often the thread wakes with no subscription and no job.
@@ -389,7 +394,7 @@ impl Backend {
                 outcome: TapOutcome::Foreign,
             }),
             MuxJob::Publish { .. } => {}
-            MuxJob::Plugin(status) => self.status(Some(status)),
+            MuxJob::Overview(o) => self.status(Some(payload(o))),
             MuxJob::Switch { pane, .. } => {
                 if let Err(e) = self.session.focus_pane(ZPaneId::Terminal(pane.0)) {
                     crate::say!("cannot focus terminal_{}: {e}", pane.0);
@@ -636,6 +641,31 @@ fn answer(
     Ok(tend_core::answer::answered(name, manifest, action, a, send))
 }
 
+/// The plugin's payload (`tend-zellij-payload`) for the core's overview:
+/// its words as text, and a time to live of three heartbeats.
+pub fn payload(o: Overview) -> PluginStatus {
+    let word = |w: Option<&'static str>| w.map(str::to_owned);
+    PluginStatus {
+        v: tend_zellij_host::plugin::PAYLOAD_VERSION,
+        summary: o.summary,
+        needs: o.needs,
+        quiet: o.quiet,
+        band: word(o.band.map(|b| b.as_str())),
+        ttl: Some(HEARTBEAT.as_secs_f64() * 3.0),
+        jump: o
+            .jump
+            .into_iter()
+            .map(|j| JumpTarget {
+                pane: j.pane.0,
+                band: word(j.band.map(|b| b.as_str())),
+                state: word(j.state.map(|s| s.as_str())),
+                reason: word(j.reason.map(|r| r.as_str())),
+                agent: j.agent,
+            })
+            .collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -649,5 +679,29 @@ mod tests {
         assert_eq!(k(&["C-c"]), b"\x03");
         assert_eq!(k(&["1"]), b"1");
         assert_eq!(k(&["hello world"]), b"hello world");
+    }
+
+    #[test]
+    fn the_overview_becomes_the_plugins_payload_word_for_word() {
+        use tend_core::overview::JumpTarget as Target;
+        use tend_vocab::{Band, Reason, State};
+        let o = Overview {
+            summary: "1 agent needs you".into(),
+            needs: 1,
+            quiet: 0,
+            band: Some(Band::Waiting),
+            jump: vec![Target {
+                pane: PaneId(3),
+                band: Some(Band::Waiting),
+                state: Some(State::Waiting),
+                reason: Some(Reason::Approval),
+                agent: Some("claude".into()),
+            }],
+        };
+        let p = payload(o);
+        assert_eq!(
+            p.to_json(),
+            r#"{"v":1,"summary":"1 agent needs you","needs":1,"quiet":0,"band":"waiting","ttl":90.0,"jump":[{"pane":3,"band":"waiting","state":"waiting","reason":"approval","agent":"claude"}]}"#
+        );
     }
 }
