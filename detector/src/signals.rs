@@ -125,6 +125,13 @@ pub fn parse_osc(params: &[&[u8]]) -> Option<Signal> {
             // kitty: `OSC 99 ; metadata ; payload`. Only plain payloads are
             // interpreted; `p=title` chunks become the title.
             let meta = rest.first().map(|m| text(m)).unwrap_or_default();
+            // `p=?` asks the terminal which notifications it supports
+            // (OpenTUI's `i=opentui-notifications:p=?`, printed at start
+            // by OpenCode, Kilo Code and Cline CLI): a query, no
+            // notification.
+            if meta.split(':').any(|kv| kv == "p=?") {
+                return None;
+            }
             let payload = rest
                 .get(1..)
                 .unwrap_or_default()
@@ -208,6 +215,17 @@ mod tests {
                 body: "Hello".into()
             }]
         );
+    }
+
+    #[test]
+    fn a_kitty_capability_query_is_no_notification() {
+        // What OpenCode 1.18.33, Kilo Code 7.7.7 and Cline CLI 3.0.65
+        // print as they start (every recording of the three holds it).
+        assert_eq!(
+            signals(b"\x1b]99;i=opentui-notifications:p=?;\x1b\\"),
+            vec![]
+        );
+        assert_eq!(signals(b"\x1b]99;p=?;\x07"), vec![]);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! `cargo test -p tend-detector --test tests corpus:: -- --skip _corpus::`.
 
 mod bad_input;
+mod channel_survey;
 mod corpus;
 mod engine_runs;
 mod eval_backoff;
