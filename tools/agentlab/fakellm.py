@@ -56,6 +56,7 @@ import json
 import os
 import re
 import socketserver
+import subprocess
 import sys
 import threading
 import time
@@ -628,8 +629,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.headers.get("Content-Encoding", "").lower() in ("gzip",):
             import gzip
             raw = gzip.decompress(raw)
-        elif self.headers.get("Content-Encoding", "").lower() in ("zstd",):
-            pass
+        elif self.headers.get("Content-Encoding", "").lower() in ("zstd",) and raw:
+            # Pi's Codex provider compresses its SSE request bodies (Node's
+            # zlib.zstdCompressSync); this Python has no zstd module, the
+            # zstd tool decodes them
+            try:
+                raw = subprocess.run(["zstd", "-dc"], input=raw, capture_output=True, timeout=10,
+                                     check=True).stdout
+            except (OSError, subprocess.SubprocessError):
+                pass
         try:
             return raw, json.loads(raw.decode("utf-8")) if raw else {}
         except Exception:
@@ -919,7 +927,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
           quota instead (a QuotaFailure whose quotaId says PerDay: "You have
           exhausted your daily quota on this model.", no reset time).
         * openai_chat: OpenAI's own quota answer, 429 `insufficient_quota`
-          (no reset time; the chat agents show it as an error)."""
+          (no reset time; the chat agents show it as an error).  With
+          FAKELLM_CHAT_LIMIT=opencode_go, the answer of OpenCode's own gateway
+          to an OpenCode Go subscriber at a 5-hour or weekly limit instead:
+          429 `{"type": "error", "error": {"type": "GoUsageLimitError"},
+          "metadata": {"workspace", "limitName"}}` with `retry-after` the
+          seconds to the window's end (OpenCode 1.18's SessionRetry reads the
+          type, the limit's name and retry-after: "5 hour usage limit reached.
+          It will reset in 3 hours 10 minutes. …", retried at the reset; its
+          TUI adds a "Go limit reached" dialog for the opencode-go provider)."""
         reset = int(step["reset_at"])
         secs = max(1, int(reset - time.time()))
         headers = {"retry-after": str(secs)}
@@ -967,6 +983,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 # busy model and waits the delay out in silence
                 msg = "Resource has been exhausted (e.g. check quota)."
             obj = {"error": {"code": 429, "message": msg, "status": "RESOURCE_EXHAUSTED", "details": details}}
+        elif os.environ.get("FAKELLM_CHAT_LIMIT") == "opencode_go":
+            name = {"five_hour": "5 hour", "seven_day": "weekly"}.get(step.get("window", "five_hour"), "5 hour")
+            obj = {"type": "error",
+                   "error": {"type": "GoUsageLimitError",
+                             "message": "%s usage limit reached." % name.capitalize()},
+                   "metadata": {"workspace": "wrk_fakellm", "limitName": name}}
         else:
             obj = {"error": {"message": "You exceeded your current quota, please check your plan and billing "
                                         "details.", "type": "insufficient_quota", "param": None,

@@ -354,16 +354,20 @@ def setup_opencode(home, work, port, scenario):
     d = os.path.join(home, ".config", "opencode")
     os.makedirs(d, exist_ok=True)
     perm = "allow" if scenario in TOOL_PREAPPROVED else "ask"
+    # a plan limit is OpenCode Go's (fakellm FAKELLM_CHAT_LIMIT=opencode_go):
+    # the provider is named `opencode-go`, the one whose limit OpenCode's TUI
+    # shows as a "Go limit reached" dialog
+    prov = "opencode-go" if scenario in LIMIT_SCENARIOS else "fakellm"
     cfg = {
         "$schema": "https://opencode.ai/config.json",
         "autoupdate": False, "share": "disabled",
-        "model": "fakellm/fake-model", "small_model": "fakellm/fake-model",
-        "provider": {"fakellm": {
-            "npm": "@ai-sdk/openai-compatible", "name": "fakellm",
+        "model": prov + "/fake-model", "small_model": prov + "/fake-model",
+        "provider": {prov: {
+            "npm": "@ai-sdk/openai-compatible", "name": prov,
             "options": {"baseURL": "http://127.0.0.1:%d/v1" % port, "apiKey": "sk-fake-opencode"},
             "models": {"fake-model": {"name": "Fake Model", "tool_call": True,
                                       "limit": {"context": 128000, "output": 4096}}}}},
-        "enabled_providers": ["fakellm"],
+        "enabled_providers": [prov],
         "permission": {"bash": perm, "edit": perm, "webfetch": perm},
         "lsp": False, "formatter": False,
     }
@@ -449,14 +453,34 @@ def setup_qwen(home, work, port, scenario):
     return env, cmd
 
 
+def chatgpt_token():
+    """An unsigned JWT as a ChatGPT sign-in's access token: Pi's Codex
+    provider reads the account id from its `https://api.openai.com/auth`
+    claim (the fake server checks nothing)."""
+    import base64
+
+    def b64(obj):
+        return base64.urlsafe_b64encode(json.dumps(obj, separators=(",", ":")).encode()).rstrip(b"=").decode()
+    return "%s.%s.%s" % (b64({"alg": "none", "typ": "JWT"}),
+                         b64({"https://api.openai.com/auth": {"chatgpt_account_id": "acc-fakellm",
+                                                              "chatgpt_plan_type": "pro"},
+                              "sub": "acc-user", "iat": 1700000000, "exp": 4102444800}),
+                         "fakesig")
+
+
 def setup_pi(home, work, port, scenario):
     """Pi (@mariozechner/pi-coding-agent): a custom provider in
-    ~/.pi/agent/models.json speaking openai-completions."""
+    ~/.pi/agent/models.json speaking openai-completions.  A plan limit is a
+    ChatGPT sign-in's instead (Pi's `openai-codex-responses` API, the one its
+    /login ChatGPT provider uses, with a ChatGPT-style bearer): fakellm's
+    Codex usage_limit_reached, which Pi words itself."""
     d = os.path.join(home, ".pi", "agent")
     os.makedirs(d, exist_ok=True)
+    limit = scenario in LIMIT_SCENARIOS
     models = {"providers": {"fakellm": {
-        "baseUrl": "http://127.0.0.1:%d/v1" % port, "api": "openai-completions",
-        "apiKey": "sk-fake-pi",
+        "baseUrl": "http://127.0.0.1:%d%s" % (port, "" if limit else "/v1"),
+        "api": "openai-codex-responses" if limit else "openai-completions",
+        "apiKey": chatgpt_token() if limit else "sk-fake-pi",
         "models": [{"id": "fake-model", "name": "Fake Model", "reasoning": False, "input": ["text"],
                     "contextWindow": 128000, "maxTokens": 4096,
                     "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}]}}}
@@ -673,6 +697,10 @@ PROFILES.update({
     "opencode": dict(
         CHAT_TOOLS,
         setup=setup_opencode,
+        # a plan limit is OpenCode Go's, which OpenCode retries by itself at
+        # its reset (retry-after): limit_resume types nothing
+        fake_env={"FAKELLM_CHAT_REQUIRE_TOOLS": "1", "FAKELLM_CHAT_LIMIT": "opencode_go"},
+        limit_resumes_itself=True,
         # full-screen opentui on the alternate screen; idle footer "ctrl+p commands"
         ready=r"ctrl\+p commands",
         approval_screen=r"Permission required",
@@ -2022,17 +2050,20 @@ class Case:
         if not resume:
             time.sleep(float(os.environ.get("ACC_LIMIT_HOLD", "10")))
             return
-        if os.environ.get("ACC_LIMIT_RESUMER") == "tend":
+        by_tend = os.environ.get("ACC_LIMIT_RESUMER") == "tend"
+        if by_tend or self.prof.get("limit_resumes_itself"):
             # a tend daemon on this case's tmux server resumes it ([limits]
-            # resume): the driver types nothing and waits for its request
-            n0 = self.n_requests()
+            # resume), or the agent asks again by itself at the reset
+            # (OpenCode: retry-after): the driver types nothing and waits
+            # for its request
+            who = "tend" if by_tend else "agent"
             e = self.wait_server(lambda e: e.get("event") == "request" and e.get("main")
                                  and e["ts"] > last["reset_at"],
-                                 max(0.0, last["reset_at"] - time.time()) + 120, "resume_by_tend")
+                                 max(0.0, last["reset_at"] - time.time()) + 120, "resume_by_" + who)
             if not e:
-                self.notes.append("tend sent no resume")
+                self.notes.append("%s sent no request after the reset" % who)
                 return
-            self.ev("resumed_by_tend", after_reset=round(e["ts"] - last["reset_at"], 2))
+            self.ev("resumed_by_" + who, after_reset=round(e["ts"] - last["reset_at"], 2))
             self.label("working", ts=e["ts"], src="server:request_after_reset", unc=(-1.0, 0.0))
             e = self.wait_server(lambda e: e.get("event") == "stream_end" and e.get("kind") == "text"
                                  and e.get("step", -1) >= 1, 90, "answer_after_reset")
