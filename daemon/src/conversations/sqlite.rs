@@ -8,7 +8,7 @@
 //! source (rusqlite's `bundled`) added 16 s to a debug build and 134 s to
 //! a release build of this workspace on a loaded 2-core machine, and the
 //! system's library is not on every machine that builds tend (decision
-//! 0019). Read-only, and bounded: at most [`MAX_PAGE_READS`] pages and
+//! 0021). Read-only, and bounded: at most [`MAX_PAGE_READS`] pages and
 //! [`MAX_WAL`] of log per query; a page that does not parse ends the
 //! query with an error, never a panic (the agent may be writing).
 
