@@ -33,7 +33,9 @@
 //! 2. **Floor** (`--floor MS,…`): the same panes' pipes handed over by
 //!    `tend tap` to this bench and read on a tick of MS, nothing parsed:
 //!    what waking and reading alone cost on this machine, the part of
-//!    tend's cost no work of its own can remove.
+//!    tend's cost no work of its own can remove. Under the cost table each
+//!    build's CPU is printed over it (`over the floor`: a ratio from one
+//!    run, which a noisy machine moves less than a percentage).
 //! 3. **Cost**: N panes streaming (a spinner line at 60 Hz, as a working
 //!    agent redraws) for S seconds; CPU (user+system, % of one core) and
 //!    memory of the daemon (RSS) and of the taps (PSS, summed), and the tmux
@@ -786,11 +788,13 @@ fn main() {
     let floors: Vec<u64> = get("--floor")
         .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
         .unwrap_or_default();
+    // (load, panes, tick, % of a core): for the ratios under the table.
+    let mut floor_cells: Vec<(&'static str, usize, u64, f64)> = Vec::new();
     if !floors.is_empty() {
         for &load in &loads {
             for &n in &panes {
                 for &ms in &floors {
-                    cost_floor(
+                    let pct = cost_floor(
                         n,
                         secs,
                         settle,
@@ -798,6 +802,7 @@ fn main() {
                         &builds[builds.len() - 1].1,
                         Duration::from_millis(ms),
                     );
+                    floor_cells.push((load.label(), n, ms, pct));
                 }
             }
         }
@@ -837,6 +842,7 @@ fn main() {
         return;
     }
     let mut summary = Vec::new();
+    let mut ratios = Vec::new();
     for load in loads {
         for &n in &panes {
             let mut tend: Vec<Vec<TendCost>> = vec![Vec::new(); builds.len()];
@@ -859,6 +865,20 @@ fn main() {
                     median_of(runs, |c| c.mem),
                     median_of(runs, |c| c.server),
                 ));
+                // The figure to watch: all of tend over the floor measured
+                // in the same run (a ratio survives a noisy machine better
+                // than a percentage).
+                for (_, _, ms, floor) in floor_cells
+                    .iter()
+                    .filter(|(l, p, _, _)| *l == load.label() && *p == n)
+                {
+                    ratios.push(format!(
+                        "{} {n} panes, {label}: all of tend {:.2} % ÷ floor at {ms} ms {floor:.2} % = {:.2}×",
+                        load.label(),
+                        median_of(runs, |c| c.total),
+                        median_of(runs, |c| c.total) / floor,
+                    ));
+                }
             }
             summary.push(format!(
                 "| {} | {n} | poller (500 ms) | | | | | **{:.2}** | | {:.2} |",
@@ -874,6 +894,12 @@ fn main() {
         println!("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|");
         for line in summary {
             println!("{line}");
+        }
+    }
+    if !ratios.is_empty() {
+        println!("\nover the floor (the same run):\n");
+        for line in ratios {
+            println!("  {line}");
         }
     }
 }
