@@ -224,7 +224,9 @@ impl Row {
     /// Cells at the end are dropped.
     pub fn insert(&mut self, i: u16, count: u16) {
         self.materialize();
-        let count = usize::from(count).min(self.cells.len() - usize::from(i));
+        // tend fork: `i` past the row's end (a cursor left beyond it by
+        // garbage input) inserts nothing instead of overflowing.
+        let count = usize::from(count).min(self.cells.len().saturating_sub(usize::from(i)));
         if count == 0 {
             // Always "truncate", even when `count` is 0. However, because we
             // didn't actually insert any cells, we don't need to follow the

@@ -1203,12 +1203,14 @@ impl<CB: crate::Callbacks> WrappedScreen<CB> {
                 row: pos.row,
                 col: pos.col - 1,
             };
-            if screen
-                .grid_mut()
-                .drawing_cell_mut(base_pos)
-                .unwrap()
-                .is_wide_continuation()
-            {
+            // tend fork: a cursor past the row's last cell (garbage input
+            // after a resize; tend/detector/tests/bad_input.rs keeps the
+            // case) has nothing to combine with: the character is dropped,
+            // as one at column 0 is.
+            let Some(before) = screen.grid_mut().drawing_cell_mut(base_pos) else {
+                return;
+            };
+            if before.is_wide_continuation() {
                 // pos.row is valid, since it comes directly from
                 // self.grid().pos() which we assume to always have a
                 // valid row value. we know pos.col - 2 is valid
