@@ -45,6 +45,11 @@ fn stop_flag(f: &tend_attention::stopflag::StopFlag) -> reply::StopFlag {
 impl Core {
     pub(crate) fn view(&self, p: &PaneEntry) -> PaneView {
         let e = p.eff.as_ref();
+        // A pane not evaluated yet (just listed, just after a start) still
+        // shows its park and snooze: they are the user's, not the screen's.
+        let marks = self
+            .parks
+            .marks(&self.mux.name(p.info.pane_id), self.unix());
         let agent = e.and_then(|e| e.agent.clone());
         // How the pane's agent (live, or the one whose run ended here) was
         // identified.
@@ -75,11 +80,11 @@ impl Core {
                 .unwrap_or_default(),
             app: e.and_then(|e| e.app.clone()),
             label: e.and_then(|e| e.label.clone()),
-            parked: e.is_some_and(|e| e.parked),
-            note: e.and_then(|e| e.note.clone()),
-            gate: e.and_then(|e| e.gate.clone()),
-            snoozed: e.is_some_and(|e| e.snoozed),
-            until: e.and_then(|e| e.until),
+            parked: e.map_or(marks.parked, |e| e.parked),
+            note: e.map_or(marks.note, |e| e.note.clone()),
+            gate: e.map_or(marks.gate, |e| e.gate.clone()),
+            snoozed: e.map_or(marks.snoozed, |e| e.snoozed),
+            until: e.map_or(marks.until, |e| e.until),
             stop: e.and_then(|e| e.stop.clone()),
             run: p.det.status().run,
             exit_code: e.and_then(|e| e.exit_code),

@@ -1797,3 +1797,20 @@ fn a_working_agent_behind_someone_else_s_pipe_is_polled_at_the_busy_pace_while_i
         polled(&mut r, 1, at + 5, working);
     }
 }
+
+#[test]
+fn a_saved_park_shows_before_its_pane_is_first_evaluated() {
+    let mut r = Rig::new(Mux::Tmux);
+    r.list(&[1], vec![]);
+    r.ok("park", json!({"pane": "%1", "note": "keepme"}));
+    let text = r.core.state_text();
+    // The next daemon has read the state and just listed the pane: no
+    // status yet, the park is the user's all the same.
+    let mut r = Rig::new(Mux::Tmux);
+    r.core
+        .restore(crate::store::parse(&text, WALL as u64).expect("the state reads back"));
+    r.list(&[1], vec![]);
+    let v = r.get("%1");
+    assert_eq!(v["state"], Value::Null, "not evaluated yet: {v}");
+    assert_eq!((&v["parked"], &v["note"]), (&json!(true), &json!("keepme")));
+}
