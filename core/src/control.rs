@@ -800,15 +800,7 @@ impl Core {
         let cands: Vec<attention::Candidate<'_>> = rows
             .iter()
             .zip(&ids)
-            .filter_map(|(r, id)| {
-                Some(attention::Candidate {
-                    pane: id,
-                    session: &r.session_name,
-                    band: r.band?,
-                    reason: r.reason,
-                    since: r.since.unwrap_or(0.0),
-                })
-            })
+            .filter_map(|(r, id)| r.candidate(id, &r.session_name))
             .chain(remote.rows.iter().filter_map(|r| {
                 Some(attention::Candidate {
                     pane: &r.id,

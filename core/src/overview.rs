@@ -49,15 +49,7 @@ pub fn overview(rows: &[PaneRow], remote: &RemoteFacts) -> Overview {
     let cands: Vec<attention::Candidate<'_>> = rows
         .iter()
         .zip(&ids)
-        .filter_map(|(r, id)| {
-            Some(attention::Candidate {
-                pane: id,
-                session: "",
-                band: r.band?,
-                reason: r.reason,
-                since: r.since.unwrap_or(0.0),
-            })
-        })
+        .filter_map(|(r, id)| r.candidate(id, ""))
         .collect();
     let jump = attention::attention_order(&cands)
         .into_iter()
@@ -84,25 +76,13 @@ pub fn overview(rows: &[PaneRow], remote: &RemoteFacts) -> Overview {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tend_protocol::{SessionId, WindowId};
 
     #[test]
     fn the_overview_lists_waiting_panes_in_attention_order() {
-        let row = |n: u32, band: Band, reason: Option<Reason>, since: f64| PaneRow {
-            pane: PaneId(n),
-            window: WindowId(0),
-            session: SessionId(0),
-            session_name: "s".into(),
-            agent: Some("claude".into()),
-            state: Some(State::Waiting),
-            reason,
-            band: Some(band),
-            since: Some(since),
-            marks: None,
-            exit_code: None,
-            project: None,
-            resets_at: None,
-            reset: None,
+        let row = |n: u32, band: Band, reason: Option<Reason>, since: f64| {
+            let mut r = crate::publish::tests::row(n, 0, 0, band, reason, since);
+            r.session_name = "s".into();
+            r
         };
         let rows = [
             row(1, Band::Working, None, 1.0),

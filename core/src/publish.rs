@@ -58,6 +58,20 @@ pub struct PaneRow {
     pub reset: Option<String>,
 }
 
+impl PaneRow {
+    /// The row as a jump candidate named `id`, in `session` (none when it
+    /// has no band).
+    pub fn candidate<'a>(&'a self, id: &'a str, session: &'a str) -> Option<Candidate<'a>> {
+        Some(Candidate {
+            pane: id,
+            session,
+            band: self.band?,
+            reason: self.reason,
+            since: self.since.unwrap_or(0.0),
+        })
+    }
+}
+
 /// One remote pane's facts for the global rollups (remote panes have no
 /// local pane, window or session to carry options).
 #[derive(Debug, Clone, PartialEq)]
@@ -420,12 +434,19 @@ pub(crate) fn demands_and_quiet(bands: &[Band]) -> (usize, usize) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use tend_detector::Reason;
     use tend_protocol::{PaneId, SessionId, WindowId};
 
-    fn row(p: u32, w: u32, s: u32, band: Band, reason: Option<Reason>, since: f64) -> PaneRow {
+    pub(crate) fn row(
+        p: u32,
+        w: u32,
+        s: u32,
+        band: Band,
+        reason: Option<Reason>,
+        since: f64,
+    ) -> PaneRow {
         PaneRow {
             pane: PaneId(p),
             window: WindowId(w),
