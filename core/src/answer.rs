@@ -35,14 +35,26 @@ pub fn check(
     send: bool,
 ) -> Result<Answer, Error> {
     if screen.in_mode && send {
-        return Err(Error::new(
-            ErrorCode::PaneInMode,
-            format!(
-                "{pane} is in copy mode, which would take the keys; leave it (q) and try again. Nothing was sent"
-            ),
-        ));
+        return Err(in_copy_mode(pane));
     }
-    let view = ScreenView {
+    let view = view_of(screen);
+    tend_detector::answer::answer(&view, manifest, action).map_err(|r| refusal_of(&r, pane))
+}
+
+/// The refusal to send keys into a pane in copy mode (they would move
+/// its cursor, not reach the agent).
+pub(crate) fn in_copy_mode(pane: &str) -> Error {
+    Error::new(
+        ErrorCode::PaneInMode,
+        format!(
+            "{pane} is in copy mode, which would take the keys; leave it (q) and try again. Nothing was sent"
+        ),
+    )
+}
+
+/// A screen the backend captured, as the detector reads it.
+pub(crate) fn view_of(screen: Captured) -> ScreenView {
+    ScreenView {
         rows: screen.rows,
         title: screen.title,
         progress: String::new(),
@@ -51,8 +63,7 @@ pub fn check(
             u16::try_from(screen.cursor.0).unwrap_or(u16::MAX),
             u16::try_from(screen.cursor.1).unwrap_or(u16::MAX),
         ),
-    };
-    tend_detector::answer::answer(&view, manifest, action).map_err(|r| refusal_of(&r, pane))
+    }
 }
 
 /// The answer to an `answer` request whose dialog was found (and, when

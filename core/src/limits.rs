@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use tend_attention::limit::{Hold, LimitChange, ResumePolicy};
 use tend_detector::limit::{self, NotAtLimit, Resume};
-use tend_detector::rules::ScreenView;
 use tend_detector::Manifest;
 use tend_protocol::explain::LimitExplained;
 use tend_protocol::reply::Resumed;
@@ -36,23 +35,9 @@ pub fn check(
     text: &str,
 ) -> Result<Resume, Error> {
     if screen.in_mode {
-        return Err(Error::new(
-            ErrorCode::PaneInMode,
-            format!(
-                "{pane} is in copy mode, which would take the keys; leave it (q) and try again. Nothing was sent"
-            ),
-        ));
+        return Err(crate::answer::in_copy_mode(pane));
     }
-    let view = ScreenView {
-        rows: screen.rows,
-        title: screen.title,
-        progress: String::new(),
-        alternate: screen.alternate,
-        cursor: (
-            u16::try_from(screen.cursor.0).unwrap_or(u16::MAX),
-            u16::try_from(screen.cursor.1).unwrap_or(u16::MAX),
-        ),
-    };
+    let view = crate::answer::view_of(screen);
     limit::resume(&view, manifest, text).map_err(|e: NotAtLimit| {
         Error::new(
             ErrorCode::NotAtLimit,

@@ -472,6 +472,31 @@ impl Backend {
     }
 }
 
+/// The pane's name and its screen as zellij dumps it, with the cursor and
+/// title the plugin last sent, for a check before keys are sent.
+fn dump_for_check(
+    session: &Session,
+    seen: &SeenPane,
+    pane: PaneId,
+) -> Result<(String, tend_core::answer::Captured), Error> {
+    let name = ZPaneId::Terminal(pane.0).to_string();
+    let text = session
+        .dump_screen(ZPaneId::Terminal(pane.0), false)
+        .map_err(|e| Error::new(ErrorCode::Zellij, format!("cannot read {name}: {e}")))?;
+    let (x, y) = seen.cursor;
+    let captured = tend_core::answer::Captured {
+        rows: text.lines().map(|l| l.trim_end().to_owned()).collect(),
+        title: seen.title.clone(),
+        alternate: false,
+        cursor: (
+            u32::try_from(y).unwrap_or(u32::MAX),
+            u32::try_from(x).unwrap_or(u32::MAX),
+        ),
+        in_mode: false,
+    };
+    Ok((name, captured))
+}
+
 /// [`MuxJob::LimitResume`] in zellij: the screen read again, checked, then the
 /// text (pasted, and Enter unless the agent wants a pause, which the core
 /// sends) or the limit dialog's keys.
@@ -483,21 +508,7 @@ fn limit_resume(
     text: &str,
 ) -> Result<tend_detector::limit::Resume, Error> {
     use tend_detector::limit::Resume;
-    let name = ZPaneId::Terminal(pane.0).to_string();
-    let screen = session
-        .dump_screen(ZPaneId::Terminal(pane.0), false)
-        .map_err(|e| Error::new(ErrorCode::Zellij, format!("cannot read {name}: {e}")))?;
-    let (x, y) = seen.cursor;
-    let captured = tend_core::answer::Captured {
-        rows: screen.lines().map(|l| l.trim_end().to_owned()).collect(),
-        title: seen.title.clone(),
-        alternate: false,
-        cursor: (
-            u32::try_from(y).unwrap_or(u32::MAX),
-            u32::try_from(x).unwrap_or(u32::MAX),
-        ),
-        in_mode: false,
-    };
+    let (name, captured) = dump_for_check(session, seen, pane)?;
     let r = tend_core::limits::check(&name, captured, manifest, text)?;
     let failed =
         |e: String| Error::new(ErrorCode::Zellij, format!("writing to {name} failed: {e}"));
@@ -614,21 +625,7 @@ fn answer(
     action: tend_detector::answer::Action,
     send: bool,
 ) -> Result<Reply, Error> {
-    let name = ZPaneId::Terminal(pane.0).to_string();
-    let text = session
-        .dump_screen(ZPaneId::Terminal(pane.0), false)
-        .map_err(|e| Error::new(ErrorCode::Zellij, format!("cannot read {name}: {e}")))?;
-    let (x, y) = seen.cursor;
-    let captured = tend_core::answer::Captured {
-        rows: text.lines().map(|l| l.trim_end().to_owned()).collect(),
-        title: seen.title.clone(),
-        alternate: false,
-        cursor: (
-            u32::try_from(y).unwrap_or(u32::MAX),
-            u32::try_from(x).unwrap_or(u32::MAX),
-        ),
-        in_mode: false,
-    };
+    let (name, captured) = dump_for_check(session, seen, pane)?;
     let a = tend_core::answer::check(&name, captured, manifest, action, send)?;
     if send {
         write_keys(session, pane, &key_bytes(&a.keys)).map_err(|e| {
