@@ -168,15 +168,19 @@ impl Rig {
 
     /// Lists `panes` (each seeded with an empty screen) and `clients`.
     fn list(&mut self, panes: &[u32], clients: Vec<ClientInfo>) {
-        self.input(Input::Listed {
-            panes: panes.iter().map(|n| pane(*n)).collect(),
-            clients,
-        });
-        for n in panes {
+        self.list_infos(panes.iter().map(|n| pane(*n)).collect(), clients);
+    }
+
+    /// Lists `panes` as given (each seeded with a shell prompt's screen)
+    /// and `clients`.
+    fn list_infos(&mut self, panes: Vec<PaneInfo>, clients: Vec<ClientInfo>) {
+        let ids: Vec<PaneId> = panes.iter().map(|p| p.pane_id).collect();
+        self.input(Input::Listed { panes, clients });
+        for id in ids {
             self.input(Input::Captured {
-                pane: PaneId(*n),
+                pane: id,
                 screen: Screen {
-                    pane_id: PaneId(*n),
+                    pane_id: id,
                     text: "$ \n".into(),
                     cursor_x: 2,
                     cursor_y: 0,
@@ -1486,25 +1490,7 @@ fn agent_pane(agent: &str) -> Rig {
     }
     let mut p1 = pane(1);
     p1.pane_pid = 4545;
-    r.input(Input::Listed {
-        panes: vec![p1],
-        clients: vec![],
-    });
-    r.input(Input::Captured {
-        pane: PaneId(1),
-        screen: Screen {
-            pane_id: PaneId(1),
-            text: "$ \n".into(),
-            cursor_x: 2,
-            cursor_y: 0,
-            cursor_visible: true,
-            alternate_on: false,
-            in_mode: false,
-            width: 80,
-            height: 24,
-        },
-        purpose: CapturePurpose::Seed,
-    });
+    r.list_infos(vec![p1], vec![]);
     r.drive_to(4000);
     r
 }
@@ -1712,25 +1698,7 @@ fn a_pane_with_someone_else_s_pipe_is_polled_on_its_own_gap_whatever_sweeps_come
     let mut p1 = pane(1);
     p1.pipe = true;
     p1.pane_pid = 4545;
-    r.input(Input::Listed {
-        panes: vec![p1],
-        clients: vec![],
-    });
-    r.input(Input::Captured {
-        pane: PaneId(1),
-        screen: Screen {
-            pane_id: PaneId(1),
-            text: "$ \n".into(),
-            cursor_x: 2,
-            cursor_y: 0,
-            cursor_visible: true,
-            alternate_on: false,
-            in_mode: false,
-            width: 80,
-            height: 24,
-        },
-        purpose: CapturePurpose::Seed,
-    });
+    r.list_infos(vec![p1], vec![]);
     assert_eq!(r.core.panes[&PaneId(1)].tap, crate::TapState::Polling);
     assert_eq!(r.sweep_at(1, 1000), 1, "polled at the first sweep");
     // The screen changed: the next poll comes POLL_BUSY after this one.
