@@ -17,15 +17,17 @@ impl Core {
         let Some(p) = self.panes.get_mut(&id) else {
             return;
         };
-        let format = p
-            .watch
-            .agent()
-            .and_then(|a| self.registry.get(a))
-            .and_then(|m| m.session_files);
+        let manifest = p.watch.agent().and_then(|a| self.registry.get(a));
+        let format = manifest.and_then(|m| m.session_files);
+        // The agent's home is its manifest's `[resume] home`: where its
+        // conversations are looked up, too.
+        let homes = manifest
+            .and_then(|m| m.resume.as_ref())
+            .map_or(&[][..], |r| r.home.as_slice());
         let procs = self.procs.as_mut();
         let home = self.home.as_deref();
         let changed = p.session.retarget(format, p.watch.agent_process(), |pid| {
-            session::sessions_dir(procs, pid, home)
+            session::sessions_dir(procs, pid, homes, home)
         });
         if changed {
             trace!(

@@ -28,6 +28,8 @@ use tend_detector::psp::Reading;
 use tend_detector::session_file::{self, Follower};
 use tend_protocol::PaneId;
 
+use tend_detector::manifest::resume::{agent_home, HomeDir};
+
 use crate::source::ProcSource;
 use crate::watch::AgentProcess;
 
@@ -181,17 +183,17 @@ impl PaneSession {
     }
 }
 
-/// Where the agent process `pid` keeps its session files: its own
-/// `CLAUDE_CONFIG_DIR` or `HOME`, where the daemon may read its
-/// environment, else `home` (the daemon user's).
+/// Where the agent process `pid` keeps its session files: under its home
+/// as its manifest's `homes` say, read with its own environment where the
+/// daemon may read it, else under `home` (the daemon user's).
 pub(crate) fn sessions_dir(
     procs: &mut dyn ProcSource,
     pid: u32,
+    homes: &[HomeDir],
     home: Option<&str>,
 ) -> Option<String> {
-    let config = procs.env_var(pid, "CLAUDE_CONFIG_DIR");
-    let own_home = procs.env_var(pid, "HOME");
-    session_file::sessions_dir(config.as_deref(), own_home.as_deref(), home)
+    let (dir, _) = agent_home(homes, |name| procs.env_var(pid, name), home)?;
+    Some(format!("{dir}/{}", session_file::FOLDER))
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use tend_core::resume::plan::Saved;
 use tend_core::resume::Home;
 use tend_core::{ConversationSource, LiveFacts};
 use tend_detector::identity::ProcessInfo;
-use tend_detector::manifest::resume::{json_field, json_number, FolderField, HomeDir, Resume};
+use tend_detector::manifest::resume::{agent_home, json_field, json_number, FolderField, Resume};
 use tend_detector::session_file;
 
 /// Most of a conversation file read to find its folder (Codex's first
@@ -142,28 +142,15 @@ impl Stores {
     /// The agent's folder, as the manifest's `home` says, read with the
     /// agent's environment.
     fn home_of(&self, resume: &Resume, env: &HashMap<String, String>) -> Option<Home> {
-        let user_home = env
-            .get("HOME")
-            .filter(|h| h.starts_with('/'))
-            .cloned()
-            .or_else(|| self.home.clone());
-        resume.home.iter().find_map(|h| match h {
-            HomeDir::Env(var) => env.get(var).filter(|v| v.starts_with('/')).map(|v| Home {
-                dir: v.trim_end_matches('/').to_owned(),
-                var: Some(var.clone()),
-            }),
-            HomeDir::UnderHome(rest) => user_home.as_ref().map(|h| Home {
-                dir: format!("{}/{rest}", h.trim_end_matches('/')),
-                var: None,
-            }),
-        })
+        let (dir, var) = agent_home(&resume.home, |v| env.get(v).cloned(), self.home.as_deref())?;
+        Some(Home { dir, var })
     }
 
     /// The conversation Claude Code's session file names for `agent`, tied
     /// to that very process.
     fn session_file(&self, home: &Path, agent: &ProcessInfo) -> Option<(String, String)> {
         let path = home
-            .join("sessions")
+            .join(session_file::FOLDER)
             .join(session_file::file_name(agent.pid));
         let bytes = self
             .read_file(&path, session_file::MAX_FILE as u64 + 1)

@@ -343,27 +343,9 @@ impl Fields<'_> {
     }
 }
 
-/// Where Claude Code keeps its session files: `$CLAUDE_CONFIG_DIR/sessions`
-/// when the agent's environment sets it, else `<home>/.claude/sessions`
-/// with the agent's own `HOME`, else the given fallback home (the
-/// daemon's). `None` without any home.
-pub fn sessions_dir(
-    config_dir: Option<&str>,
-    home: Option<&str>,
-    fallback_home: Option<&str>,
-) -> Option<String> {
-    if let Some(dir) = absolute(config_dir) {
-        return Some(format!("{}/sessions", dir.trim_end_matches('/')));
-    }
-    let home = absolute(home).or(absolute(fallback_home))?;
-    Some(format!("{}/.claude/sessions", home.trim_end_matches('/')))
-}
-
-/// `path` when it is an absolute path (a relative one in an environment
-/// names nothing the daemon can find).
-fn absolute(path: Option<&str>) -> Option<&str> {
-    path.filter(|p| p.starts_with('/'))
-}
+/// The folder under the agent's home (its manifest's `[resume] home`,
+/// [`crate::manifest::resume::agent_home`]) that holds its session files.
+pub const FOLDER: &str = "sessions";
 
 /// The file a process `pid` keeps in `dir`.
 pub fn file_name(pid: u32) -> String {

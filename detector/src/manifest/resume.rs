@@ -64,6 +64,33 @@ pub struct Resume {
     pub cite: String,
 }
 
+/// The agent's own folder: the first of `homes` that is set, a variable
+/// read with `var` (the agent's environment), `~` as the agent's own
+/// `HOME`, else `fallback_home` (the daemon user's); with the variable it
+/// came from. Relative paths in an environment name nothing and are
+/// passed over. Where both its session files and its conversations are
+/// looked for.
+pub fn agent_home(
+    homes: &[HomeDir],
+    mut var: impl FnMut(&str) -> Option<String>,
+    fallback_home: Option<&str>,
+) -> Option<(String, Option<String>)> {
+    fn absolute(p: String) -> Option<String> {
+        p.starts_with('/').then_some(p)
+    }
+    let user_home = var("HOME")
+        .and_then(absolute)
+        .or_else(|| fallback_home.map(str::to_owned).and_then(absolute));
+    homes.iter().find_map(|h| match h {
+        HomeDir::Env(name) => var(name)
+            .and_then(absolute)
+            .map(|v| (v.trim_end_matches('/').to_owned(), Some(name.clone()))),
+        HomeDir::UnderHome(rest) => user_home
+            .as_ref()
+            .map(|h| (format!("{}/{rest}", h.trim_end_matches('/')), None)),
+    })
+}
+
 /// One candidate for the agent's folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HomeDir {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::manifest::resume::agent_home;
 
 /// A timeline captured from Claude Code 2.1.332 by
 /// `tools/agentlab/session_capture.py` (scrubbed): each line one version
@@ -573,18 +574,37 @@ fn anything_but_a_tied_file_hands_the_pane_back_and_is_counted() {
 
 #[test]
 fn the_folder_follows_the_agents_environment() {
+    let claude = crate::Registry::bundled();
+    let homes = &claude
+        .get("claude")
+        .and_then(|m| m.resume.as_ref())
+        .expect("claude's [resume]")
+        .home;
+    let env = |vars: &'static [(&'static str, &'static str)]| {
+        move |name: &str| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    };
+    let home = |vars, fallback| agent_home(homes, env(vars), fallback).map(|(d, _)| d);
     assert_eq!(
-        sessions_dir(Some("/cfg/claude/"), Some("/home/u"), Some("/root")).as_deref(),
-        Some("/cfg/claude/sessions")
+        agent_home(
+            homes,
+            env(&[("CLAUDE_CONFIG_DIR", "/cfg/claude/"), ("HOME", "/home/u")]),
+            Some("/root")
+        ),
+        Some(("/cfg/claude".into(), Some("CLAUDE_CONFIG_DIR".into())))
     );
     assert_eq!(
-        sessions_dir(None, Some("/home/u"), Some("/root")).as_deref(),
-        Some("/home/u/.claude/sessions")
+        home(&[("HOME", "/home/u")], Some("/root")).as_deref(),
+        Some("/home/u/.claude")
     );
     assert_eq!(
-        sessions_dir(Some("relative"), None, Some("/root")).as_deref(),
-        Some("/root/.claude/sessions")
+        home(&[("CLAUDE_CONFIG_DIR", "relative")], Some("/root")).as_deref(),
+        Some("/root/.claude")
     );
-    assert_eq!(sessions_dir(Some(""), Some(""), None), None);
+    assert_eq!(home(&[("CLAUDE_CONFIG_DIR", ""), ("HOME", "")], None), None);
+    assert_eq!(FOLDER, "sessions");
     assert_eq!(file_name(4242), "4242.json");
 }
