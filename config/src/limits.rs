@@ -4,7 +4,7 @@
 //! ```toml
 //! [limits]
 //! resume = "continue"   # the text sent at the reset (absent or "": never on its own)
-//! margin = "60s"        # how long after the reset it goes (agents show the minute only)
+//! margin = "2s"         # how long after the reset it goes (default 2s)
 //! ```
 //!
 //! The decision (when, whether) is `tend_attention::limit`'s; `tend
@@ -25,7 +25,8 @@ pub struct LimitsConfig {
     /// The text sent into a limited agent's pane at its reset, when set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resume: Option<String>,
-    /// How long after the reset it is sent. Default 60s.
+    /// How long after the reset it is sent. Default 2 s
+    /// (`tend_attention::limit::DEFAULT_MARGIN`).
     #[serde(with = "dur")]
     pub margin: Duration,
 }
