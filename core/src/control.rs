@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use tend_attention as attention;
-use tend_attention::park::SnoozeFor;
+use tend_attention::park::{PaneMarks, SnoozeFor};
 use tend_attention::report::Report;
 use tend_protocol::reply::{self, Reply};
 use tend_protocol::PaneId;
@@ -47,9 +47,18 @@ impl Core {
         let e = p.eff.as_ref();
         // A pane not evaluated yet (just listed, just after a start) still
         // shows its park and snooze: they are the user's, not the screen's.
-        let marks = self
-            .parks
-            .marks(&self.mux.name(p.info.pane_id), self.unix());
+        let marks = match e {
+            Some(e) => PaneMarks {
+                parked: e.parked,
+                snoozed: e.snoozed,
+                note: e.note.clone(),
+                until: e.until,
+                gate: e.gate.clone(),
+            },
+            None => self
+                .parks
+                .marks(&self.mux.name(p.info.pane_id), self.unix()),
+        };
         let agent = e.and_then(|e| e.agent.clone());
         // How the pane's agent (live, or the one whose run ended here) was
         // identified.
@@ -80,11 +89,11 @@ impl Core {
                 .unwrap_or_default(),
             app: e.and_then(|e| e.app.clone()),
             label: e.and_then(|e| e.label.clone()),
-            parked: e.map_or(marks.parked, |e| e.parked),
-            note: e.map_or(marks.note, |e| e.note.clone()),
-            gate: e.map_or(marks.gate, |e| e.gate.clone()),
-            snoozed: e.map_or(marks.snoozed, |e| e.snoozed),
-            until: e.map_or(marks.until, |e| e.until),
+            parked: marks.parked,
+            note: marks.note,
+            gate: marks.gate,
+            snoozed: marks.snoozed,
+            until: marks.until,
             stop: e.and_then(|e| e.stop.clone()),
             run: p.det.status().run,
             exit_code: e.and_then(|e| e.exit_code),

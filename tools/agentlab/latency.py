@@ -163,6 +163,24 @@ def published_after(trace, pane, since, want):
     return None
 
 
+def start_daemon(tend_cmd, home, trace_path):
+    """Starts a tend daemon with its folders under `home` and its trace in
+    `trace_path`, and follows its events: (env, Events)."""
+    env = dict(os.environ)
+    env.pop("TMUX", None)
+    env.pop("TEND_AGENT", None)
+    env.update({"XDG_RUNTIME_DIR": os.path.join(home, "run"), "XDG_STATE_HOME": os.path.join(home, "state"),
+                "XDG_CONFIG_HOME": os.path.join(home, "config"), "TEND_TRACE": trace_path})
+    for k in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME"):
+        os.makedirs(env[k], mode=0o700, exist_ok=True)
+    r = subprocess.run(tend_cmd("start"), capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        raise RuntimeError("tend start failed: %s %s" % (r.stdout, r.stderr))
+    events = Events(tend_cmd("events", "--json"), env)
+    events.start()
+    return env, events
+
+
 class Server:
     """One tmux server and one tend daemon shared by several agents
     (--together): each agent gets a window of its own; the daemon's trace
@@ -209,19 +227,7 @@ class Server:
         d = os.path.join(self.outdir, "together-home")
         if os.path.exists(self.trace_path):
             os.unlink(self.trace_path)
-        env = dict(os.environ)
-        env.pop("TMUX", None)
-        env.pop("TEND_AGENT", None)
-        env.update({"XDG_RUNTIME_DIR": os.path.join(d, "run"), "XDG_STATE_HOME": os.path.join(d, "state"),
-                    "XDG_CONFIG_HOME": os.path.join(d, "config"), "TEND_TRACE": self.trace_path})
-        for k in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME"):
-            os.makedirs(env[k], mode=0o700, exist_ok=True)
-        self.env = env
-        r = subprocess.run(self.tend_cmd("start"), capture_output=True, text=True, env=env)
-        if r.returncode != 0:
-            raise RuntimeError("tend start failed: %s %s" % (r.stdout, r.stderr))
-        self.events = Events(self.tend_cmd("events", "--json"), env)
-        self.events.start()
+        self.env, self.events = start_daemon(self.tend_cmd, d, self.trace_path)
 
     def close(self):
         if self.env:
@@ -286,19 +292,7 @@ class Run:
         self.trace_path = os.path.join(self.outdir, "%s.trace" % self.agent)
         if os.path.exists(self.trace_path):
             os.unlink(self.trace_path)
-        env = dict(os.environ)
-        env.pop("TMUX", None)
-        env.pop("TEND_AGENT", None)
-        env.update({"XDG_RUNTIME_DIR": os.path.join(d, "run"), "XDG_STATE_HOME": os.path.join(d, "state"),
-                    "XDG_CONFIG_HOME": os.path.join(d, "config"), "TEND_TRACE": self.trace_path})
-        for k in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME"):
-            os.makedirs(env[k], mode=0o700, exist_ok=True)
-        self.env = env
-        r = subprocess.run(self.tend_cmd("start"), capture_output=True, text=True, env=env)
-        if r.returncode != 0:
-            raise RuntimeError("tend start failed: %s %s" % (r.stdout, r.stderr))
-        self.events = Events(self.tend_cmd("events", "--json"), env)
-        self.events.start()
+        self.env, self.events = start_daemon(self.tend_cmd, d, self.trace_path)
 
     def close(self):
         if self.server:
