@@ -202,6 +202,20 @@ pub fn remove_everything(server: &Server) -> usize {
     taps + hooks + keys + options
 }
 
+/// The pane's screen as tmux has it, for a check before keys are sent.
+fn captured(server: &Server, pane: PaneId) -> Result<tend_core::answer::Captured, Error> {
+    let screen = server
+        .screen(pane)
+        .map_err(|e| Error::new(ErrorCode::Tmux, format!("cannot read {pane}: {e}")))?;
+    Ok(tend_core::answer::Captured {
+        rows: screen.rows,
+        title: screen.title,
+        alternate: screen.alternate_on,
+        cursor: (screen.cursor_y, screen.cursor_x),
+        in_mode: screen.in_mode,
+    })
+}
+
 /// [`MuxJob::Answer`]: the check and the keys, as close together as tmux
 /// allows. Two tmux invocations remain between them (the capture, then
 /// `send-keys`): an agent that redraws in those few milliseconds can
@@ -213,16 +227,7 @@ fn answer(
     action: tend_detector::answer::Action,
     send: bool,
 ) -> Result<Reply, Error> {
-    let screen = server
-        .screen(pane)
-        .map_err(|e| Error::new(ErrorCode::Tmux, format!("cannot read {pane}: {e}")))?;
-    let captured = tend_core::answer::Captured {
-        rows: screen.rows,
-        title: screen.title,
-        alternate: screen.alternate_on,
-        cursor: (screen.cursor_y, screen.cursor_x),
-        in_mode: screen.in_mode,
-    };
+    let captured = captured(server, pane)?;
     let a = tend_core::answer::check(&pane.to_string(), captured, manifest, action, send)?;
     if send {
         let mut cmd = vec!["send-keys".to_string(), "-t".into(), pane.to_string()];
@@ -769,17 +774,7 @@ impl Worker {
         text: &str,
     ) -> Result<tend_detector::limit::Resume, Error> {
         use tend_detector::limit::Resume;
-        let screen = self
-            .server
-            .screen(pane)
-            .map_err(|e| Error::new(ErrorCode::Tmux, format!("cannot read {pane}: {e}")))?;
-        let captured = tend_core::answer::Captured {
-            rows: screen.rows,
-            title: screen.title,
-            alternate: screen.alternate_on,
-            cursor: (screen.cursor_y, screen.cursor_x),
-            in_mode: screen.in_mode,
-        };
+        let captured = captured(&self.server, pane)?;
         let r = tend_core::limits::check(&pane.to_string(), captured, manifest, text)?;
         match &r {
             Resume::Text(t) => self.paste(pane, t.clone(), manifest.prompt.enter_after.is_zero()),
