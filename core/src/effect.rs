@@ -6,9 +6,9 @@ use std::sync::Arc;
 use tend_protocol::reply::Reply;
 use tend_protocol::PaneId;
 
+use crate::fact::FactUpdate;
 use crate::input::{CapturePurpose, RequestId};
 use crate::links::StderrTail;
-use crate::pane::OptionUpdate;
 use crate::remote::{LinkConfig, RemoteConfig};
 use crate::session::FollowFile;
 
@@ -85,11 +85,12 @@ pub enum MuxJob {
     /// The pane's tap pipe closed while the pane lives: clear the mark,
     /// then install a tap unless a pipe (the user's) is open.
     Retap(PaneId),
-    /// Apply option updates, then refresh clients; then list the panes
-    /// when `list` (all in one multiplexer call where it can).
+    /// Publish what changed on the status line (tmux: as `@tend_*`
+    /// options), then refresh clients; then list the panes when `list`
+    /// (all in one multiplexer call where it can).
     Publish {
-        /// The changed options.
-        updates: Vec<OptionUpdate>,
+        /// The facts that changed.
+        updates: Vec<FactUpdate>,
         /// Clients whose status line to redraw (the last listing's).
         clients: Vec<String>,
         /// List panes and clients too, as [`MuxJob::List`].

@@ -66,6 +66,7 @@ mod channel;
 mod control;
 mod conversations;
 mod effect;
+pub mod fact;
 pub mod feed;
 mod follow;
 mod input;
@@ -92,10 +93,11 @@ mod waits;
 pub mod watch;
 
 pub use effect::{Effect, MuxJob};
+pub use fact::{Fact, FactUpdate, GlobalFact, PaneFact, SessionFact, WindowFact};
 pub use input::{CapturePurpose, Input, RequestId};
 pub use links::RemotesConfig;
 pub use mux::Mux;
-pub use pane::{ClientInfo, OptionUpdate, PaneInfo, Scope, Screen, TapOutcome};
+pub use pane::{ClientInfo, PaneInfo, Screen, TapOutcome};
 pub use session::{FileRead, FollowFile};
 pub use source::{
     ConversationSource, LiveFacts, NoConversations, NoProcesses, NoProjects, ProcSource,
@@ -270,7 +272,7 @@ pub struct Core {
     clients: Vec<ClientInfo>,
     /// Last `client_activity` per client, to notice keys typed into a pane.
     client_activity: HashMap<String, u64>,
-    published: BTreeMap<(Scope, String), String>,
+    published: BTreeMap<Fact, String>,
     /// What the driver has to do, in order.
     pub(crate) effects: VecDeque<Effect>,
     /// Events for `tend events`, `wait`, `prompt --wait` and notifications.
@@ -943,7 +945,7 @@ impl Core {
     /// ([`publish::can_wait`]) are held until `listing` (the tick that
     /// sends the periodic listing, at most [`RECONCILE_EVERY`]
     /// later), so that they share its tmux process.
-    pub(crate) fn publish(&mut self, listing: bool) -> Option<(Vec<OptionUpdate>, Vec<String>)> {
+    pub(crate) fn publish(&mut self, listing: bool) -> Option<(Vec<FactUpdate>, Vec<String>)> {
         if !self.listed_once {
             return None;
         }
@@ -981,7 +983,7 @@ impl Core {
     }
 
     /// Everything published, for `tend stop` to remove.
-    pub fn published_keys(&self) -> Vec<(Scope, String)> {
+    pub fn published_keys(&self) -> Vec<Fact> {
         self.published.keys().cloned().collect()
     }
 }

@@ -125,65 +125,6 @@ pub struct Screen {
     pub height: u32,
 }
 
-/// Where a status option is set: the multiplexer's scopes (tmux's; the
-/// zellij backend takes a whole status instead, see [`crate::overview`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Scope {
-    /// Global session options: seen by every session.
-    Global,
-    /// Global window options.
-    GlobalWindow,
-    /// Server options.
-    Server,
-    /// One session.
-    Session(SessionId),
-    /// One window.
-    Window(WindowId),
-    /// One pane.
-    Pane(PaneId),
-}
-
-/// One status option to set or unset.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OptionUpdate {
-    /// Where.
-    pub scope: Scope,
-    /// The user option name, starting with `@`.
-    pub name: String,
-    /// The new value; `None` unsets the option at this scope.
-    pub value: Option<String>,
-    /// The value is nobody's typed text (a directory's or a branch's
-    /// name): the backend escapes it for the format layer that expands it
-    /// (`#{E:@tend_project}`). Otherwise it is tend's own words and marks.
-    pub foreign: bool,
-}
-
-/// The options whose values are [`OptionUpdate::foreign`].
-const FOREIGN_TEXT: &[&str] = &["@tend_project"];
-
-impl OptionUpdate {
-    /// Sets `name` to `value` at `scope`.
-    pub fn set(scope: Scope, name: impl Into<String>, value: impl Into<String>) -> OptionUpdate {
-        let name = name.into();
-        OptionUpdate {
-            scope,
-            foreign: FOREIGN_TEXT.contains(&name.as_str()),
-            name,
-            value: Some(value.into()),
-        }
-    }
-
-    /// Unsets `name` at `scope`.
-    pub fn unset(scope: Scope, name: impl Into<String>) -> OptionUpdate {
-        OptionUpdate {
-            scope,
-            name: name.into(),
-            value: None,
-            foreign: false,
-        }
-    }
-}
-
 /// How installing a pane's tap went.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TapOutcome {

@@ -1,27 +1,19 @@
-//! What the daemon publishes into tmux: `@tend_*` options at pane, window,
-//! session and global scope, computed from the pane table as plain data and
-//! diffed against what was published last, so tmux only hears changes.
+//! What the daemon publishes for the status line: facts about each agent
+//! pane, its window and session, and the whole server
+//! ([`crate::fact::Fact`]), computed from the pane table as plain data and
+//! diffed against what was published last, so the multiplexer only hears
+//! changes. The tmux backend names each fact as a `@tend_*` user option
+//! (`daemon/src/published.rs` has the table of names).
 //!
-//! Names never repeat across scopes (except the `@tend_next*` jump targets,
-//! where the pane's value is meant to win): a format looks options up pane
-//! first, so a window rollup named like a pane option would be shadowed.
-//!
-//! | scope | options |
-//! |---|---|
-//! | pane | `@tend_agent`, `@tend_state`, `@tend_reason`, `@tend_band`, `@tend_glyph`, `@tend_since`, `@tend_marks`, `@tend_exit_code`, `@tend_project`, `@tend_resets_at`, `@tend_reset`, `@tend_next`, `@tend_next_session`, `@tend_next_working` |
-//! | window | `@tend_window_band`, `@tend_window_glyph` |
-//! | session | `@tend_session_band`, `@tend_session_needs` |
-//! | global | `@tend_needs`, `@tend_quiet`, `@tend_limited`, `@tend_summary`, `@tend_server_band`, `@tend_next_reset`, `@tend_next`, `@tend_next_working` |
-//!
-//! A pane waiting on its usage limit (`@tend_band` `limited`, glyph `⧖`)
-//! carries when the limit resets: `@tend_resets_at` (Unix seconds) and
-//! `@tend_reset` (`15:00`, `Tue 09:00`, in the user's zone);
-//! `@tend_next_reset` is the soonest of them (`#{tend_next_reset}` in a
-//! status format), `@tend_limited` how many panes are limited.
+//! A pane waiting on its usage limit (band `limited`, glyph `⧖`) carries
+//! when the limit resets: [`PaneFact::ResetsAt`] (Unix seconds) and
+//! [`PaneFact::Reset`] (`15:00`, `Tue 09:00`, in the user's zone);
+//! [`GlobalFact::NextReset`] is the soonest of them,
+//! [`GlobalFact::Limited`] how many panes are limited.
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::pane::{OptionUpdate, Scope};
+use crate::fact::{Fact, FactUpdate, GlobalFact, PaneFact, SessionFact, WindowFact};
 use tend_attention::{self as attention, Band, Candidate};
 
 /// One pane's published facts (input to the rollups).
@@ -126,7 +118,7 @@ pub fn summary_with_remotes(demands: usize, quiet: usize, remote: &RemoteFacts) 
     parts.join(" · ")
 }
 
-/// A jump target as the `@tend_next*` options carry it: a local pane id
+/// A jump target as the `next` facts carry it: a local pane id
 /// (`%3`) or a remote one (`build-box:%3`), else nothing.
 ///
 /// The jump keys paste this value into the command they run (tmux takes
@@ -165,54 +157,58 @@ pub fn glyph(band: Band) -> &'static str {
     }
 }
 
-/// The full option set for the current table. Keys are `(scope, name)`.
+/// Every fact for the current table, with its value.
 /// Jump targets left out for not being pane ids are pushed onto `dropped`
 /// (for the log).
 pub fn compute(
     rows: &[PaneRow],
     remote: &RemoteFacts,
     dropped: &mut Vec<String>,
-) -> BTreeMap<(Scope, String), String> {
-    let mut out = Options::default();
-    pane_options(&mut out, rows);
-    global_options(&mut out, rows, remote);
-    jump_options(&mut out, rows, remote, dropped);
+) -> BTreeMap<Fact, String> {
+    let mut out = Facts::default();
+    pane_facts(&mut out, rows);
+    global_facts(&mut out, rows, remote);
+    jump_facts(&mut out, rows, remote, dropped);
     out.0
 }
 
-/// The options being built, by scope and name.
+/// The facts being built.
 #[derive(Default)]
-struct Options(BTreeMap<(Scope, String), String>);
+struct Facts(BTreeMap<Fact, String>);
 
-impl Options {
-    fn put(&mut self, scope: Scope, name: &str, value: String) {
-        self.0.insert((scope, name.to_owned()), value);
+impl Facts {
+    fn pane(&mut self, pane: tend_protocol::PaneId, fact: PaneFact, value: String) {
+        self.0.insert(Fact::Pane(pane, fact), value);
+    }
+
+    fn global(&mut self, fact: GlobalFact, value: String) {
+        self.0.insert(Fact::Global(fact), value);
     }
 }
 
 /// Each agent pane's own options, and its window's and session's
 /// rollups.
-fn pane_options(out: &mut Options, rows: &[PaneRow]) {
+fn pane_facts(out: &mut Facts, rows: &[PaneRow]) {
     let mut windows: HashMap<tend_protocol::WindowId, Vec<Band>> = HashMap::new();
     let mut sessions: HashMap<tend_protocol::SessionId, Vec<Band>> = HashMap::new();
     let mut session_needs: HashMap<tend_protocol::SessionId, usize> = HashMap::new();
     for r in rows {
         let Some(agent) = &r.agent else { continue };
-        let p = Scope::Pane(r.pane);
-        out.put(p, "@tend_agent", agent.clone());
-        out.put(
+        let p = r.pane;
+        out.pane(p, PaneFact::Agent, agent.clone());
+        out.pane(
             p,
-            "@tend_state",
+            PaneFact::State,
             r.state.map(|s| s.as_str().to_owned()).unwrap_or_default(),
         );
-        out.put(
+        out.pane(
             p,
-            "@tend_reason",
+            PaneFact::Reason,
             r.reason.map(|x| x.as_str().to_owned()).unwrap_or_default(),
         );
         if let Some(b) = r.band {
-            out.put(p, "@tend_band", b.as_str().to_owned());
-            out.put(p, "@tend_glyph", glyph(b).to_owned());
+            out.pane(p, PaneFact::Band, b.as_str().to_owned());
+            out.pane(p, PaneFact::Glyph, glyph(b).to_owned());
             windows.entry(r.window).or_default().push(b);
             sessions.entry(r.session).or_default().push(b);
             if b.is_demand() {
@@ -220,48 +216,48 @@ fn pane_options(out: &mut Options, rows: &[PaneRow]) {
             }
         }
         if let Some(s) = r.since {
-            out.put(p, "@tend_since", format!("{}", s as i64));
+            out.pane(p, PaneFact::Since, format!("{}", s as i64));
         }
         if let Some(m) = r.marks.as_ref().filter(|m| !m.is_empty()) {
-            out.put(p, "@tend_marks", m.clone());
+            out.pane(p, PaneFact::Marks, m.clone());
         }
         if let Some(code) = r.exit_code {
-            out.put(p, "@tend_exit_code", code.to_string());
+            out.pane(p, PaneFact::ExitCode, code.to_string());
         }
         if let (Some(at), Some(text)) = (r.resets_at, &r.reset) {
-            out.put(p, "@tend_resets_at", at.to_string());
-            out.put(p, "@tend_reset", text.clone());
+            out.pane(p, PaneFact::ResetsAt, at.to_string());
+            out.pane(p, PaneFact::Reset, text.clone());
         }
         // A directory's or a branch's name is nobody's typed text: the
-        // backend escapes it ([`OptionUpdate::foreign`]).
+        // backend escapes it ([`Fact::is_foreign_text`]).
         if let Some(proj) = r.project.as_deref().filter(|x| !x.is_empty()) {
-            out.put(p, "@tend_project", proj.to_owned());
+            out.pane(p, PaneFact::Project, proj.to_owned());
         }
     }
     for (w, bands) in &windows {
         if let Some(b) = attention::rollup(bands) {
-            let w = Scope::Window(*w);
-            out.put(w, "@tend_window_band", b.as_str().to_owned());
-            out.put(w, "@tend_window_glyph", glyph(b).to_owned());
+            let fact = |f| Fact::Window(*w, f);
+            out.0.insert(fact(WindowFact::Band), b.as_str().to_owned());
+            out.0.insert(fact(WindowFact::Glyph), glyph(b).to_owned());
         }
     }
     for (s, bands) in &sessions {
-        let scope = Scope::Session(*s);
+        let fact = |f| Fact::Session(*s, f);
         if let Some(b) = attention::rollup(bands) {
-            out.put(scope, "@tend_session_band", b.as_str().to_owned());
+            out.0.insert(fact(SessionFact::Band), b.as_str().to_owned());
         }
         let needs = session_needs.get(s).copied().unwrap_or(0);
-        out.put(scope, "@tend_session_needs", needs.to_string());
+        out.0.insert(fact(SessionFact::Needs), needs.to_string());
     }
 }
 
 /// The server's counts, summary and band, remotes' panes included, and
 /// its panes at their usage limit with the soonest reset.
-fn global_options(out: &mut Options, rows: &[PaneRow], remote: &RemoteFacts) {
+fn global_facts(out: &mut Facts, rows: &[PaneRow], remote: &RemoteFacts) {
     let bands = bands(rows, remote);
     let (demands, quiet) = demands_and_quiet(&bands);
-    out.put(Scope::Global, "@tend_needs", demands.to_string());
-    out.put(Scope::Global, "@tend_quiet", quiet.to_string());
+    out.global(GlobalFact::Needs, demands.to_string());
+    out.global(GlobalFact::Quiet, quiet.to_string());
     let limited = rows
         .iter()
         .filter(|r| r.band == Some(Band::Limited))
@@ -272,12 +268,8 @@ fn global_options(out: &mut Options, rows: &[PaneRow], remote: &RemoteFacts) {
         .filter_map(|r| Some((r.resets_at?, r.reset.as_ref()?)))
         .min_by_key(|(at, _)| *at)
         .map(|(_, text)| text.clone());
-    out.put(Scope::Global, "@tend_limited", limited.to_string());
-    out.put(
-        Scope::Global,
-        "@tend_next_reset",
-        soonest.clone().unwrap_or_default(),
-    );
+    out.global(GlobalFact::Limited, limited.to_string());
+    out.global(GlobalFact::NextReset, soonest.clone().unwrap_or_default());
     let mut summary = summary_with_remotes(demands, quiet, remote);
     if let Some(l) = attention::limited_sentence(limited, soonest.as_deref()) {
         if !summary.is_empty() {
@@ -285,43 +277,33 @@ fn global_options(out: &mut Options, rows: &[PaneRow], remote: &RemoteFacts) {
         }
         summary.push_str(&l);
     }
-    out.put(Scope::Global, "@tend_summary", summary);
-    out.put(
-        Scope::Global,
-        "@tend_server_band",
+    out.global(GlobalFact::Summary, summary);
+    out.global(
+        GlobalFact::ServerBand,
         attention::rollup(&bands)
             .map(|b| b.as_str().to_owned())
             .unwrap_or_default(),
     );
 }
 
-/// Jump targets. Per pane: where "next" goes from that pane (so a key
-/// bound to `switch-client -t '#{@tend_next}'` cycles without spawning a
-/// process); globally: the first target.
-fn jump_options(
-    out: &mut Options,
-    rows: &[PaneRow],
-    remote: &RemoteFacts,
-    dropped: &mut Vec<String>,
-) {
+/// Jump targets. Per pane: where "next" goes from that pane (so tmux's
+/// key bound to `switch-client -t '#{@tend_next}'` cycles without spawning
+/// a process); globally: the first target.
+fn jump_facts(out: &mut Facts, rows: &[PaneRow], remote: &RemoteFacts, dropped: &mut Vec<String>) {
     let pane_ids: Vec<String> = rows.iter().map(|r| r.pane.to_string()).collect();
     let cands = candidates(rows, &pane_ids, remote);
     let order = attention::attention_order(&cands);
     let working = attention::working_order(&cands);
     let next = attention::next_after(&order, None);
-    out.put(Scope::Global, "@tend_next", jump_target(next, dropped));
+    out.global(GlobalFact::Next, jump_target(next, dropped));
     let next = attention::next_after(&working, None);
-    out.put(
-        Scope::Global,
-        "@tend_next_working",
-        jump_target(next, dropped),
-    );
+    out.global(GlobalFact::NextWorking, jump_target(next, dropped));
     for (r, id) in rows.iter().zip(&pane_ids) {
-        let p = Scope::Pane(r.pane);
+        let p = r.pane;
         let next = attention::next_after(&order, Some(id));
-        out.put(p, "@tend_next", jump_target(next, dropped));
+        out.pane(p, PaneFact::Next, jump_target(next, dropped));
         let next = attention::next_after(&working, Some(id));
-        out.put(p, "@tend_next_working", jump_target(next, dropped));
+        out.pane(p, PaneFact::NextWorking, jump_target(next, dropped));
         let in_session: Vec<&str> = order
             .iter()
             .copied()
@@ -332,7 +314,7 @@ fn jump_options(
             })
             .collect();
         let next = attention::next_after(&in_session, Some(id));
-        out.put(p, "@tend_next_session", jump_target(next, dropped));
+        out.pane(p, PaneFact::NextSession, jump_target(next, dropped));
     }
 }
 
@@ -367,57 +349,54 @@ fn candidates<'a>(
 }
 
 /// Whether `updates` may wait for the next listing (up to a second)
-/// instead of starting a tmux process of their own: agents starting work,
-/// or working on. Nothing anyone must act on waits: an update that shows a
-/// pane in a band other than `working` (a dialog, a finished turn, a quiet
-/// agent, an exit), gives an exit code, changes a count of agents that
-/// need the user, or removes an option goes out at once.
-pub fn can_wait(updates: &[OptionUpdate]) -> bool {
+/// instead of starting a multiplexer process of their own: agents starting
+/// work, or working on. Nothing anyone must act on waits: an update that
+/// shows a pane in a band other than `working` (a dialog, a finished turn,
+/// a quiet agent, an exit), gives an exit code, changes a count of agents
+/// that need the user, or withdraws a fact goes out at once.
+pub fn can_wait(updates: &[FactUpdate]) -> bool {
     updates.iter().all(|u| {
         let Some(value) = &u.value else {
             return false;
         };
-        match u.name.as_str() {
-            "@tend_band" => value == Band::Working.as_str(),
-            "@tend_state" => value == "working",
-            "@tend_needs" | "@tend_quiet" | "@tend_summary" | "@tend_session_needs" => false,
-            "@tend_limited" | "@tend_next_reset" => false,
+        match u.fact {
+            Fact::Pane(_, PaneFact::Band) => value == Band::Working.as_str(),
+            Fact::Pane(_, PaneFact::State) => value == tend_vocab::State::Working.as_str(),
+            Fact::Global(GlobalFact::Needs | GlobalFact::Quiet | GlobalFact::Summary)
+            | Fact::Session(_, SessionFact::Needs) => false,
+            Fact::Global(GlobalFact::Limited | GlobalFact::NextReset) => false,
             // How an agent ended arrives after the exit itself: `tend get`
-            // has it at once, so the pane's options must too.
-            "@tend_exit_code" => false,
+            // has it at once, so the pane's facts must too.
+            Fact::Pane(_, PaneFact::ExitCode) => false,
             _ => true,
         }
     })
 }
 
 /// The updates that turn `old` into `new` (sets for new or changed values,
-/// in `new`'s order, then unsets for vanished keys, in `old`'s order).
+/// in `new`'s order, then unsets for vanished facts, in `old`'s order).
 /// Both maps are walked once side by side, allocating only for what
-/// changed: the daemon diffs every option of every pane at each change.
-pub fn diff(
-    old: &BTreeMap<(Scope, String), String>,
-    new: &BTreeMap<(Scope, String), String>,
-) -> Vec<OptionUpdate> {
+/// changed: the daemon diffs every fact of every pane at each change.
+pub fn diff(old: &BTreeMap<Fact, String>, new: &BTreeMap<Fact, String>) -> Vec<FactUpdate> {
     let mut ups = Vec::new();
     let mut gone = Vec::new();
     let mut prev = old.iter().peekable();
-    for ((scope, name), value) in new {
-        let key = (*scope, name.as_str());
-        while let Some(((s, n), _)) = prev.next_if(|((s, n), _)| (*s, n.as_str()) < key) {
-            gone.push(OptionUpdate::unset(*s, n.clone()));
+    for (fact, value) in new {
+        while let Some((f, _)) = prev.next_if(|(f, _)| *f < fact) {
+            gone.push(FactUpdate::unset(*f));
         }
-        match prev.next_if(|((s, n), _)| (*s, n.as_str()) == key) {
+        match prev.next_if(|(f, _)| *f == fact) {
             Some((_, v)) if v == value => {}
-            _ => ups.push(OptionUpdate::set(*scope, name.clone(), value.clone())),
+            _ => ups.push(FactUpdate::set(*fact, value.clone())),
         }
     }
-    gone.extend(prev.map(|((s, n), _)| OptionUpdate::unset(*s, n.clone())));
+    gone.extend(prev.map(|(f, _)| FactUpdate::unset(*f)));
     ups.extend(gone);
     ups
 }
 
 /// Every band shown, local panes and remote ones: what the counts and the
-/// worst band are made of (the options here, the zellij plugin's status,
+/// worst band are made of (the facts here, the zellij plugin's status,
 /// `tend status`).
 pub(crate) fn bands(rows: &[PaneRow], remote: &RemoteFacts) -> Vec<Band> {
     rows.iter()
@@ -485,41 +464,41 @@ pub(crate) mod tests {
             row(4, 2, 2, Band::Quiet, None, 1.0),
         ];
         let set = compute(&rows, &RemoteFacts::default(), &mut Vec::new());
-        let get = |s: Scope, n: &str| set.get(&(s, n.to_owned())).cloned();
-        assert_eq!(get(Scope::Global, "@tend_needs").as_deref(), Some("2"));
-        assert_eq!(get(Scope::Global, "@tend_quiet").as_deref(), Some("1"));
+        let get = |f: Fact| set.get(&f).cloned();
+        assert_eq!(get(Fact::Global(GlobalFact::Needs)).as_deref(), Some("2"));
+        assert_eq!(get(Fact::Global(GlobalFact::Quiet)).as_deref(), Some("1"));
         assert_eq!(
-            get(Scope::Global, "@tend_summary").as_deref(),
+            get(Fact::Global(GlobalFact::Summary)).as_deref(),
             Some("2 agents need you · 1 agent has gone quiet")
         );
         // Approval before question.
-        assert_eq!(get(Scope::Global, "@tend_next").as_deref(), Some("%3"));
+        assert_eq!(get(Fact::Global(GlobalFact::Next)).as_deref(), Some("%3"));
         assert_eq!(
-            get(Scope::Pane(PaneId(3)), "@tend_next").as_deref(),
+            get(Fact::Pane(PaneId(3), PaneFact::Next)).as_deref(),
             Some("%1")
         );
         assert_eq!(
-            get(Scope::Pane(PaneId(1)), "@tend_next").as_deref(),
+            get(Fact::Pane(PaneId(1), PaneFact::Next)).as_deref(),
             Some("%4")
         );
         assert_eq!(
-            get(Scope::Pane(PaneId(2)), "@tend_next_session").as_deref(),
+            get(Fact::Pane(PaneId(2), PaneFact::NextSession)).as_deref(),
             Some("%1")
         );
         assert_eq!(
-            get(Scope::Window(WindowId(1)), "@tend_window_band").as_deref(),
+            get(Fact::Window(WindowId(1), WindowFact::Band)).as_deref(),
             Some("waiting")
         );
         assert_eq!(
-            get(Scope::Session(SessionId(2)), "@tend_session_needs").as_deref(),
+            get(Fact::Session(SessionId(2), SessionFact::Needs)).as_deref(),
             Some("1")
         );
         assert_eq!(
-            get(Scope::Global, "@tend_next_working").as_deref(),
+            get(Fact::Global(GlobalFact::NextWorking)).as_deref(),
             Some("%4")
         );
         assert_eq!(
-            get(Scope::Global, "@tend_server_band").as_deref(),
+            get(Fact::Global(GlobalFact::ServerBand)).as_deref(),
             Some("waiting")
         );
     }
@@ -549,23 +528,23 @@ pub(crate) mod tests {
             down: vec!["vm".into()],
         };
         let set = compute(&rows, &remote, &mut Vec::new());
-        let get = |s: Scope, n: &str| set.get(&(s, n.to_owned())).cloned();
-        assert_eq!(get(Scope::Global, "@tend_needs").as_deref(), Some("2"));
+        let get = |f: Fact| set.get(&f).cloned();
+        assert_eq!(get(Fact::Global(GlobalFact::Needs)).as_deref(), Some("2"));
         assert_eq!(
-            get(Scope::Global, "@tend_summary").as_deref(),
+            get(Fact::Global(GlobalFact::Summary)).as_deref(),
             Some("2 agents need you · 1 on build-box · vm unreachable")
         );
         // Approval (remote) before question (local).
         assert_eq!(
-            get(Scope::Global, "@tend_next").as_deref(),
+            get(Fact::Global(GlobalFact::Next)).as_deref(),
             Some("build-box:%3")
         );
         assert_eq!(
-            get(Scope::Pane(PaneId(1)), "@tend_next").as_deref(),
+            get(Fact::Pane(PaneId(1), PaneFact::Next)).as_deref(),
             Some("build-box:%3")
         );
         assert_eq!(
-            get(Scope::Global, "@tend_next_working").as_deref(),
+            get(Fact::Global(GlobalFact::NextWorking)).as_deref(),
             Some("build-box:%4")
         );
         // An unreachable remote alone still says so.
@@ -575,7 +554,7 @@ pub(crate) mod tests {
         };
         let set = compute(&[], &down, &mut Vec::new());
         assert_eq!(
-            set.get(&(Scope::Global, "@tend_summary".to_owned()))
+            set.get(&Fact::Global(GlobalFact::Summary))
                 .cloned()
                 .as_deref(),
             Some("vm unreachable")
@@ -584,27 +563,27 @@ pub(crate) mod tests {
 
     #[test]
     fn only_work_starting_or_going_on_waits_for_the_listing() {
-        let p = Scope::Pane(PaneId(1));
-        let w = Scope::Window(WindowId(1));
+        let p = PaneId(1);
+        let w = WindowId(1);
         let working = vec![
-            OptionUpdate::set(p, "@tend_state", "working"),
-            OptionUpdate::set(p, "@tend_band", "working"),
-            OptionUpdate::set(p, "@tend_glyph", "◐"),
-            OptionUpdate::set(p, "@tend_since", "1796180000"),
-            OptionUpdate::set(w, "@tend_window_band", "working"),
-            OptionUpdate::set(Scope::Global, "@tend_next_working", "%1"),
-            OptionUpdate::set(Scope::Global, "@tend_server_band", "working"),
+            FactUpdate::set(Fact::Pane(p, PaneFact::State), "working"),
+            FactUpdate::set(Fact::Pane(p, PaneFact::Band), "working"),
+            FactUpdate::set(Fact::Pane(p, PaneFact::Glyph), "◐"),
+            FactUpdate::set(Fact::Pane(p, PaneFact::Since), "1796180000"),
+            FactUpdate::set(Fact::Window(w, WindowFact::Band), "working"),
+            FactUpdate::set(Fact::Global(GlobalFact::NextWorking), "%1"),
+            FactUpdate::set(Fact::Global(GlobalFact::ServerBand), "working"),
         ];
         assert!(can_wait(&working));
         let urgent = [
-            OptionUpdate::set(p, "@tend_state", "waiting"),
-            OptionUpdate::set(p, "@tend_band", "ready_for_review"),
-            OptionUpdate::set(p, "@tend_band", "quiet"),
-            OptionUpdate::set(Scope::Global, "@tend_needs", "0"),
-            OptionUpdate::set(Scope::Global, "@tend_summary", ""),
-            OptionUpdate::set(Scope::Session(SessionId(0)), "@tend_session_needs", "1"),
-            OptionUpdate::unset(p, "@tend_next"),
-            OptionUpdate::set(p, "@tend_exit_code", "0"),
+            FactUpdate::set(Fact::Pane(p, PaneFact::State), "waiting"),
+            FactUpdate::set(Fact::Pane(p, PaneFact::Band), "ready_for_review"),
+            FactUpdate::set(Fact::Pane(p, PaneFact::Band), "quiet"),
+            FactUpdate::set(Fact::Global(GlobalFact::Needs), "0"),
+            FactUpdate::set(Fact::Global(GlobalFact::Summary), ""),
+            FactUpdate::set(Fact::Session(SessionId(0), SessionFact::Needs), "1"),
+            FactUpdate::unset(Fact::Pane(p, PaneFact::Next)),
+            FactUpdate::set(Fact::Pane(p, PaneFact::ExitCode), "0"),
         ];
         for u in urgent {
             let mut ups = working.clone();
@@ -616,53 +595,40 @@ pub(crate) mod tests {
     #[test]
     fn diff_sets_and_unsets() {
         let mut a = BTreeMap::new();
-        a.insert((Scope::Global, "@tend_needs".to_owned()), "1".to_owned());
-        a.insert(
-            (Scope::Pane(PaneId(1)), "@tend_state".to_owned()),
-            "working".to_owned(),
-        );
+        a.insert(Fact::Global(GlobalFact::Needs), "1".to_owned());
+        a.insert(Fact::Pane(PaneId(1), PaneFact::State), "working".to_owned());
         let mut b = BTreeMap::new();
-        b.insert((Scope::Global, "@tend_needs".to_owned()), "2".to_owned());
+        b.insert(Fact::Global(GlobalFact::Needs), "2".to_owned());
         let d = diff(&a, &b);
         assert_eq!(
             d,
             vec![
-                OptionUpdate::set(Scope::Global, "@tend_needs", "2"),
-                OptionUpdate::unset(Scope::Pane(PaneId(1)), "@tend_state"),
+                FactUpdate::set(Fact::Global(GlobalFact::Needs), "2"),
+                FactUpdate::unset(Fact::Pane(PaneId(1), PaneFact::State)),
             ]
         );
         assert!(diff(&b, &b).is_empty());
         // Keys on both sides of the one kept, at several scopes.
-        let key = |s: Scope, n: &str| (s, n.to_owned());
         let old: BTreeMap<_, _> = [
-            (key(Scope::Global, "@tend_a"), "1".to_owned()),
-            (key(Scope::Global, "@tend_c"), "3".to_owned()),
-            (
-                key(Scope::Pane(PaneId(2)), "@tend_state"),
-                "idle".to_owned(),
-            ),
-            (
-                key(Scope::Pane(PaneId(9)), "@tend_state"),
-                "idle".to_owned(),
-            ),
+            (Fact::Global(GlobalFact::Needs), "1".to_owned()),
+            (Fact::Global(GlobalFact::Limited), "3".to_owned()),
+            (Fact::Pane(PaneId(2), PaneFact::State), "idle".to_owned()),
+            (Fact::Pane(PaneId(9), PaneFact::State), "idle".to_owned()),
         ]
         .into();
         let new: BTreeMap<_, _> = [
-            (key(Scope::Global, "@tend_b"), "2".to_owned()),
-            (key(Scope::Global, "@tend_c"), "3".to_owned()),
-            (
-                key(Scope::Pane(PaneId(2)), "@tend_state"),
-                "working".to_owned(),
-            ),
+            (Fact::Global(GlobalFact::Quiet), "2".to_owned()),
+            (Fact::Global(GlobalFact::Limited), "3".to_owned()),
+            (Fact::Pane(PaneId(2), PaneFact::State), "working".to_owned()),
         ]
         .into();
         assert_eq!(
             diff(&old, &new),
             vec![
-                OptionUpdate::set(Scope::Global, "@tend_b", "2"),
-                OptionUpdate::set(Scope::Pane(PaneId(2)), "@tend_state", "working"),
-                OptionUpdate::unset(Scope::Global, "@tend_a"),
-                OptionUpdate::unset(Scope::Pane(PaneId(9)), "@tend_state"),
+                FactUpdate::set(Fact::Global(GlobalFact::Quiet), "2"),
+                FactUpdate::set(Fact::Pane(PaneId(2), PaneFact::State), "working"),
+                FactUpdate::unset(Fact::Global(GlobalFact::Needs)),
+                FactUpdate::unset(Fact::Pane(PaneId(9), PaneFact::State)),
             ]
         );
     }

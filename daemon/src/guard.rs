@@ -24,6 +24,8 @@
 
 use tend_tmux::escape::{format_escape_hash, shell_join, tmux_quote};
 
+use crate::published;
+
 /// The global option holding the running daemon's guard token. Published
 /// options are trusted only while it is set; the jump keys read it to tell
 /// "no agent needs you" from "tend is not running".
@@ -38,54 +40,16 @@ pub const CONTROL_OPTION: &str = "@tend_control";
 /// `@tend_summary` once the daemon is gone.
 pub const NOT_RUNNING: &str = "tend is not running";
 
-/// Options published per pane (see [`crate::publish`]).
-pub const PANE_OPTIONS: &[&str] = &[
-    "@tend_agent",
-    "@tend_state",
-    "@tend_reason",
-    "@tend_band",
-    "@tend_glyph",
-    "@tend_since",
-    "@tend_marks",
-    "@tend_exit_code",
-    "@tend_resets_at",
-    "@tend_reset",
-    "@tend_next",
-    "@tend_next_session",
-    "@tend_next_working",
-];
-
-/// Options published per window.
-pub const WINDOW_OPTIONS: &[&str] = &["@tend_window_band", "@tend_window_glyph"];
-
-/// Options published per session.
-pub const SESSION_OPTIONS: &[&str] = &["@tend_session_band", "@tend_session_needs"];
-
-/// Options published globally.
-pub const GLOBAL_OPTIONS: &[&str] = &[
-    "@tend_needs",
-    "@tend_quiet",
-    "@tend_limited",
-    "@tend_next_reset",
-    "@tend_summary",
-    "@tend_server_band",
-    "@tend_next",
-    "@tend_next_working",
-];
-
 /// True for an option the daemon publishes (or [`DAEMON_OPTION`]); not for
 /// other `@tend_*` options such as the tap marks.
 pub fn is_published(name: &str) -> bool {
     name == DAEMON_OPTION
         || name == CONTROL_OPTION
-        || [
-            PANE_OPTIONS,
-            WINDOW_OPTIONS,
-            SESSION_OPTIONS,
-            GLOBAL_OPTIONS,
-        ]
-        .iter()
-        .any(|list| list.contains(&name))
+        || published::pane_options()
+            .chain(published::window_options())
+            .chain(published::session_options())
+            .chain(published::global_options())
+            .any(|n| n == name)
 }
 
 /// The tmux condition under which the cleanup runs: `@tend_daemon` still
@@ -103,16 +67,16 @@ pub fn condition(token: &str) -> String {
 /// `@tend_summary` says tend is not running.
 pub fn cleanup_body() -> String {
     let mut per_window = String::new();
-    for name in PANE_OPTIONS.iter().chain(WINDOW_OPTIONS) {
+    for name in published::pane_options().chain(published::window_options()) {
         per_window.push_str(&format!("set -wqU -t #{{window_id}} {name} ; "));
     }
     let mut per_session = String::new();
-    for name in SESSION_OPTIONS {
+    for name in published::session_options() {
         per_session.push_str(&format!("set -qu -t #{{q:session_id}} {name} ; "));
     }
     let loops = format!("#{{S:{per_session}#{{W:{per_window}}}}}");
     let mut body = String::new();
-    for name in GLOBAL_OPTIONS {
+    for name in published::global_options() {
         body.push_str(&format!("set -gqu {name}\n"));
     }
     body.push_str(&format!("set -gqu {DAEMON_OPTION}\n"));
@@ -161,8 +125,8 @@ mod tests {
     use super::*;
     use crate::publish::{compute, PaneRow};
     use tend_attention::Band;
-    use tend_core::Scope;
     use tend_protocol::{PaneId, SessionId, WindowId};
+    use tend_tmux::Scope;
 
     /// Every option the daemon publishes is one the cleanup removes: a new
     /// published option cannot be left behind after a crash unnoticed.
@@ -180,7 +144,7 @@ mod tests {
             since: Some(10.0),
             marks: Some("parked".into()),
             exit_code: Some(0),
-            project: None,
+            project: Some("tend · main".into()),
             resets_at: None,
             reset: None,
         };
@@ -195,16 +159,19 @@ mod tests {
             &crate::publish::RemoteFacts::default(),
             &mut Vec::new(),
         );
-        for (scope, name) in set.keys() {
-            let list = match scope {
-                Scope::Pane(_) => PANE_OPTIONS,
-                Scope::Window(_) => WINDOW_OPTIONS,
-                Scope::Session(_) => SESSION_OPTIONS,
-                Scope::Global => GLOBAL_OPTIONS,
+        let body = cleanup_body();
+        for fact in set.keys() {
+            let (scope, name) = published::option(*fact);
+            let removal = match scope {
+                Scope::Pane(_) | Scope::Window(_) => format!("set -wqU -t #{{window_id}} {name} ;"),
+                Scope::Session(_) => format!("set -qu -t #{{q:session_id}} {name} ;"),
+                Scope::Global => format!("set -gqu {name}\n"),
                 other => panic!("published at an unexpected scope {other:?}: {name}"),
             };
-            assert!(list.contains(&name.as_str()), "{scope:?} {name}");
+            assert!(body.contains(&removal), "{scope:?} {name}");
+            assert!(is_published(name), "{name}");
         }
+        assert!(!is_published("@tend_tap"));
     }
 
     #[test]

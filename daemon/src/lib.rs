@@ -48,6 +48,7 @@ pub mod notify;
 mod options;
 pub mod pipes;
 pub mod project;
+pub mod published;
 pub mod remote;
 mod restore;
 pub mod sessions;

@@ -13,9 +13,9 @@ use tend_tmux::{Binding, OptionUpdate, PaneId, Server};
 use tokio::sync::mpsc::Sender;
 
 use super::event::Event;
-use super::guard;
+use super::{guard, published};
 use crate::options::Options;
-use tend_core::{ClientInfo, Input, MuxJob, PaneInfo, Screen, TapOutcome};
+use tend_core::{ClientInfo, Input, MuxJob, PaneFact, PaneInfo, Screen, TapOutcome};
 
 /// Work for a backend thread (the tmux worker, or zellij's): the core's
 /// jobs, and the daemon's own.
@@ -307,29 +307,6 @@ fn screen_of(c: tend_tmux::Capture) -> Screen {
     }
 }
 
-/// The core's option update in tmux's terms: foreign text escaped for the
-/// format that expands it.
-fn option_update(u: tend_core::OptionUpdate) -> OptionUpdate {
-    use tend_core::Scope as S;
-    let scope = match u.scope {
-        S::Global => tend_tmux::Scope::Global,
-        S::GlobalWindow => tend_tmux::Scope::GlobalWindow,
-        S::Server => tend_tmux::Scope::Server,
-        S::Session(s) => tend_tmux::Scope::Session(s),
-        S::Window(w) => tend_tmux::Scope::Window(w),
-        S::Pane(p) => tend_tmux::Scope::Pane(p),
-    };
-    let value = match (u.value, u.foreign) {
-        (Some(v), true) => Some(tend_tmux::escape::format_escape(&v)),
-        (v, _) => v,
-    };
-    OptionUpdate {
-        scope,
-        name: u.name,
-        value,
-    }
-}
-
 /// How a tap install went, as the core takes it.
 fn tap_outcome(r: tend_tmux::Result<tend_tmux::TapOutcome>) -> TapOutcome {
     match r {
@@ -468,7 +445,8 @@ impl Worker {
                 clients,
                 list: true,
             } => {
-                let updates: Vec<OptionUpdate> = updates.into_iter().map(option_update).collect();
+                let updates: Vec<OptionUpdate> =
+                    updates.into_iter().map(published::option_update).collect();
                 let result = if updates.is_empty() && clients.is_empty() {
                     self.server.snapshot()
                 } else {
@@ -604,21 +582,24 @@ impl Worker {
         };
         let remote = remote_goto(&self.program, &self.control);
         let remote = remote.as_deref();
+        let next = published::pane_option;
         plan.into_iter()
             .filter_map(|p| {
                 let key = p.key?;
                 let command = match p.action.id {
                     "next-waiting" => {
-                        jump_command("@tend_next", "tend: no agent needs you", remote)
+                        jump_command(next(PaneFact::Next), "tend: no agent needs you", remote)
                     }
                     "next-waiting-session" => jump_command(
-                        "@tend_next_session",
+                        next(PaneFact::NextSession),
                         "tend: no agent needs you in this session",
                         remote,
                     ),
-                    "next-working" => {
-                        jump_command("@tend_next_working", "tend: no agent is working", remote)
-                    }
+                    "next-working" => jump_command(
+                        next(PaneFact::NextWorking),
+                        "tend: no agent is working",
+                        remote,
+                    ),
                     _ => tend_tmux::keys::action_command(
                         &self.program,
                         &["key", "--socket", &self.control],
@@ -681,7 +662,8 @@ impl Worker {
             MuxJob::Publish {
                 updates, clients, ..
             } => {
-                let updates: Vec<OptionUpdate> = updates.into_iter().map(option_update).collect();
+                let updates: Vec<OptionUpdate> =
+                    updates.into_iter().map(published::option_update).collect();
                 // Vanished panes, windows and clients are skipped inside.
                 let result = self.server.publish(&updates, &clients);
                 crate::trace!("published updates={}", updates.len());
@@ -800,7 +782,7 @@ fn merge_publishes(pending: &mut VecDeque<Job>) {
     let listing_or_publish =
         |j: Option<&Job>| matches!(j, Some(Job::Mux(MuxJob::Publish { .. } | MuxJob::List)));
     if listing_or_publish(pending.front()) && listing_or_publish(pending.get(1)) {
-        let mut merged: Vec<tend_core::OptionUpdate> = Vec::new();
+        let mut merged: Vec<tend_core::FactUpdate> = Vec::new();
         let mut to_refresh: Vec<String> = Vec::new();
         let mut any_list = false;
         while listing_or_publish(pending.front()) {

@@ -9,6 +9,7 @@ use tend_attention::limit::ResumePolicy;
 use tend_detector::limit::Resume;
 
 use crate::limits::{ResumeBy, ResumeOutcome};
+use crate::{Fact, GlobalFact, PaneFact};
 
 /// 2027-01-15 08:00:00 UTC is [`WALL`]: the limit resets two minutes in.
 const LIMIT_SCREEN: &str = "\x1b[2J\x1b[H\
@@ -69,14 +70,14 @@ fn resumes(r: &mut Rig) -> Vec<(String, ResumeBy, Option<RequestId>)> {
 
 /// The value tmux was last told for an option, from the publishes since
 /// the last call.
-fn published(jobs: &[MuxJob], name: &str) -> Option<String> {
+fn published(jobs: &[MuxJob], fact: Fact) -> Option<String> {
     jobs.iter()
         .filter_map(|j| match j {
             MuxJob::Publish { updates, .. } => Some(updates),
             _ => None,
         })
         .flatten()
-        .rfind(|u| u.name == name)
+        .rfind(|u| u.fact == fact)
         .and_then(|u| u.value.clone())
 }
 
@@ -97,15 +98,24 @@ fn a_limit_is_no_demand_until_its_reset_and_then_resumed_exactly_once() {
     assert_eq!(last["resets"], "08:02");
     // The status line: its own glyph, the soonest reset, no demand.
     let jobs = r.drain_jobs();
-    assert_eq!(published(&jobs, "@tend_glyph").as_deref(), Some("⧖"));
     assert_eq!(
-        published(&jobs, "@tend_next_reset").as_deref(),
+        published(&jobs, Fact::Pane(PaneId(1), PaneFact::Glyph)).as_deref(),
+        Some("⧖")
+    );
+    assert_eq!(
+        published(&jobs, Fact::Global(GlobalFact::NextReset)).as_deref(),
         Some("08:02")
     );
-    assert_eq!(published(&jobs, "@tend_limited").as_deref(), Some("1"));
-    assert_eq!(published(&jobs, "@tend_needs").as_deref(), Some("0"));
     assert_eq!(
-        published(&jobs, "@tend_summary").as_deref(),
+        published(&jobs, Fact::Global(GlobalFact::Limited)).as_deref(),
+        Some("1")
+    );
+    assert_eq!(
+        published(&jobs, Fact::Global(GlobalFact::Needs)).as_deref(),
+        Some("0")
+    );
+    assert_eq!(
+        published(&jobs, Fact::Global(GlobalFact::Summary)).as_deref(),
         Some("1 agent limited until 08:02")
     );
     // The reset passes: a demand. "8:02am" names the minute, so the
