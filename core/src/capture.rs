@@ -102,7 +102,7 @@ impl Core {
             "resizes": [],
             "pane": pane,
             "session": p.info.session_name,
-            "window": self.mux.window(&p.info),
+            "window": p.info.window_label.clone(),
             "captured_by": "tend capture",
             "tend_version": env!("CARGO_PKG_VERSION"),
             "captured_at": self.unix_at(now),

@@ -18,7 +18,7 @@ use tend_protocol::{params, BusEvent, Error, ErrorCode, PaneView, Request, TaskV
 use tend_vocab::{Authority, PaneBand, PaneState, Reason, State, Tap};
 
 use crate::waits::Until;
-use crate::{Core, Effect, MuxJob, PaneEntry, RequestId};
+use crate::{Core, Effect, MuxJob, OutputRead, PaneEntry, RequestId};
 
 fn task_view(t: &tend_attention::report::Task) -> TaskView {
     TaskView {
@@ -69,7 +69,7 @@ impl Core {
         PaneView {
             pane: self.mux.name(p.info.pane_id),
             session: p.info.session_name.clone(),
-            window: self.mux.window(&p.info),
+            window: p.info.window_label.clone(),
             identified_by: identified.map(|i| i.by),
             wrapper: identified.and_then(|i| i.wrapper.clone()),
             agent,
@@ -105,10 +105,12 @@ impl Core {
             unrecognised_since: self.unrecognised_since(p),
             host: None,
             project: p.project.clone(),
-            place: matches!(self.mux, super::mux::Mux::Tmux).then(|| {
+            // A target users can type (`work:1.0`), where panes have an
+            // index in their window.
+            place: p.info.pane_index.map(|pane_index| {
                 format!(
                     "{}:{}.{}",
-                    p.info.session_name, p.info.window_index, p.info.pane_index
+                    p.info.session_name, p.info.window_index, pane_index
                 )
             }),
             resets_at: e.and_then(|e| e.resets_at),
@@ -116,14 +118,14 @@ impl Core {
         }
     }
 
-    /// How the pane's output reaches the daemon: tmux's tap state; in
-    /// zellij the subscription for the tabs a client looks at (their
-    /// window is active), `dump-screen` polling for the rest.
+    /// How the pane's output reaches the daemon: its tap's state where the
+    /// backend taps each pane; else the subscription for the windows a
+    /// client looks at (their window is active), polling for the rest.
     fn tap(&self, p: &PaneEntry) -> Tap {
-        match self.mux {
-            super::mux::Mux::Tmux => p.tap.word(),
-            super::mux::Mux::Zellij if p.info.window_active => Tap::Subscribe,
-            super::mux::Mux::Zellij => Tap::Polling,
+        match self.backend.output {
+            OutputRead::Taps => p.tap.word(),
+            OutputRead::ShownLive if p.info.window_active => Tap::Subscribe,
+            OutputRead::ShownLive => Tap::Polling,
         }
     }
 
@@ -659,10 +661,12 @@ impl Core {
 
     fn park(&mut self, p: params::Park) -> Result<reply::Parked, Error> {
         let pane = self.pane_param(&p.pane)?;
-        let gate = p
-            .gate
-            .filter(|g| !g.is_empty())
-            .map(|g| self.mux.parse(&g).map_or(g.clone(), |id| self.mux.name(id)));
+        let gate = p.gate.filter(|g| !g.is_empty()).map(|g| {
+            self.backend
+                .mux
+                .parse(&g)
+                .map_or(g.clone(), |id| self.mux.name(id))
+        });
         if let Some(g) = &gate {
             let gid = self.mux.parse(g).ok_or_else(|| {
                 Error::new(
@@ -894,12 +898,13 @@ impl Core {
     /// one by opening (or reusing) the local window attached to it.
     fn goto(&mut self, pane: &str, client: Option<String>) -> Result<(), Error> {
         if crate::remote::split_id(pane).is_some() {
-            if self.mux == super::mux::Mux::Zellij {
+            if !self.backend.remote_windows {
                 return Err(Error::new(
                     ErrorCode::NotInZellij,
                     format!(
                         "{pane} is on a remote: tend shows remote panes in a local tmux window, \
-                         which zellij has no counterpart for; reach it with ssh"
+                         which {} has no counterpart for; reach it with ssh",
+                        self.mux.word()
                     ),
                 ));
             }

@@ -15,7 +15,7 @@ use crate::resume::book::Observed;
 use crate::resume::plan::{self, Choice, Known, PaneNow, Shell, Step, Verdict};
 use crate::resume::{Book, End, Place};
 use crate::source::ConversationSource;
-use crate::{Core, Effect, Mux, MuxJob, PaneEntry, RequestId};
+use crate::{Core, Effect, MuxJob, PaneEntry, RequestId};
 
 /// How often a running agent's conversation is looked up again: every
 /// 30 s (Claude Code's `/clear` starts another); while it is not known
@@ -32,7 +32,9 @@ pub(crate) fn place_of(p: &PaneEntry) -> Place {
         session: p.info.session_name.clone(),
         window_index: p.info.window_index,
         window_name: p.info.window_name.clone(),
-        pane_index: p.info.pane_index,
+        // A multiplexer that numbers no panes in a window (zellij) has
+        // each at 0: its places are never restored (`Backend::restore`).
+        pane_index: p.info.pane_index.unwrap_or(0),
     }
 }
 
@@ -176,7 +178,7 @@ impl Core {
     /// `restore`: answered once the panes were listed (a restore right
     /// after the server started must see them).
     pub(crate) fn restore_request(&mut self, reply: RequestId, p: params::Restore) {
-        if self.mux != Mux::Tmux {
+        if !self.backend.restore {
             self.effects.push_back(Effect::Reply {
                 id: reply,
                 result: Err(Error::new(

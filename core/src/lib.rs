@@ -96,8 +96,8 @@ pub use effect::{Effect, MuxJob};
 pub use fact::{Fact, FactUpdate, GlobalFact, PaneFact, SessionFact, WindowFact};
 pub use input::{CapturePurpose, Input, RequestId};
 pub use links::RemotesConfig;
-pub use mux::Mux;
-pub use pane::{ClientInfo, PaneInfo, Screen, TapOutcome};
+pub use mux::{Backend, Mux, OutputRead, StatusForm};
+pub use pane::{ClientInfo, PaneInfo, Pipe, Screen, TapOutcome};
 pub use session::{FileRead, FollowFile};
 pub use source::{
     ConversationSource, LiveFacts, NoConversations, NoProcesses, NoProjects, ProcSource,
@@ -143,8 +143,8 @@ pub struct Config {
     pub detector: Arc<DetectorConfig>,
     /// The agents' manifests.
     pub registry: Registry,
-    /// The multiplexer the panes live in.
-    pub mux: Mux,
+    /// What the backend the panes live in offers, as it declares it.
+    pub backend: Backend,
     /// Emit [`Effect::Trace`] lines.
     pub trace: bool,
     /// Names this daemon in its guards' tokens (its process id).
@@ -327,9 +327,11 @@ pub struct Core {
     pub(crate) link_cfg: remote::LinkConfig,
     /// Set when the daemon should exit.
     stopping: bool,
-    /// The multiplexer the panes live in (how they are named, what it
-    /// offers).
+    /// How the multiplexer's panes are spelled (`backend.mux`, at hand
+    /// on every path that names a pane).
     pub(crate) mux: Mux,
+    /// What the backend offers, as it declared it.
+    pub(crate) backend: Backend,
     /// The guard that makes the multiplexer clean up if the daemon dies.
     guard: GuardWatch,
     /// Each agent's conversation, for `tend restore`.
@@ -429,7 +431,8 @@ impl Core {
             link_gen: 0,
             link_cfg: remote::LinkConfig::default(),
             stopping: false,
-            mux: config.mux,
+            mux: config.backend.mux,
+            backend: config.backend,
             guard: GuardWatch {
                 token: None,
                 generation: 0,
@@ -548,7 +551,7 @@ impl Core {
     /// `@tend_daemon`, before the guard starts). Everything is published
     /// again afterwards: an earlier guard's cleanup may have removed it.
     pub fn install_guard(&mut self) {
-        if !self.mux.has_guard() {
+        if !self.backend.guard {
             return;
         }
         self.guard.generation += 1;
@@ -949,7 +952,7 @@ impl Core {
         if !self.listed_once {
             return None;
         }
-        if self.mux == Mux::Zellij {
+        if self.backend.status == StatusForm::Overview {
             // The backend pushes it when it differs from the last one.
             let o = overview::overview(&self.rows(), &self.remote_rows());
             self.job(MuxJob::Overview(o));

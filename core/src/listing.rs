@@ -11,7 +11,7 @@ use tend_detector::State;
 use tend_protocol::BusEvent;
 use tend_protocol::PaneId;
 
-use crate::pane::{ClientInfo, PaneInfo, Screen};
+use crate::pane::{ClientInfo, PaneInfo, Pipe, Screen};
 use crate::tape::Tape;
 use crate::watch::PaneWatch;
 use crate::{trace, CapturePurpose, Core, Effect, MuxJob, PaneEntry, TapState, TAP_CONNECT_GRACE};
@@ -135,14 +135,14 @@ impl Core {
         // process died): install again.
         if p.tap == TapState::Installed
             && self.clock.saturating_duration_since(p.tap_since) > TAP_CONNECT_GRACE
-            && !info.pipe
+            && info.pipe == Pipe::None
         {
             p.tap = TapState::None;
             self.effects.push_back(Effect::Mux(MuxJob::InstallTap(id)));
         }
         if p.tap == TapState::Installed
             && self.clock.saturating_duration_since(p.tap_since) > TAP_CONNECT_GRACE * 2
-            && info.pipe
+            && info.pipe != Pipe::None
         {
             // Marked as ours but nobody connects: treat as foreign
             // rather than tear down a pipe we cannot prove is ours.
@@ -190,9 +190,9 @@ impl Core {
             .max();
         let tap = if conn.is_some() {
             TapState::Connected
-        } else if info.has_foreign_pipe() {
+        } else if info.pipe == Pipe::Other {
             TapState::Polling
-        } else if info.is_tapped() {
+        } else if info.pipe == Pipe::Tend {
             TapState::Installed
         } else {
             // Tapped at once, beside the seed: a restarted daemon

@@ -13,6 +13,13 @@
 //! Pane ids inside the table are [`PaneId`] numbers for both: tmux's `%N`,
 //! zellij's `terminal_N`. Users, self-reporting agents and the state file
 //! see the multiplexer's own spelling ([`Mux::name`]).
+//!
+//! What a backend can do beyond the jobs every backend runs, it declares
+//! when the daemon starts, as a [`Backend`] (`daemon/src/worker.rs`'s
+//! `BACKEND` for tmux, `daemon/src/zellij.rs`'s for zellij): the core asks
+//! "can the backend do X", never "is this tmux". [`Mux`] stays for what is
+//! only a matter of spelling — pane ids as users write them, the words in
+//! messages — where one match per multiplexer is the whole table of it.
 
 use tend_protocol::PaneId;
 
@@ -61,14 +68,6 @@ impl Mux {
         }
     }
 
-    /// A pane's window as users know it: tmux's `@N`, zellij's tab name.
-    pub fn window(self, info: &crate::pane::PaneInfo) -> String {
-        match self {
-            Mux::Tmux => info.window_id.to_string(),
-            Mux::Zellij => info.window_name.clone(),
-        }
-    }
-
     /// An example pane id, for error messages.
     pub fn example(self) -> &'static str {
         match self {
@@ -84,13 +83,54 @@ impl Mux {
             Mux::Zellij => "this zellij session",
         }
     }
+}
 
-    /// Whether a guard process (tmux's `run-shell` cleanup when the daemon
-    /// dies) exists. zellij's plugin hides a status whose time to live ran
-    /// out instead.
-    pub fn has_guard(self) -> bool {
-        self == Mux::Tmux
-    }
+/// What a backend offers the core, declared by the backend at start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backend {
+    /// How its panes are spelled and named in messages.
+    pub mux: Mux,
+    /// A guard process cleans the status up when the daemon dies
+    /// ([`crate::MuxJob::Guard`]; tmux's `run-shell`). Without one the
+    /// status must expire by itself (zellij's plugin hides a status whose
+    /// time to live ran out).
+    pub guard: bool,
+    /// How the status line takes what the core publishes.
+    pub status: StatusForm,
+    /// How each pane's output reaches the core.
+    pub output: OutputRead,
+    /// `tend restore` can start agents again in its panes. zellij brings
+    /// its sessions back itself (session resurrection).
+    pub restore: bool,
+    /// A remote pane can be opened in a local window attached to it
+    /// ([`crate::MuxJob::RemoteAttach`]).
+    pub remote_windows: bool,
+}
+
+/// How the status line takes what the core publishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusForm {
+    /// Each fact that changed, where it belongs ([`crate::Fact`],
+    /// [`crate::MuxJob::Publish`]): tmux's options.
+    Facts,
+    /// The whole status in one piece, whenever it may have changed
+    /// ([`crate::overview::Overview`], [`crate::MuxJob::Overview`]):
+    /// zellij's plugin.
+    Overview,
+}
+
+/// How each pane's output reaches the core, as `tend list` shows it
+/// ([`tend_vocab::Tap`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputRead {
+    /// A tap per pane that the core installs and follows (tmux's
+    /// `pipe-pane`): tapped, polled beside someone else's pipe, or waiting
+    /// for its tap.
+    Taps,
+    /// One subscription for the panes of the windows (tabs) a client shows;
+    /// the others' screens are polled (zellij's `subscribe` and
+    /// `dump-screen`).
+    ShownLive,
 }
 
 #[cfg(test)]

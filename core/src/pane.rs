@@ -20,55 +20,57 @@ pub struct PaneInfo {
     pub session_name: String,
     /// The window (tab) the pane is in.
     pub window_id: WindowId,
-    /// The window's index in its session.
+    /// The window as its users know it, for `tend list` and the log:
+    /// tmux's `@N`, zellij's tab name. Display only.
+    pub window_label: String,
+    /// The window's index (position) in its session.
     pub window_index: u32,
     /// The window's name: display only.
     pub window_name: String,
-    /// The pane's index in its window.
-    pub pane_index: u32,
-    /// The window is its session's current window.
+    /// The pane's index in its window, where the multiplexer numbers them
+    /// (tmux; zellij does not).
+    pub pane_index: Option<u32>,
+    /// The window is its session's current window (zellij: a client
+    /// shows the tab).
     pub window_active: bool,
     /// The pane is its window's active pane.
     pub pane_active: bool,
-    /// How many clients show the session.
-    pub session_attached: u32,
     /// Width in cells.
     pub width: u32,
     /// Height in cells.
     pub height: u32,
     /// The foreground process's name. Raw: any byte a program put there.
     pub current_command: String,
-    /// Some pipe is open on the pane (tend's tap or the user's own).
-    pub pipe: bool,
-    /// tend's tap mark is on the pane (with `pipe`: the pipe is tend's).
-    pub tap_mark: bool,
+    /// Whose pipe is open on the pane's output.
+    pub pipe: Pipe,
     /// The pane's process has exited (the pane stays, dead).
     pub dead: bool,
     /// The exit status of a dead pane, once known.
     pub dead_status: Option<i32>,
     /// The title programs set: display only.
     pub title: String,
-    /// The pane's terminal device.
-    pub tty: String,
-    /// The pane shows its alternate screen.
+    /// The pane shows its alternate screen (false where not known).
     pub alternate_on: bool,
-    /// The pane is in copy mode or another mode.
+    /// The pane is in copy mode or another mode (false where the
+    /// multiplexer has none).
     pub in_mode: bool,
     /// The foreground process's working directory; empty when unknown.
     pub current_path: String,
 }
 
-impl PaneInfo {
-    /// A pipe is open and it is tend's tap.
-    pub fn is_tapped(&self) -> bool {
-        self.pipe && self.tap_mark
-    }
-
-    /// A pipe is open that tend did not install: the pane is read by
+/// Whose pipe is open on a pane's output, as the backend finds it
+/// (tmux: `pane_pipe` and tend's tap mark). A multiplexer without pipes
+/// (zellij) has [`Pipe::None`] on every pane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pipe {
+    /// No pipe is open.
+    #[default]
+    None,
+    /// tend's tap.
+    Tend,
+    /// Someone else's (the user's own `pipe-pane`): the pane is read by
     /// polling its screen instead.
-    pub fn has_foreign_pipe(&self) -> bool {
-        self.pipe && !self.tap_mark
-    }
+    Other,
 }
 
 /// One client (a terminal attached to the multiplexer).
@@ -76,27 +78,13 @@ impl PaneInfo {
 pub struct ClientInfo {
     /// The name commands target it by.
     pub name: String,
-    /// Its terminal device.
-    pub tty: String,
-    /// Its process.
-    pub pid: u32,
-    /// The session it shows.
-    pub session_id: Option<SessionId>,
-    /// That session's name; display only.
-    pub session_name: String,
-    /// The window it shows.
-    pub window_id: Option<WindowId>,
-    /// The active pane of that window: the pane its user looks at.
+    /// The pane its user looks at (the active pane of the window it
+    /// shows).
     pub pane_id: Option<PaneId>,
-    /// The multiplexer's flags for it (`attached,focused,…`).
-    pub flags: String,
     /// A control-mode client: no status line, nobody looking.
     pub control_mode: bool,
-    /// Width in cells.
-    pub width: u32,
-    /// Height in cells.
-    pub height: u32,
-    /// Its last activity (Unix seconds): moves when its user types.
+    /// Its last activity (Unix seconds): moves when its user types (0
+    /// where the multiplexer does not say: zellij).
     pub activity: u64,
 }
 

@@ -14,8 +14,8 @@ use tend_protocol::{PaneId, SessionId, WindowId};
 
 use crate::source::{PaneSnapshot, Probe, SampleError, SampleStats};
 use crate::{
-    CapturePurpose, ClientInfo, Config, Core, Effect, Input, Mux, MuxJob, NoProjects, PaneInfo,
-    ProcSource, RequestId, Screen,
+    Backend, CapturePurpose, ClientInfo, Config, Core, Effect, Input, Mux, MuxJob, NoProjects,
+    OutputRead, PaneInfo, Pipe, ProcSource, RequestId, Screen, StatusForm,
 };
 use tend_protocol::{ErrorCode, Request, Response};
 
@@ -87,21 +87,19 @@ fn pane(n: u32) -> PaneInfo {
         session_id: SessionId(0),
         session_name: "main".into(),
         window_id: WindowId(n),
+        window_label: format!("@{n}"),
         window_index: n,
         window_name: format!("w{n}"),
-        pane_index: 0,
+        pane_index: Some(0),
         window_active: true,
         pane_active: true,
-        session_attached: 1,
         width: 80,
         height: 24,
         current_command: "sleep".into(),
-        pipe: false,
-        tap_mark: false,
+        pipe: Pipe::None,
         dead: false,
         dead_status: None,
         title: String::new(),
-        tty: String::new(),
         alternate_on: false,
         in_mode: false,
         current_path: String::new(),
@@ -111,17 +109,31 @@ fn pane(n: u32) -> PaneInfo {
 fn client(shows: u32, activity: u64) -> ClientInfo {
     ClientInfo {
         name: "/dev/pts/9".into(),
-        tty: "/dev/pts/9".into(),
-        pid: 1,
-        session_id: Some(SessionId(0)),
-        session_name: "main".into(),
-        window_id: Some(WindowId(shows)),
         pane_id: Some(PaneId(shows)),
-        flags: String::new(),
         control_mode: false,
-        width: 80,
-        height: 24,
         activity,
+    }
+}
+
+/// What each backend declares (`daemon/src/worker.rs`,
+/// `daemon/src/zellij.rs`), for a rig on `mux`.
+fn backend(mux: Mux) -> Backend {
+    let tmux = mux == Mux::Tmux;
+    Backend {
+        mux,
+        guard: tmux,
+        status: if tmux {
+            StatusForm::Facts
+        } else {
+            StatusForm::Overview
+        },
+        output: if tmux {
+            OutputRead::Taps
+        } else {
+            OutputRead::ShownLive
+        },
+        restore: tmux,
+        remote_windows: tmux,
     }
 }
 
@@ -132,12 +144,17 @@ impl Rig {
 
     /// A table whose `[limits]` says `resume`, in the UTC zone.
     fn with_resume(mux: Mux, resume: tend_attention::limit::ResumePolicy) -> Rig {
+        Rig::on(backend(mux), resume)
+    }
+
+    /// A table on a backend that offers what `backend` says.
+    fn on(backend: Backend, resume: tend_attention::limit::ResumePolicy) -> Rig {
         let t0 = Instant::now();
         let procs = StubProcs::default();
         let config = Config {
             detector: Arc::new(DetectorConfig::default()),
             registry: Registry::bundled(),
-            mux,
+            backend,
             trace: false,
             daemon_id: 1,
             limit_resume: resume,
@@ -586,6 +603,56 @@ fn zellij_panes_keep_zellij_names_and_publish_to_the_plugin() {
             .any(|j| matches!(j, MuxJob::Switch { pane, .. } if *pane == PaneId(4))),
         "{jobs:?}"
     );
+}
+
+/// The core asks what the backend offers, not which multiplexer it is: a
+/// backend with tmux's pane names that offers no guard, no options, no
+/// taps, no restore and no remote windows is served as it says.
+#[test]
+fn the_core_asks_what_the_backend_offers_not_which_it_is() {
+    let offers_little = Backend {
+        mux: Mux::Tmux,
+        guard: false,
+        status: StatusForm::Overview,
+        output: OutputRead::ShownLive,
+        restore: false,
+        remote_windows: false,
+    };
+    let mut r = Rig::on(offers_little, Default::default());
+    r.core.install_guard();
+    let mut shown = pane(1);
+    shown.pane_index = None;
+    shown.window_label = "tests".into();
+    let mut hidden = pane(2);
+    hidden.window_active = false;
+    r.list_infos(vec![shown, hidden], vec![]);
+    r.report(
+        "%1",
+        "waiting",
+        json!({"reason": "approval", "every": "1h"}),
+    );
+    r.at(1);
+    let jobs = r.drain_jobs();
+    assert!(!jobs
+        .iter()
+        .any(|j| matches!(j, MuxJob::Guard { .. } | MuxJob::Publish { .. })));
+    assert!(jobs.iter().any(|j| matches!(j, MuxJob::Overview(_))));
+    let one = r.get("%1");
+    // The window as the backend labels it; no place where panes have no
+    // index; output by subscription where a client looks, else polled.
+    assert_eq!(
+        (&one["window"], &one["place"], &one["tap"]),
+        (&json!("tests"), &Value::Null, &json!("subscribe"))
+    );
+    let two = r.get("%2");
+    assert_eq!(
+        (&two["window"], &two["place"], &two["tap"]),
+        (&json!("@2"), &json!("main:2.0"), &json!("polling"))
+    );
+    let refused = r.ask("restore", json!({"all": true}));
+    assert_eq!(refused.error.map(|e| e.code), Some(ErrorCode::BadRequest));
+    let refused = r.ask("goto", json!({"pane": "box:%3"}));
+    assert_eq!(refused.error.map(|e| e.code), Some(ErrorCode::NotInZellij));
 }
 
 #[test]
@@ -1696,7 +1763,7 @@ fn a_pane_with_someone_else_s_pipe_is_polled_on_its_own_gap_whatever_sweeps_come
     let mut r = Rig::new(Mux::Tmux);
     r.idle_shell(4545);
     let mut p1 = pane(1);
-    p1.pipe = true;
+    p1.pipe = Pipe::Other;
     p1.pane_pid = 4545;
     r.list_infos(vec![p1], vec![]);
     assert_eq!(r.core.panes[&PaneId(1)].tap, crate::TapState::Polling);
@@ -1731,7 +1798,7 @@ fn a_working_agent_behind_someone_else_s_pipe_is_polled_at_the_busy_pace_while_i
     let mut r = Rig::new(Mux::Tmux);
     r.declared_agent(4601, "codex");
     let mut p1 = pane(1);
-    p1.pipe = true;
+    p1.pipe = Pipe::Other;
     p1.pane_pid = 4601;
     r.input(Input::Listed {
         panes: vec![p1],

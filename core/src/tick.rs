@@ -445,7 +445,7 @@ impl Core {
                         agent: view.agent.clone(),
                         name: display,
                         session: p.info.session_name.clone(),
-                        window: self.mux.window(&p.info),
+                        window: p.info.window_label.clone(),
                         focused: p.focused,
                         state: view.state.map(PaneState::from),
                         reason: view.reason,

@@ -525,7 +525,10 @@ fn core_for(opts: &Options, registry: tend_detector::Registry, sampler: Sampler)
     let config = tend_core::Config {
         detector: Arc::new(opts.config.detector.clone()),
         registry,
-        mux: opts.mux(),
+        backend: match opts.mux() {
+            mux::Mux::Tmux => worker::BACKEND,
+            mux::Mux::Zellij => zellij::BACKEND,
+        },
         trace: trace::on(),
         daemon_id: std::process::id(),
         limit_resume: opts.config.limits.policy(),

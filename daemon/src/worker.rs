@@ -15,7 +15,7 @@ use tokio::sync::mpsc::Sender;
 use super::event::Event;
 use super::{guard, published};
 use crate::options::Options;
-use tend_core::{ClientInfo, Input, MuxJob, PaneFact, PaneInfo, Screen, TapOutcome};
+use tend_core::{Backend, ClientInfo, Input, MuxJob, PaneFact, PaneInfo, Pipe, Screen, TapOutcome};
 
 /// Work for a backend thread (the tmux worker, or zellij's): the core's
 /// jobs, and the daemon's own.
@@ -245,29 +245,44 @@ fn answer(
     ))
 }
 
+/// What the tmux backend offers the core: a guard, options, a tap per
+/// pane, `tend restore`, remote panes in local windows.
+pub const BACKEND: Backend = Backend {
+    mux: tend_core::Mux::Tmux,
+    guard: true,
+    status: tend_core::StatusForm::Facts,
+    output: tend_core::OutputRead::Taps,
+    restore: true,
+    remote_windows: true,
+};
+
 /// A pane as the core knows it, from `list-panes`.
 fn pane_info(p: tend_tmux::Pane) -> PaneInfo {
+    // A tap mark with no pipe open is a stale mark: no pipe.
+    let pipe = match (p.pipe, p.tap.is_some()) {
+        (false, _) => Pipe::None,
+        (true, true) => Pipe::Tend,
+        (true, false) => Pipe::Other,
+    };
     PaneInfo {
         pane_id: p.pane_id,
         pane_pid: p.pane_pid,
         session_id: p.session_id,
         session_name: p.session_name,
         window_id: p.window_id,
+        window_label: p.window_id.to_string(),
         window_index: p.window_index,
         window_name: p.window_name,
-        pane_index: p.pane_index,
+        pane_index: Some(p.pane_index),
         window_active: p.window_active,
         pane_active: p.pane_active,
-        session_attached: p.session_attached,
         width: p.width,
         height: p.height,
         current_command: p.current_command,
-        pipe: p.pipe,
-        tap_mark: p.tap.is_some(),
+        pipe,
         dead: p.dead,
         dead_status: p.dead_status,
         title: p.title,
-        tty: p.tty,
         alternate_on: p.alternate_on,
         in_mode: p.in_mode,
         current_path: p.current_path,
@@ -278,16 +293,8 @@ fn pane_info(p: tend_tmux::Pane) -> PaneInfo {
 fn client_info(c: tend_tmux::Client) -> ClientInfo {
     ClientInfo {
         name: c.name,
-        tty: c.tty,
-        pid: c.pid,
-        session_id: c.session_id,
-        session_name: c.session_name,
-        window_id: c.window_id,
         pane_id: c.pane_id,
-        flags: c.flags,
         control_mode: c.control_mode,
-        width: c.width,
-        height: c.height,
         activity: c.activity,
     }
 }

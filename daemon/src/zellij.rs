@@ -27,7 +27,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use tend_core::overview::Overview;
-use tend_core::{ClientInfo, Input, MuxJob, PaneInfo, Screen, TapOutcome};
+use tend_core::{ClientInfo, Input, MuxJob, PaneInfo, Pipe, Screen, TapOutcome};
 use tend_protocol::{PaneId, SessionId, WindowId};
 use tend_zellij_host::{
     JumpTarget, PaneId as ZPaneId, PluginStatus, Session, SubscribeEvent, SubscribeOptions,
@@ -198,21 +198,21 @@ impl Backend {
                 session_id: SessionId(0),
                 session_name: name.clone(),
                 window_id: WindowId(u32::try_from(p.tab_id).unwrap_or(u32::MAX)),
+                // Users know a tab by its name.
+                window_label: p.tab_name.clone(),
                 window_index: u32::try_from(p.tab_position).unwrap_or(u32::MAX),
                 window_name: p.tab_name.clone(),
-                pane_index: 0,
+                pane_index: None,
                 window_active: self.visible_tabs.contains(&p.tab_id),
                 pane_active: focused.contains(&n),
-                session_attached: u32::try_from(zclients.len()).unwrap_or(u32::MAX),
                 width: e.cols,
                 height: e.rows,
                 current_command: p.command.clone().unwrap_or_default(),
-                pipe: false,
-                tap_mark: false,
+                // zellij has no pipes: output comes by subscription.
+                pipe: Pipe::None,
                 dead: p.exited,
                 dead_status: p.exit_status,
                 title: p.title.clone(),
-                tty: String::new(),
                 alternate_on: false,
                 in_mode: false,
                 current_path: String::new(),
@@ -222,21 +222,13 @@ impl Backend {
             .iter()
             .map(|c| ClientInfo {
                 name: format!("zellij-client-{}", c.client_id),
-                tty: String::new(),
-                pid: 0,
-                session_id: Some(SessionId(0)),
-                session_name: name.clone(),
-                window_id: None,
                 pane_id: c
                     .pane
                     .filter(|p| p.is_terminal())
                     .map(|p| PaneId(p.number())),
-                flags: String::new(),
+                control_mode: false,
                 // No command-line zellij has a client's last keystroke: no
                 // snooze ends by typing here.
-                control_mode: false,
-                width: 0,
-                height: 0,
                 activity: 0,
             })
             .collect();
@@ -541,6 +533,19 @@ fn pusher(session: Session, statuses: Receiver<PluginStatus>) {
     }
     let _ = session.clear_status();
 }
+
+/// What the zellij backend offers the core: the status as one payload for
+/// tend's plugin (which hides it once its time to live runs out: no guard),
+/// one subscription for the tabs in view, no `tend restore` (zellij brings
+/// its sessions back itself), no local windows for remote panes.
+pub const BACKEND: tend_core::Backend = tend_core::Backend {
+    mux: tend_core::Mux::Zellij,
+    guard: false,
+    status: tend_core::StatusForm::Overview,
+    output: tend_core::OutputRead::ShownLive,
+    restore: false,
+    remote_windows: false,
+};
 
 /// Starts the zellij backend for `session`: jobs in, events out.
 pub fn spawn(
