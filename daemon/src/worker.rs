@@ -654,11 +654,14 @@ impl Worker {
             // Taken above.
             MuxJob::List => {}
             MuxJob::Capture(pane, purpose) => match self.server.capture(pane) {
-                Ok(capture) => self.send(Input::Captured {
-                    pane,
-                    screen: screen_of(capture),
-                    purpose,
-                }),
+                Ok(capture) => {
+                    crate::trace!("capture pane={pane} purpose={purpose:?}");
+                    self.send(Input::Captured {
+                        pane,
+                        screen: screen_of(capture),
+                        purpose,
+                    })
+                }
                 Err(e) if e.is_no_server() => self.send(Input::ServerGone),
                 Err(_) => {}
             },

@@ -126,7 +126,9 @@ if [ "$MODE" = live ]; then
 fi
 
 SOCK="acc-run-$$"
-OUT="${OUT:-$ACC_TMP/runs/$(date +%Y%m%d-%H%M%S)-$MODE$([ "$DRY" = 1 ] && echo -dry)$([ "$SET" != corpus ] && echo "-$(basename "$SETDIR")")}"
+# `|| true`: under `set -e` the assignment takes the status of its last
+# substitution, and a false test there ended the script without a word.
+OUT="${OUT:-$ACC_TMP/runs/$(date +%Y%m%d-%H%M%S)-$MODE$([ "$DRY" = 1 ] && echo -dry || true)$([ "$SET" != corpus ] && echo "-$(basename "$SETDIR")" || true)}"
 mkdir -p "$OUT"
 rm -f "$OUT/.stop" "$OUT/predictions.jsonl"
 
