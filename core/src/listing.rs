@@ -317,10 +317,12 @@ impl Core {
                 let key = format!("{}\u{0}{}", p.info.title, cap.text);
                 if p.last_polled.as_deref() == Some(key.as_str()) {
                     p.poll_gap = (p.poll_gap * 2).min(crate::POLL_EVERY);
+                    trace!(self, "captured pane={pane} changed=false");
                     return;
                 }
                 p.last_polled = Some(key);
                 p.poll_gap = crate::POLL_BUSY;
+                trace!(self, "captured pane={pane} changed=true");
             }
             CapturePurpose::Seed | CapturePurpose::Resync | CapturePurpose::Verify => {}
         }
