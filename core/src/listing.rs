@@ -361,7 +361,7 @@ impl Core {
         }
         match purpose {
             CapturePurpose::Poll => {
-                p.det.feed(now, &bytes);
+                p.det.feed_redrawn(now, &bytes);
                 p.tape.output(now, &bytes, p.det.screen());
             }
             // The tape starts (again) from the screen the capture rebuilt:

@@ -1834,6 +1834,57 @@ fn a_working_agent_behind_someone_else_s_pipe_is_polled_at_the_busy_pace_while_i
 }
 
 #[test]
+fn a_dialog_in_a_polled_pane_is_read_at_the_capture_that_brings_it_not_a_backed_off_evaluation_later(
+) {
+    let mut r = Rig::new(Mux::Tmux);
+    r.declared_agent(4602, "codex");
+    let mut p1 = pane(1);
+    p1.pipe = true;
+    p1.pane_pid = 4602;
+    r.input(Input::Listed {
+        panes: vec![p1],
+        clients: vec![],
+    });
+    r.input(Input::Captured {
+        pane: PaneId(1),
+        screen: capture_of(1, &tend_detector::screen::Screen::new(24, 80)),
+        purpose: CapturePurpose::Seed,
+    });
+    // Working for two seconds, its counter ticking at every poll: the same
+    // evidence at each evaluation, so evaluations back off to their longest
+    // interval, while each capture rewrites every row.
+    // The screen is full, as an agent's is after a few turns: a capture
+    // then rewrites rows that were written before, blank or not.
+    let history: String = (1..=18)
+        .map(|n| format!("  line {n} of an earlier answer\n"))
+        .collect();
+    let prompt = "› Write a short poem about tmux.";
+    for (i, ms) in (1000..3000).step_by(125).enumerate() {
+        // What it streams changes; what says it works does not.
+        let working = format!(
+            "{history}{prompt}\n  streamed {i} tokens\n• Working (1s • esc to interrupt)\n\n› Ask Codex to do anything"
+        );
+        polled(&mut r, 1, ms, &working);
+        r.drive_to(ms + 120);
+    }
+    assert_eq!(r.get("%1")["state"], "working");
+    // Its approval dialog (the manifest's example) in the next capture:
+    // read at once, not when the backed-off evaluation falls due.
+    let dialog = history.lines().skip(2).collect::<Vec<_>>().join("\n")
+        + "\n  Would you like to run the following command?\n  $ rm -rf ./build\n› 1. Yes, proceed (y)\n  3. No, and tell Codex what to do differently (esc)\n  Press enter to confirm or esc to cancel";
+    polled(&mut r, 1, 3010, &dialog);
+    // Within the base evaluation interval (50 ms); it took 160 ms when
+    // every rewritten row counted as churn.
+    r.drive_to(3060);
+    let v = r.get("%1");
+    assert_eq!(
+        (&v["state"], &v["reason"]),
+        (&json!("waiting"), &json!("approval")),
+        "{v}"
+    );
+}
+
+#[test]
 fn a_saved_park_shows_before_its_pane_is_first_evaluated() {
     let mut r = Rig::new(Mux::Tmux);
     r.list(&[1], vec![]);

@@ -340,6 +340,32 @@ impl Screen {
         changed
     }
 
+    /// Takes the rows written since the last [`Screen::refresh_rows`] that
+    /// still hold the text `rows` (that call's copy) has for them as read:
+    /// a screen rebuilt from a capture writes every row, and only the rows
+    /// whose text changed are news. Attributes are not compared, as
+    /// [`Screen::refresh_rows`] does not. A screen whose number of rows
+    /// differs from `rows` is left as it is (every row counts).
+    pub fn absorb_rewrites(&mut self, rows: &[String]) {
+        let (_, cols) = self.size();
+        let text = &mut self.text;
+        self.parser.screen_mut().row_versions(&mut text.scratch);
+        if text.scratch.len() != rows.len() || text.versions.len() != rows.len() {
+            return;
+        }
+        let screen = self.parser.screen();
+        for (i, &version) in text.scratch.iter().enumerate() {
+            if text.versions[i] == version {
+                continue;
+            }
+            text.line.clear();
+            screen.write_row_contents(i as u16, 0, cols, &mut text.line);
+            if text.line.trim_end() == rows[i] {
+                text.versions[i] = version;
+            }
+        }
+    }
+
     /// Bytes that draw this screen on a blank terminal of the same size:
     /// which screen is active (main or alternate), the title, every
     /// visible cell with its attributes, the cursor and the input modes.
@@ -432,6 +458,31 @@ mod tests {
             again.process(b"\r\nmore\x1b[2;2Hx");
             same_screen(&live, &again);
         }
+    }
+
+    #[test]
+    fn a_redraw_leaves_pending_only_the_rows_whose_text_changed() {
+        let mut s = Screen::new(4, 20);
+        let mut seen = Vec::new();
+        s.process(b"one\r\ntwo\r\nthree");
+        assert!(s.refresh_rows(&mut seen));
+        // The whole screen again, one row different.
+        s.process(b"\x1b[H\x1b[2Jone\r\n\x1b[1mTWO\x1b[0m\r\nthree");
+        let mut written = Vec::new();
+        s.rows_pending(|i| written.push(i));
+        assert_eq!(written, [0, 1, 2, 3], "a redraw writes every row");
+        s.absorb_rewrites(&seen);
+        let mut pending = Vec::new();
+        s.rows_pending(|i| pending.push(i));
+        assert_eq!(pending, [1]);
+        assert!(s.refresh_rows(&mut seen));
+        assert_eq!(seen[1], "TWO");
+        // Rows the caller's copy does not match in number: all stay.
+        s.process(b"\x1b[H\x1b[2Jone");
+        s.absorb_rewrites(&seen[..2]);
+        let mut all = Vec::new();
+        s.rows_pending(|i| all.push(i));
+        assert_eq!(all, [0, 1, 2, 3]);
     }
 
     #[test]

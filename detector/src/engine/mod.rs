@@ -247,11 +247,29 @@ impl PaneDetector {
 
     /// Feeds pane output that arrived at `now`.
     pub fn feed(&mut self, now: Duration, bytes: &[u8]) {
+        self.feed_drawn(now, bytes, false);
+    }
+
+    /// Feeds a whole screen redrawn from a capture of it at `now` (a pane
+    /// read by polling, or a screen the multiplexer pushes): the bytes
+    /// write every row, so rows rewritten with the text they had are taken
+    /// as read. Otherwise every row would be churn (written at each of the
+    /// last two evaluations), a dialog's new rows too, and an evaluation
+    /// backed off on a screen that kept its evidence would wait up to
+    /// `eval_interval_max` after the capture that brought the dialog.
+    pub fn feed_redrawn(&mut self, now: Duration, bytes: &[u8]) {
+        self.feed_drawn(now, bytes, true);
+    }
+
+    fn feed_drawn(&mut self, now: Duration, bytes: &[u8], redrawn: bool) {
         self.catch_up(now, false);
         if bytes.is_empty() {
             return;
         }
         self.screen.process(bytes);
+        if redrawn {
+            self.screen.absorb_rewrites(&self.seen.rows);
+        }
         let mut shell_prompt = false;
         if self.interval > self.cfg.eval_interval {
             // Backed off on a screen that keeps redrawing the same rows:
