@@ -1839,7 +1839,7 @@ fn a_dialog_in_a_polled_pane_is_read_at_the_capture_that_brings_it_not_a_backed_
     let mut r = Rig::new(Mux::Tmux);
     r.declared_agent(4602, "codex");
     let mut p1 = pane(1);
-    p1.pipe = true;
+    p1.pipe = Pipe::Other;
     p1.pane_pid = 4602;
     r.input(Input::Listed {
         panes: vec![p1],
