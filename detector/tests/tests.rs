@@ -13,6 +13,7 @@ mod limit_corpus;
 mod manifest_examples;
 mod psp_engine;
 mod resize;
+mod rules_memo;
 mod screen_identity;
 mod unrecognised;
 mod wrapper_corpus;

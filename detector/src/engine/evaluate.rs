@@ -37,7 +37,7 @@ impl PaneDetector {
             }
             return;
         };
-        let evidence = rules::evaluate(&self.seen, &manifest);
+        let evidence = rules::evaluate_with(&self.seen, &manifest, &mut self.memo);
         // Same evidence again: read less often; anything new: read at once.
         self.interval = if evidence == self.evidence {
             (self.interval * 2).clamp(self.cfg.eval_interval, self.cfg.eval_interval_max)

@@ -27,7 +27,7 @@ use crate::config::DetectorConfig;
 use crate::machine::{Candidate, Machine};
 use crate::manifest::Manifest;
 use crate::psp;
-use crate::rules::{Evidence, ScreenView};
+use crate::rules::{self, Evidence, ScreenView};
 use crate::screen::Screen;
 use crate::signals::{Progress, PromptMark, Signal};
 use crate::state::{Reason, State, Transition, Trigger};
@@ -83,6 +83,9 @@ pub struct PaneDetector {
     /// the screen with it to say whether anything changed, and copies only
     /// the rows that did.
     seen: ScreenView,
+    /// What the last evaluations read of each region and what each rule
+    /// made of it: a rule whose regions read the same is not matched again.
+    memo: rules::Memo,
     last_activity: Option<Duration>,
     /// The unexplained screen change before the latest one.
     prev_activity: Option<Duration>,
@@ -149,6 +152,7 @@ impl PaneDetector {
             churn: Vec::new(),
             written: Vec::new(),
             seen: ScreenView::default(),
+            memo: rules::Memo::default(),
             last_activity: None,
             prev_activity: None,
             unexplained_change: None,

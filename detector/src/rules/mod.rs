@@ -6,11 +6,16 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::manifest::{Manifest, Matcher, Region, RegionSource, Rule, RuleState, ScreenMarker};
 use crate::state::Reason;
+
+mod memo;
+
+pub use memo::Memo;
 
 /// The parts of a pane a rule may look at.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -285,17 +290,42 @@ pub fn evaluate(view: &ScreenView, manifest: &Manifest) -> Option<Evidence> {
         .rules
         .iter()
         .find(|r| rule_matches(&src, r).unwrap_or(false))
-        .map(|r| Evidence {
-            rule: r.id.clone(),
-            state: r.state,
-            reason: manifest.reason_of(r),
-            declared_reason: downgraded(manifest, r),
-            confidence: r.confidence,
-            reset: r
-                .reset
-                .as_ref()
-                .and_then(|w| w.find(&src.text(w.region).joined)),
+        .map(|r| evidence(&src, manifest, r))
+}
+
+/// The same as [`evaluate`], matching again only the rules whose regions
+/// changed since `memo` last saw them (see [`Memo`]): a pane keeps one
+/// memo from evaluation to evaluation.
+pub fn evaluate_with(
+    view: &ScreenView,
+    manifest: &Arc<Manifest>,
+    memo: &mut Memo,
+) -> Option<Evidence> {
+    memo.begin(manifest, view.alternate);
+    let src = Source::new(view, manifest);
+    let winner = manifest.rules.iter().enumerate().find(|(i, r)| {
+        memo.verdict(&src, *i).unwrap_or_else(|| {
+            let matched = rule_matches(&src, r).unwrap_or(false);
+            memo.keep(*i, matched);
+            matched
         })
+    });
+    winner.map(|(_, r)| evidence(&src, manifest, r))
+}
+
+/// The evidence of a rule that matched.
+fn evidence(src: &Source<'_>, manifest: &Manifest, r: &Rule) -> Evidence {
+    Evidence {
+        rule: r.id.clone(),
+        state: r.state,
+        reason: manifest.reason_of(r),
+        declared_reason: downgraded(manifest, r),
+        confidence: r.confidence,
+        reset: r
+            .reset
+            .as_ref()
+            .and_then(|w| w.find(&src.text(w.region).joined)),
+    }
 }
 
 /// Every rule's verdict, in priority order (for `tend explain`).
