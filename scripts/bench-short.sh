@@ -16,6 +16,10 @@ cargo bench -p tend-detector --bench throughput -- \
   --warm-up-time 1 --measurement-time 3 --sample-size 10 \
   'detector/(screen|pane|pane_burst|evaluation|evaluation_spinner|evaluation_full)$'
 
+say "the status line's publish: every fact of 200 agent panes computed and diffed (criterion, short)"
+cargo bench -p tend-core --bench publish -- \
+  --warm-up-time 1 --measurement-time 2 --sample-size 10
+
 say "process sampling of 50 panes (criterion, short)"
 cargo bench -p tend --bench sampler -- \
   --warm-up-time 1 --measurement-time 2 --sample-size 10
