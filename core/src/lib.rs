@@ -691,6 +691,16 @@ impl Core {
         self.answer_waits(from);
     }
 
+    /// Pane output read from pipe `conn` at `at`: the same as
+    /// [`Core::handle`] with [`Input::TapData`], for a caller that keeps
+    /// the buffer (the daemon reuses it for the next read).
+    pub fn handle_output(&mut self, now: Instant, conn: u64, bytes: &[u8], at: Instant) {
+        self.set_clock(now);
+        let from = self.events.len();
+        self.tap_data(conn, bytes, at);
+        self.answer_waits(from);
+    }
+
     fn dispatch_input(&mut self, input: Input) {
         match input {
             Input::TapHello { conn, pane } => {

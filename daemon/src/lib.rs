@@ -237,6 +237,13 @@ impl Driver {
         self.perform();
     }
 
+    /// Pane output for the core (as [`Driver::take`] of an
+    /// [`Event::Output`]), the buffer left to the caller.
+    fn take_output(&mut self, now: Instant, conn: u64, bytes: &[u8], at: Instant) {
+        self.core.handle_output(now, conn, bytes, at);
+        self.perform();
+    }
+
     /// Runs the core's timers at `now`, then performs what they asked.
     fn timeout(&mut self, now: Instant) {
         if now.saturating_duration_since(self.zone_read) >= ZONE_EVERY {
@@ -704,7 +711,16 @@ impl Rounds {
         }
         let round = Instant::now();
         while let Some(ev) = self.backlog.pop_front() {
-            d.take(round, ev);
+            match ev {
+                // The buffer goes back to the reader once the core has
+                // taken its bytes.
+                Event::Output(Input::TapData { conn, bytes, at }, ticket) => {
+                    d.take_output(round, conn, &bytes, at);
+                    drop(ticket);
+                    self.reader.recycle(bytes);
+                }
+                ev => d.take(round, ev),
+            }
             if round.elapsed() >= FEED_ROUND {
                 break;
             }
