@@ -25,7 +25,8 @@ use super::Source;
 /// those rows are not in (the prompt box, the title, the footer): the
 /// working turns the live bench replays evaluate in 11–44 % less time
 /// (`docs/PERFORMANCE.md`, issue #48). The price is a copy of the text of
-/// each region the rules read (a few KiB a pane at most).
+/// each region the rules read (the whole screen's, for a manifest with a
+/// rule over it, is up to 30 KiB at 200×50).
 #[derive(Debug, Default)]
 pub struct Memo {
     /// The manifest the verdicts are for: another one starts afresh.
