@@ -31,5 +31,5 @@ cargo bench -p tend --bench live -- \
 say "remotes: 3 remotes x 5 panes over a stand-in ssh; remote dialog -> local status line"
 cargo bench -p tend --bench remotes -- --remotes 3 --panes 5 --runs 5 --secs 3
 
-say "tend run: a keystroke's and a frame's added latency (relayed vs direct, alternating), the relay's CPU beside cat (flat out, agents streaming)"
+say "tend run: a keystroke's and a frame's added latency (relayed vs direct, alternating), the relay's CPU beside cat from a pipe and from a pty (flat out, agents streaming)"
 cargo bench -p tend --bench relay -- --runs 300 --mb 16 --secs 3 --rounds 1

@@ -26,14 +26,17 @@
 //!    terminal takes them; the CPU time (on-CPU time from
 //!    `/proc/PID/schedstat`) of the relay (`tend run` and its session
 //!    leader `tend run-session`) beside `cat` passing the same bytes from a
-//!    pipe to the outer terminal: the floor of any process that copies a
-//!    stream once.
+//!    pipe to the outer terminal (the floor of any process that copies a
+//!    stream once), and beside `cat` passing them from a pty of its own to
+//!    the outer terminal (the floor of any relay: a pty's reads cost the
+//!    kernel more than a pipe's).
 //! 3. **CPU, an agent streaming** for `--secs` seconds: the working turns
 //!    recorded of Claude Code, Codex, Gemini CLI and aider
 //!    (`tests/corpus/<agent>/working_then_done`) one after the other at
 //!    their own pace, each for a quarter of the time, silences over 0.5 s
 //!    cut to 0.5 s (denser than the real thing); and a spinner line redrawn at 60 Hz (the live bench's
-//!    harshest steady redraw). The relay's and `cat`'s CPU, % of one core.
+//!    harshest steady redraw). The relay's and both `cat`s' CPU, % of one
+//!    core.
 //!
 //! It fails only when it cannot run (no pty, no `tend` binary); the figures
 //! are printed, never judged.
@@ -258,6 +261,10 @@ enum Via {
     Direct,
     Relay,
     Cat,
+    /// `cat` reading the program's output from a pty of its own, as any
+    /// relay must: what the kernel's pty costs beside a pipe is not the
+    /// relay's.
+    CatPty,
 }
 
 impl Via {
@@ -266,6 +273,7 @@ impl Via {
             Via::Direct => "direct",
             Via::Relay => "tend run",
             Via::Cat => "cat",
+            Via::CatPty => "cat (pty)",
         }
     }
 }
@@ -316,6 +324,22 @@ fn spawn(via: Via, tend: &Path, child_args: &[OsString]) -> Run {
             let out = p.stdout.take().expect("pipe");
             let cat = Command::new("cat")
                 .stdin(Stdio::from(out))
+                .stdout(tty(&pty.slave))
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("cat");
+            (cat, Some(p))
+        }
+        Via::CatPty => {
+            let inner = openpty(Some(&size), None).expect("openpty");
+            raw(inner.slave.as_fd());
+            program
+                .stdin(tty(&pty.slave))
+                .stdout(tty(&inner.slave))
+                .stderr(Stdio::null());
+            let p = program.spawn().expect("the program");
+            let cat = Command::new("cat")
+                .stdin(Stdio::from(inner.master))
                 .stdout(tty(&pty.slave))
                 .stderr(Stdio::null())
                 .spawn()
@@ -569,17 +593,21 @@ fn median(mut v: Vec<f64>) -> f64 {
     pct(&mut v, 0.5)
 }
 
-/// `rounds` runs of the load through `cat` and the relay, alternately;
-/// medians of each. (cat, relay): (ms on CPU, wall s, bytes).
+/// What the relay is measured beside, and the relay: `cat` from a pipe,
+/// `cat` from a pty, `tend run`.
+const VIAS: [Via; 3] = [Via::Cat, Via::CatPty, Via::Relay];
+
+/// `rounds` runs of the load through each of [`VIAS`], alternately;
+/// medians of each: (ms on CPU, wall s, bytes).
 fn cpu_rounds(
     tend: &Path,
     args: &[OsString],
     total: Option<usize>,
     rounds: usize,
-) -> [(f64, f64, f64); 2] {
-    let mut runs: [Vec<(f64, f64, usize)>; 2] = [Vec::new(), Vec::new()];
+) -> [(f64, f64, f64); 3] {
+    let mut runs: [Vec<(f64, f64, usize)>; 3] = [Vec::new(), Vec::new(), Vec::new()];
     for _ in 0..rounds {
-        for (k, via) in [Via::Cat, Via::Relay].into_iter().enumerate() {
+        for (k, via) in VIAS.into_iter().enumerate() {
             let r = cpu(via, tend, args, total);
             if let Some(n) = total {
                 assert!(r.2 >= n, "{}: only {} bytes arrived", via.name(), r.2);
@@ -587,7 +615,7 @@ fn cpu_rounds(
             runs[k].push(r);
         }
     }
-    [0, 1].map(|k| {
+    [0, 1, 2].map(|k| {
         (
             median(runs[k].iter().map(|r| r.0).collect()),
             median(runs[k].iter().map(|r| r.1).collect()),
@@ -657,8 +685,8 @@ fn main() {
             "\n== CPU, flat out: {mb} MB of text through the outer terminal (median of {rounds})"
         );
         let args: Vec<OsString> = vec!["flat".into(), mb.to_string().into()];
-        let [c, r] = cpu_rounds(&tend, &args, Some(mb * 1_000_000), rounds);
-        for (via, (ms, wall, _)) in [(Via::Cat, c), (Via::Relay, r)] {
+        let [c, cp, r] = cpu_rounds(&tend, &args, Some(mb * 1_000_000), rounds);
+        for (via, (ms, wall, _)) in [(Via::Cat, c), (Via::CatPty, cp), (Via::Relay, r)] {
             println!(
                 "{:<10} {ms:>7.1} ms on CPU ({:.2} ms/MB, {:.0} MB/s wall)",
                 via.name(),
@@ -666,7 +694,11 @@ fn main() {
                 mb as f64 / wall,
             );
         }
-        println!("relay/cat: {:.2}× the CPU", r.0 / c.0);
+        println!(
+            "relay/cat: {:.2}× the CPU; relay/cat (pty): {:.2}×",
+            r.0 / c.0,
+            r.0 / cp.0
+        );
     }
     if secs > 0.0 {
         let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
@@ -694,8 +726,8 @@ fn main() {
             if load == "agents" {
                 args.extend(recordings.iter().cloned());
             }
-            let [c, r] = cpu_rounds(&tend, &args, None, rounds);
-            for (via, (ms, wall, got)) in [(Via::Cat, c), (Via::Relay, r)] {
+            let [c, cp, r] = cpu_rounds(&tend, &args, None, rounds);
+            for (via, (ms, wall, got)) in [(Via::Cat, c), (Via::CatPty, cp), (Via::Relay, r)] {
                 println!(
                     "{:<10} {ms:>7.1} ms on CPU over {wall:.1} s = {:.3} % of a core ({:.1} KB/s through)",
                     via.name(),
@@ -704,9 +736,10 @@ fn main() {
                 );
             }
             println!(
-                "relay/cat: {:.2}× the CPU; the relay adds {:.3} % of a core",
+                "relay/cat: {:.2}× the CPU; relay/cat (pty): {:.2}×; the relay adds {:.3} % of a core to cat (pty)",
                 r.0 / c.0,
-                (r.0 / r.1 - c.0 / c.1) / 10.0
+                r.0 / cp.0,
+                (r.0 / r.1 - cp.0 / cp.1) / 10.0
             );
         }
     }
