@@ -34,9 +34,13 @@ server). --foreign-pipe adds someone else's `pipe-pane` to every agent's
 pane, as the agentlab's recorder (castrec.py, run.sh) has: tend then reads
 those panes by capturing their screens, not from their pipes. --poll-ms
 20 keeps four capture pollers from loading the machine themselves.
+--busy N (with --together) adds N panes to that server replaying working
+agents' recorded turns again and again, their agent declared: a dialog
+measured beside a daemon busy parsing and evaluating other panes.
 
   tools/agentlab/latency.py --together --agents claude,codex,gemini,aider --runs 5 --poll-ms 20
   tools/agentlab/latency.py --together --foreign-pipe --agents claude,codex,gemini,aider --runs 5 --poll-ms 20
+  tools/agentlab/latency.py --together --busy 9 --agents claude --runs 20
 
 With --via-tend-prompt each turn's prompt is sent by `tend prompt` instead
 of typed keys, and a turn whose request never reaches fakellm is an error:
@@ -181,6 +185,10 @@ def start_daemon(tend_cmd, home, trace_path):
     return env, events
 
 
+# The recorded working turns the --busy panes replay (tests/corpus).
+BUSY_AGENTS = ["claude", "codex", "gemini", "aider"]
+
+
 class Server:
     """One tmux server and one tend daemon shared by several agents
     (--together): each agent gets a window of its own; the daemon's trace
@@ -222,6 +230,19 @@ class Server:
             subprocess.run(["tmux", "-L", self.socket, "pipe-pane", "-O", "-t", pane, "cat >/dev/null"],
                            check=True)
         return pane, int(pid)
+
+    def open_busy(self, n):
+        """`n` more windows, each replaying a working agent's recorded turn
+        again and again (`tend play --repeat`), its agent declared with
+        TEND_AGENT: panes the daemon parses and evaluates all the time,
+        beside the agents measured (the live bench's --latency-busy)."""
+        corpus = os.path.join(harness.REPO, "tests", "corpus")
+        for i in range(n):
+            agent = BUSY_AGENTS[i % len(BUSY_AGENTS)]
+            cast = os.path.join(corpus, agent, "working_then_done", "pane.cast")
+            cmd = " ".join(shlex.quote(x) for x in [self.tend, "play", "--repeat", cast])
+            subprocess.run(["tmux", "-L", self.socket, "new-window", "-d", "-t", "acc:", "-n", "busy%d" % i,
+                            "-e", "TEND_AGENT=%s" % agent, cmd], check=True)
 
     def start_tend(self):
         d = os.path.join(self.outdir, "together-home")
@@ -463,8 +484,13 @@ def main():
     ap.add_argument("--foreign-pipe", action="store_true",
                     help="with --together: a pipe-pane of someone else's on every agent's pane (as the "
                          "agentlab's recorder has), so tend reads their screens instead of their pipes")
+    ap.add_argument("--busy", type=int, default=0, metavar="N",
+                    help="with --together: N more panes replaying working agents' recorded turns (tend play "
+                         "--repeat, the agent declared) beside the agents measured")
     ap.add_argument("--out", default=os.path.join(harness.ACC_TMP, "latency"))
     a = ap.parse_args()
+    if a.busy and not a.together:
+        sys.exit("latency: --busy needs --together (the busy panes share the agents' server)")
     if not os.access(a.tend, os.X_OK):
         sys.exit("latency: no tend binary at %s: build it (cargo build --release -p tend) or pass --tend" % a.tend)
     if not shutil_which("tmux"):
@@ -527,6 +553,7 @@ def together(a, size, dirs, default_dir):
             r.open()
             runs[agent] = r
         harness.AGENTS_DIR = default_dir
+        server.open_busy(a.busy)
 
         def drive(agent, r):
             try:
