@@ -40,22 +40,27 @@ pub(crate) fn word(
     let app = unasked_app(watch, det)?;
     reports()
         .filter(|r| r.app.as_deref() == Some(app))
-        .filter(|r| !settling(r, status, now))
+        .filter(|r| !settling(r, status, now, unasked_settle(det)))
         .map(|r| Word::new(r, Authority::Osc))
 }
 
-use tend_attention::report::UNASKED_SETTLE;
-
-/// An unasked report of `working` younger than [`UNASKED_SETTLE`] that
-/// the screen does not show yet.
-fn settling(reading: &Reading, status: &Status, now: Duration) -> bool {
-    reading.state == State::Working
-        && status.state != Some(State::Working)
-        && now < reading.since + UNASKED_SETTLE
+/// How long the pane's agent's unasked `working` waits before it counts
+/// (its manifest's `unasked_working_settle_ms`).
+fn unasked_settle(det: &PaneDetector) -> Duration {
+    det.manifest()
+        .map_or(Duration::ZERO, |m| m.unasked_working_settle)
 }
 
-/// When an unasked `working` now held back ([`UNASKED_SETTLE`]) counts:
-/// the pane is visited then.
+/// An unasked report of `working` younger than `settle` that the screen
+/// does not show yet.
+fn settling(reading: &Reading, status: &Status, now: Duration, settle: Duration) -> bool {
+    reading.state == State::Working
+        && status.state != Some(State::Working)
+        && now < reading.since + settle
+}
+
+/// When an unasked `working` now held back (its manifest's
+/// `unasked_working_settle_ms`) counts: the pane is visited then.
 pub(crate) fn held_until(
     watch: &PaneWatch,
     det: &PaneDetector,
@@ -63,10 +68,11 @@ pub(crate) fn held_until(
     status: &Status,
 ) -> Option<Duration> {
     let app = unasked_app(watch, det)?;
+    let settle = unasked_settle(det);
     det.psp()
         .reading()
-        .filter(|r| r.app.as_deref() == Some(app) && settling(r, status, now))
-        .map(|r| r.since + UNASKED_SETTLE)
+        .filter(|r| r.app.as_deref() == Some(app) && settling(r, status, now, settle))
+        .map(|r| r.since + settle)
 }
 
 /// The `app` the pane's agent names in the OSC 7501 reports it prints

@@ -105,7 +105,7 @@ pub use authority::{Authority, Effective, ScreenStatus};
 pub use book::{Alive, Applied, Change, PaneLife, ReportBook};
 pub use reporter::{Phase, Reporter};
 pub use tend_detector::psp::{Reading, Task};
-pub use word::{Word, UNASKED_SETTLE};
+pub use word::Word;
 
 /// Serde for `Option<Duration>` as `"60s"` text.
 mod opt_dur {

@@ -8,13 +8,6 @@
 
 use super::*;
 
-/// How long an unasked `working` the screen does not show waits before it
-/// counts: Codex says `working` and `idle` again within 0.1 s as it
-/// starts, before any turn (corpus/codex/approval@250x60 t=6.6–6.7,
-/// codex/question); a turn's `working` lasts seconds. The core holds it
-/// back live (`core/src/channel.rs`), `tend replay` the same way.
-pub const UNASKED_SETTLE: std::time::Duration = std::time::Duration::from_millis(300);
-
 /// The agent's own word, and the channel it came by: [`Authority::Relay`]
 /// (OSC 7501 through `tend run`), [`Authority::File`] (its session file)
 /// or [`Authority::Osc`] (OSC 7501 printed unasked). Which channel is

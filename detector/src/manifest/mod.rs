@@ -384,6 +384,11 @@ pub struct Manifest {
     /// being asked (Codex: `codex`): such a report counts while the agent
     /// itself holds the pane's terminal, relay or not.
     pub unasked_reports_app: Option<String>,
+    /// How long an unasked `working` the screen does not show waits before
+    /// it counts (`unasked_working_settle_ms`, at most 2 s; none by
+    /// default): for an agent that says `working` and `idle` again within
+    /// a moment outside any turn, as Codex does as it starts.
+    pub unasked_working_settle: std::time::Duration,
     /// The session files it keeps while it runs, in a format tend reads
     /// ([`crate::session_file`]).
     pub session_files: Option<SessionFiles>,

@@ -92,6 +92,8 @@ struct RawManifest {
     #[serde(default)]
     reports_own_state: bool,
     unasked_reports_app: Option<String>,
+    #[serde(default)]
+    unasked_working_settle_ms: u64,
     session_files: Option<String>,
     #[serde(default)]
     identity: RawIdentity,
@@ -625,6 +627,22 @@ impl Manifest {
             }
             a => a,
         };
+        let unasked_working_settle = match raw.unasked_working_settle_ms {
+            0 => std::time::Duration::ZERO,
+            _ if unasked_reports_app.is_none() => {
+                return Err(err(
+                    None,
+                    "unasked_working_settle_ms: only for an agent that prints its reports unasked (set unasked_reports_app too)".into(),
+                ))
+            }
+            ms if ms > 2_000 => {
+                return Err(err(
+                    None,
+                    format!("unasked_working_settle_ms = {ms}: at most 2000 (a turn's `working` held longer than that would show late)"),
+                ))
+            }
+            ms => std::time::Duration::from_millis(ms),
+        };
         // Stable: equal priorities keep file order.
         rules.sort_by_key(|r| std::cmp::Reverse(r.priority));
         let short_name = raw.short_name.unwrap_or_else(|| raw.name.clone());
@@ -636,6 +654,7 @@ impl Manifest {
             verified_versions: raw.verified_versions,
             reports_own_state: raw.reports_own_state,
             unasked_reports_app,
+            unasked_working_settle,
             session_files,
             source: file.to_owned(),
             identity: IdentityKeys {
@@ -783,6 +802,30 @@ match.all = [ { line_regex = '^> ' }, { region = "title", contains = "Demo" } ]
             "demo.toml: session_files `cursor` is not a format tend reads: expected `claude-code`"
         );
         assert!(parse_err(&with("unasked_reports_app = \"a b\"")).contains("1 to 32 letters"));
+        // The hold of an unasked `working`: none unless said, only with
+        // unasked reports, at most 2 s.
+        assert_eq!(m.unasked_working_settle, std::time::Duration::ZERO);
+        let held = Manifest::parse(
+            "demo.toml",
+            &with("unasked_reports_app = \"demo-cli\"\nunasked_working_settle_ms = 300"),
+        )
+        .unwrap();
+        assert_eq!(
+            held.unasked_working_settle,
+            std::time::Duration::from_millis(300)
+        );
+        assert!(parse_err(&with("unasked_working_settle_ms = 300"))
+            .contains("set unasked_reports_app too"));
+        assert!(parse_err(&with(
+            "unasked_reports_app = \"demo-cli\"\nunasked_working_settle_ms = 2001"
+        ))
+        .contains("at most 2000"));
+        assert_eq!(
+            crate::Registry::bundled()
+                .get("codex")
+                .map(|m| m.unasked_working_settle),
+            Some(std::time::Duration::from_millis(300))
+        );
         // The bundled ones: Claude Code keeps session files; Codex and
         // Mistral Vibe print their reports unasked.
         let r = crate::Registry::bundled();

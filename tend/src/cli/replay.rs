@@ -389,26 +389,34 @@ fn word_channel(
     let app = manifest
         .as_ref()
         .and_then(|m| m.unasked_reports_app.clone());
+    let settle = manifest
+        .as_ref()
+        .map_or(Duration::ZERO, |m| m.unasked_working_settle);
     match app {
         Some(app) if !relay => {
             let named: Vec<(Duration, Option<Reading>)> = words
                 .into_iter()
                 .map(|(at, w)| (at, w.filter(|r| r.app.as_deref() == Some(app.as_str()))))
                 .collect();
-            (held_back(named), Authority::Osc)
+            (held_back(named, settle), Authority::Osc)
         }
         _ => (words, Authority::Relay),
     }
 }
 
 /// Unasked reports as the daemon takes them: a `working` counts once it
-/// has lasted [`tend_attention::report::UNASKED_SETTLE`] unless the screen already
+/// has lasted `settle` (the manifest's `unasked_working_settle_ms`) unless the screen already
 /// shows it (when the screen does, the two agree and the lines are the
 /// same either way); until then the screen decides. So each starts that
 /// much later here, the screen deciding meanwhile, and one that ends
 /// sooner (Codex's flash as it starts) is the screen's throughout.
-fn held_back(words: Vec<(Duration, Option<Reading>)>) -> Vec<(Duration, Option<Reading>)> {
-    let settle = tend_attention::report::UNASKED_SETTLE;
+fn held_back(
+    words: Vec<(Duration, Option<Reading>)>,
+    settle: Duration,
+) -> Vec<(Duration, Option<Reading>)> {
+    if settle.is_zero() {
+        return words;
+    }
     let mut out: Vec<(Duration, Option<Reading>)> = Vec::with_capacity(words.len());
     for (i, (at, w)) in words.iter().enumerate() {
         let working = w.as_ref().is_some_and(|r| r.state == State::Working);
