@@ -1792,14 +1792,14 @@ fn a_pane_with_someone_else_s_pipe_is_polled_on_its_own_gap_whatever_sweeps_come
     assert_eq!(r.sweep_at(1, 2500), 1);
 }
 
-#[test]
-fn a_working_agent_behind_someone_else_s_pipe_is_polled_at_the_busy_pace_while_its_screen_stands_still(
-) {
+/// `%1` running Codex (pid `pid`, declared) with someone else's pipe on
+/// it, listed and seeded blank: a pane tend reads by polling its screen.
+fn codex_behind_someone_else_s_pipe(pid: u32) -> Rig {
     let mut r = Rig::new(Mux::Tmux);
-    r.declared_agent(4601, "codex");
+    r.declared_agent(pid, "codex");
     let mut p1 = pane(1);
     p1.pipe = Pipe::Other;
-    p1.pane_pid = 4601;
+    p1.pane_pid = pid;
     r.input(Input::Listed {
         panes: vec![p1],
         clients: vec![],
@@ -1809,6 +1809,13 @@ fn a_working_agent_behind_someone_else_s_pipe_is_polled_at_the_busy_pace_while_i
         screen: capture_of(1, &tend_detector::screen::Screen::new(24, 80)),
         purpose: CapturePurpose::Seed,
     });
+    r
+}
+
+#[test]
+fn a_working_agent_behind_someone_else_s_pipe_is_polled_at_the_busy_pace_while_its_screen_stands_still(
+) {
+    let mut r = codex_behind_someone_else_s_pipe(4601);
     assert_eq!(r.sweep_at(1, 1000), 1);
     // Codex's working line over its prompt box (its manifest's example).
     let working = "› Write a short poem about tmux.\n• Working (1s • esc to interrupt)\n› Ask Codex to do anything";
@@ -1836,23 +1843,11 @@ fn a_working_agent_behind_someone_else_s_pipe_is_polled_at_the_busy_pace_while_i
 #[test]
 fn a_dialog_in_a_polled_pane_is_read_at_the_capture_that_brings_it_not_a_backed_off_evaluation_later(
 ) {
-    let mut r = Rig::new(Mux::Tmux);
-    r.declared_agent(4602, "codex");
-    let mut p1 = pane(1);
-    p1.pipe = Pipe::Other;
-    p1.pane_pid = 4602;
-    r.input(Input::Listed {
-        panes: vec![p1],
-        clients: vec![],
-    });
-    r.input(Input::Captured {
-        pane: PaneId(1),
-        screen: capture_of(1, &tend_detector::screen::Screen::new(24, 80)),
-        purpose: CapturePurpose::Seed,
-    });
-    // Working for two seconds, its counter ticking at every poll: the same
-    // evidence at each evaluation, so evaluations back off to their longest
-    // interval, while each capture rewrites every row.
+    let mut r = codex_behind_someone_else_s_pipe(4602);
+    // Working for two seconds, what it streams changing at every poll but
+    // not what says it works: the same evidence at each evaluation, so
+    // evaluations back off to their longest interval, while each capture
+    // rewrites every row.
     // The screen is full, as an agent's is after a few turns: a capture
     // then rewrites rows that were written before, blank or not.
     let history: String = (1..=18)
