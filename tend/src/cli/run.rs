@@ -68,6 +68,8 @@ use tend_detector::psp::{Found, Scanner, QUERY_ANSWER};
 
 use crate::error::CliError;
 
+mod ready;
+
 /// The environment variable naming the relay's pty (for the command and
 /// everything it starts).
 pub const ENV: &str = "TEND_RUN";
@@ -568,6 +570,7 @@ fn relay(master: OwnedFd, child: Pid, saved: Option<&Termios>, outer_tty: bool) 
             BorrowedFd::borrow_raw(stdout.as_raw_fd()),
         )
     };
+    let mut ready = ready::Ready::new(sigs.as_fd(), master.as_fd(), inp);
     let mut r = Relay {
         master: master.as_fd(),
         child,
@@ -583,7 +586,9 @@ fn relay(master: OwnedFd, child: Pid, saved: Option<&Termios>, outer_tty: bool) 
         status: None,
     };
     while r.status.is_none() && r.master_open {
-        let Some((sig_ready, master_ready, in_ready)) = r.poll(&sigs) else {
+        let want_in = r.stdin_open && r.pending.len() < INPUT_MAX;
+        let Some((sig_ready, master_ready, in_ready)) = ready.wait(!r.pending.is_empty(), want_in)
+        else {
             break;
         };
         if sig_ready.contains(PollFlags::POLLIN) {
@@ -624,37 +629,6 @@ struct Relay<'a> {
 }
 
 impl Relay<'_> {
-    /// Waits for signals, the command's output (and room for its input),
-    /// the user's input; what each is ready for. `None`: polling failed.
-    fn poll(&self, sigs: &OwnedFd) -> Option<(PollFlags, PollFlags, PollFlags)> {
-        let want_in = self.stdin_open && self.pending.len() < INPUT_MAX;
-        let master_wants = if self.pending.is_empty() {
-            PollFlags::POLLIN
-        } else {
-            PollFlags::POLLIN | PollFlags::POLLOUT
-        };
-        let mut fds = vec![
-            PollFd::new(sigs.as_fd(), PollFlags::POLLIN),
-            PollFd::new(self.master, master_wants),
-        ];
-        if want_in {
-            fds.push(PollFd::new(self.inp, PollFlags::POLLIN));
-        }
-        loop {
-            match poll(&mut fds, PollTimeout::NONE) {
-                Ok(_) => break,
-                Err(Errno::EINTR) => continue,
-                Err(_) => return None,
-            }
-        }
-        let ready = |i: usize| {
-            fds.get(i)
-                .and_then(|f| f.revents())
-                .unwrap_or(PollFlags::empty())
-        };
-        Some((ready(0), ready(1), ready(2)))
-    }
-
     /// The signals the handler wrote down: a resize, the command's end, a
     /// resumed relay, or one to pass on to the command.
     fn signals(&mut self, sigs: &OwnedFd, raw: &RawMode) {
