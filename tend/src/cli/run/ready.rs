@@ -3,8 +3,9 @@
 //!
 //! An epoll set keeps the relay's interest between waits: `poll(2)` on the
 //! two terminals and the pipe hooked and unhooked their wait queues for
-//! every piece of output, a third of the relay's system calls at an
-//! agent's 60 Hz redraw and the dearest of them. An input epoll cannot
+//! every piece of output (a third of the relay's system calls at an
+//! agent's 60 Hz redraw); `epoll_wait` only collects what is ready. An
+//! input epoll cannot
 //! watch (a regular file, `/dev/null`) falls back to `poll(2)`, which
 //! takes anything; so do systems without epoll, and Linux with
 //! `TEND_PLATFORM=portable` (tend-platform's choice).
