@@ -24,7 +24,7 @@
 //!    p99, max of each, side by side.
 //! 2. **CPU, flat out**: the program writes `--mb` MB as fast as the
 //!    terminal takes them; the CPU time (on-CPU time from
-//!    `/proc/PID/schedstat`) of the relay (`tend run` and its session
+//!    `/proc/PID/task/*/schedstat`, every thread) of the relay (`tend run` and its session
 //!    leader `tend run-session`) beside `cat` passing the same bytes from a
 //!    pipe to the outer terminal (the floor of any process that copies a
 //!    stream once), and beside `cat` passing them from a pty of its own to
@@ -449,11 +449,19 @@ impl Run {
     }
 }
 
+/// On-CPU time of every thread of `pid` (`/proc/PID/schedstat` alone is
+/// its main thread's: the relay passes the output on from a thread of its
+/// own).
 fn schedstat_ns(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"));
+    let mut sum = 0;
+    for task in tasks.into_iter().flatten().flatten() {
+        sum += std::fs::read_to_string(task.path().join("schedstat"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    sum
 }
 
 fn children(pid: u32) -> Vec<u32> {

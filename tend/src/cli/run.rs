@@ -39,12 +39,15 @@
 //!   so wrappers can nest (`tend run -- ssh host tend run -- claude`
 //!   answers on both ends, once each).
 //!
+//! The command's output is passed on by a thread that blocks in `read` on
+//! the pty, as `cat` would (`run/output.rs`); the relay's own loop waits
+//! with `poll` on the rarer things, the signals and the user's keys.
+//!
 //! Why `nix` (`openpty`, termios, `poll`, `waitpid`) rather than
 //! `portable-pty` or `pty-process`: it is already in the build, well kept,
 //! and a relay needs the raw calls anyway (raw mode, `TIOCSWINSZ`, the
-//! stop/continue dance); `portable-pty` brings a reader thread per pty and
-//! a Windows abstraction tend does not need, `pty-process` an async
-//! runtime around the same calls.
+//! stop/continue dance); `portable-pty` brings a Windows abstraction tend
+//! does not need, `pty-process` an async runtime around the same calls.
 
 use crate::error::ErrorKind;
 use std::ffi::OsString;
@@ -64,11 +67,11 @@ use nix::sys::signal::{self, SaFlags, SigAction, SigHandler, SigSet, Signal};
 use nix::sys::termios::{self, SetArg, Termios};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{self, Pid};
-use tend_detector::psp::{Found, Scanner, QUERY_ANSWER};
+use tend_detector::psp::{Found, Scanner};
 
 use crate::error::CliError;
 
-mod ready;
+mod output;
 
 /// The environment variable naming the relay's pty (for the command and
 /// everything it starts).
@@ -343,10 +346,6 @@ fn send(master: BorrowedFd<'_>, child: Pid, sig: Signal) {
     }
 }
 
-/// Most input held for the command at once; past it the relay stops
-/// reading its own input until the command takes some.
-const INPUT_MAX: usize = 1 << 20;
-
 fn status_code(status: WaitStatus) -> Option<u8> {
     match status {
         WaitStatus::Exited(_, code) => Some((code & 0xff) as u8),
@@ -554,75 +553,84 @@ fn relay(master: OwnedFd, child: Pid, saved: Option<&Termios>, outer_tty: bool) 
         return fail("cannot set up signals".into(), 1);
     };
     // The child may have ended before the handler was in place.
-    let _ = unistd::write(
-        // SAFETY: the pipe's write end lives for the whole process.
-        unsafe { BorrowedFd::borrow_raw(SIGNAL_FD.load(Ordering::Relaxed)) },
-        &[libc::SIGCHLD as u8],
-    );
-    nonblocking(master.as_fd());
+    wake_relay(libc::SIGCHLD as u8);
     let raw = RawMode::enter(saved);
     let stdin = std::io::stdin();
-    let stdout = std::io::stdout();
-    // SAFETY: fd 0 and 1 stay open for the life of the process.
-    let (inp, out) = unsafe {
-        (
-            BorrowedFd::borrow_raw(stdin.as_raw_fd()),
-            BorrowedFd::borrow_raw(stdout.as_raw_fd()),
-        )
+    // SAFETY: fd 0 stays open for the life of the process.
+    let inp = unsafe { BorrowedFd::borrow_raw(stdin.as_raw_fd()) };
+    // The pty's input is written by this thread (the user's keys) and by
+    // the output's (the query's answer), one write at a time.
+    let writer = std::sync::Arc::new(std::sync::Mutex::new(()));
+    let flow = match output::start(&master, child, writer.clone()) {
+        Ok(flow) => flow,
+        Err(e) => {
+            let _ = signal::kill(child, Signal::SIGHUP);
+            drop(raw);
+            return fail(format!("cannot start the relay's output: {e}"), 1);
+        }
     };
-    let mut ready = ready::Ready::new(sigs.as_fd(), master.as_fd(), inp);
     let mut r = Relay {
         master: master.as_fd(),
         child,
         inp,
-        out,
         outer_tty,
-        answerer: Answerer::default(),
-        pending: Vec::new(),
+        writer,
         buf: vec![0u8; 64 * 1024],
         stdin_open: true,
-        stdout_open: true,
         master_open: true,
         status: None,
     };
     while r.status.is_none() && r.master_open {
-        let want_in = r.stdin_open && r.pending.len() < INPUT_MAX;
-        let Some((sig_ready, master_ready, in_ready)) = ready.wait(!r.pending.is_empty(), want_in)
-        else {
-            break;
-        };
-        if sig_ready.contains(PollFlags::POLLIN) {
+        let mut fds = [
+            PollFd::new(sigs.as_fd(), PollFlags::POLLIN),
+            PollFd::new(inp, PollFlags::POLLIN),
+        ];
+        let n = if r.stdin_open { 2 } else { 1 };
+        match poll(&mut fds[..n], PollTimeout::NONE) {
+            Ok(_) | Err(Errno::EINTR) => {}
+            Err(_) => break,
+        }
+        let ready = |i: usize| fds[..n].get(i).and_then(|f| f.revents());
+        if ready(0).is_some_and(|f| !f.is_empty()) {
             r.signals(&sigs, &raw);
         }
-        if master_ready.intersects(PollFlags::POLLIN | PollFlags::POLLHUP | PollFlags::POLLERR) {
-            r.pass_output();
-        }
-        if master_ready.contains(PollFlags::POLLOUT) {
-            flush_input(r.master, &mut r.pending);
-        }
-        if in_ready.intersects(PollFlags::POLLIN | PollFlags::POLLHUP | PollFlags::POLLERR) {
+        if ready(1).is_some_and(|f| {
+            f.intersects(PollFlags::POLLIN | PollFlags::POLLHUP | PollFlags::POLLERR)
+        }) {
             r.pass_input();
         }
     }
     let code = r.finish();
+    // What the command wrote before it ended goes out first (without
+    // waiting for a background process that still holds the pty).
+    flow.settle();
     drop(raw);
     ExitCode::from(code)
 }
 
-/// The relay's state between two polls.
+/// Wakes the relay's loop as the signal handler does: `byte` is a signal's
+/// number, or [`OUTPUT_ENDED`].
+fn wake_relay(byte: u8) {
+    // SAFETY: the pipe's write end lives for the whole process.
+    let fd = unsafe { BorrowedFd::borrow_raw(SIGNAL_FD.load(Ordering::Relaxed)) };
+    let _ = unistd::write(fd, &[byte]);
+}
+
+/// Written to the signals' pipe when the pty's output has ended (no
+/// signal is numbered 0).
+const OUTPUT_ENDED: u8 = 0;
+
+/// The relay's state between two waits.
 struct Relay<'a> {
     master: BorrowedFd<'a>,
     child: Pid,
     inp: BorrowedFd<'a>,
-    out: BorrowedFd<'a>,
     /// The relay's input is a terminal (else a file or a pipe).
     outer_tty: bool,
-    answerer: Answerer,
-    /// Input for the command not taken by the pty yet.
-    pending: Vec<u8>,
+    /// Held while writing to the pty's input.
+    writer: std::sync::Arc<std::sync::Mutex<()>>,
     buf: Vec<u8>,
     stdin_open: bool,
-    stdout_open: bool,
     master_open: bool,
     /// The command's exit status, once reaped.
     status: Option<u8>,
@@ -630,11 +638,16 @@ struct Relay<'a> {
 
 impl Relay<'_> {
     /// The signals the handler wrote down: a resize, the command's end, a
-    /// resumed relay, or one to pass on to the command.
+    /// resumed relay, or one to pass on to the command; and the end of the
+    /// pty's output.
     fn signals(&mut self, sigs: &OwnedFd, raw: &RawMode) {
         let mut got = [0u8; 64];
         let n = unistd::read(sigs, &mut got).unwrap_or(0);
         for &s in &got[..n] {
+            if s == OUTPUT_ENDED {
+                self.master_open = false;
+                continue;
+            }
             match Signal::try_from(i32::from(s)) {
                 Ok(Signal::SIGWINCH) => {
                     if let Some(ws) = winsize(self.inp) {
@@ -658,34 +671,8 @@ impl Relay<'_> {
         }
     }
 
-    /// The command's output, passed on; the OSC 7501 queries in it
-    /// answered.
-    fn pass_output(&mut self) {
-        match unistd::read(self.master, &mut self.buf) {
-            Ok(0) => self.master_open = false,
-            Ok(n) => {
-                let chunk = &self.buf[..n];
-                // The answer goes in ahead of the DA1 reply: it is queued
-                // before the output holding the DA1 request is passed on.
-                for _ in 0..self.answerer.queries(chunk) {
-                    self.pending.extend_from_slice(QUERY_ANSWER);
-                }
-                if !self.pending.is_empty() {
-                    flush_input(self.master, &mut self.pending);
-                }
-                if self.stdout_open && !write_all(self.out, chunk) {
-                    // The outer terminal is gone.
-                    self.stdout_open = false;
-                    send(self.master, self.child, Signal::SIGHUP);
-                }
-            }
-            Err(Errno::EAGAIN | Errno::EINTR) => {}
-            // EIO: every holder of the pty's other side closed it.
-            Err(_) => self.master_open = false,
-        }
-    }
-
-    /// The user's input, for the command.
+    /// The user's input, for the command (written whole: the pty takes it
+    /// as the command reads).
     fn pass_input(&mut self) {
         match unistd::read(self.inp, &mut self.buf) {
             Ok(0) => {
@@ -693,23 +680,23 @@ impl Relay<'_> {
                 if !self.outer_tty {
                     // Input from a file or pipe ended: end of file for the
                     // command (VEOF at the start of a line).
-                    self.pending.extend_from_slice(b"\x04");
+                    let _lock = self.writer.lock();
+                    write_all(self.master, b"\x04");
                 }
             }
             Ok(n) => {
-                self.pending.extend_from_slice(&self.buf[..n]);
-                flush_input(self.master, &mut self.pending);
+                let _lock = self.writer.lock();
+                if !write_all(self.master, &self.buf[..n]) {
+                    self.master_open = false;
+                }
             }
             Err(Errno::EAGAIN | Errno::EINTR) => {}
             Err(_) => self.stdin_open = false,
         }
     }
 
-    /// What the command wrote before it ended, then its exit status.
+    /// The command's exit status (waiting for it if the pty closed first).
     fn finish(&mut self) -> u8 {
-        if self.stdout_open {
-            drain(self.master, self.out, &mut self.buf);
-        }
         match self.status {
             Some(c) => c,
             None => loop {
@@ -723,42 +710,6 @@ impl Relay<'_> {
                     Err(_) => break 1,
                 }
             },
-        }
-    }
-}
-
-/// Writes as much held input as the pty takes now.
-fn flush_input(master: BorrowedFd<'_>, pending: &mut Vec<u8>) {
-    while !pending.is_empty() {
-        match unistd::write(master, pending) {
-            Ok(0) => break,
-            Ok(n) => {
-                pending.drain(..n);
-            }
-            Err(Errno::EINTR) => {}
-            _ => break,
-        }
-    }
-}
-
-/// Passes on what is left in the pty after the command ended (without
-/// waiting for a background process that still holds it).
-fn drain(master: BorrowedFd<'_>, out: BorrowedFd<'_>, buf: &mut [u8]) {
-    loop {
-        let mut p = [PollFd::new(master, PollFlags::POLLIN)];
-        match poll(&mut p, PollTimeout::from(50u16)) {
-            Ok(n) if n > 0 => {}
-            _ => return,
-        }
-        match unistd::read(master, buf) {
-            Ok(0) => return,
-            Ok(n) => {
-                if !write_all(out, &buf[..n]) {
-                    return;
-                }
-            }
-            Err(Errno::EINTR | Errno::EAGAIN) => {}
-            Err(_) => return,
         }
     }
 }

@@ -1,0 +1,126 @@
+//! The command's output, passed on by a thread of its own that blocks in
+//! `read(2)` on the pty, as `cat` does.
+//!
+//! Waiting on the pty together with the signals and the user's input (one
+//! `poll` or `epoll_wait` before every `read`) cost a system call for each
+//! piece of output: at an agent's 60 Hz redraw a third of the relay's
+//! calls, and the relay cost 1.3–1.5× what `cat` costs copying the same
+//! bytes from a pty. Here each piece costs what it costs `cat` — one
+//! `read`, one `write` — plus the scan for the query; the relay's own loop
+//! waits on the rarer things (signals, keys) with `poll`.
+//!
+//! The query's answer goes into the pty's input from this thread, before
+//! the piece of output that holds the query is passed on, so before the
+//! terminal can answer the DA1 request behind it; a lock keeps it whole
+//! beside the user's keys, which the relay's loop writes.
+
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::signal::Signal;
+use nix::unistd::{self, Pid};
+use tend_detector::psp::QUERY_ANSWER;
+
+use super::{send, wake_relay, write_all, Answerer, OUTPUT_ENDED};
+
+/// How long the pty must stay quiet after the command ended before the
+/// relay exits while something else (a background job) still holds it.
+const QUIET: Duration = Duration::from_millis(50);
+
+/// The output thread, as the relay's loop sees it.
+pub(super) struct Flow {
+    shared: Arc<Mutex<Shared>>,
+}
+
+struct Shared {
+    /// When the last piece of output was passed on.
+    last: Instant,
+    /// The pty's output ended (every holder of its other side closed it).
+    done: bool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Starts passing the command's output (read from `master`) on to this
+/// process's standard output. `writer` is held while writing to the pty.
+pub(super) fn start(master: &OwnedFd, child: Pid, writer: Arc<Mutex<()>>) -> std::io::Result<Flow> {
+    let pty = master.try_clone()?;
+    let shared = Arc::new(Mutex::new(Shared {
+        last: Instant::now(),
+        done: false,
+    }));
+    let theirs = shared.clone();
+    std::thread::Builder::new()
+        .name("relay-output".into())
+        .spawn(move || pass_on(&pty, child, &writer, &theirs))?;
+    Ok(Flow { shared })
+}
+
+fn pass_on(pty: &OwnedFd, child: Pid, writer: &Mutex<()>, shared: &Mutex<Shared>) {
+    let stdout = std::io::stdout();
+    let out = stdout.as_fd();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut answerer = Answerer::default();
+    let mut stdout_open = true;
+    loop {
+        match unistd::read(pty, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                // Held while the piece goes out: the relay exits only
+                // between pieces.
+                let mut now = lock(shared);
+                let piece = &buf[..n];
+                let queries = answerer.queries(piece);
+                if queries > 0 {
+                    let _w = lock(writer);
+                    for _ in 0..queries {
+                        write_all(pty.as_fd(), QUERY_ANSWER);
+                    }
+                }
+                if stdout_open && !write_all(out, piece) {
+                    // The outer terminal is gone: the command is told, and
+                    // its output still read so that it never blocks.
+                    stdout_open = false;
+                    send(pty.as_fd(), child, Signal::SIGHUP);
+                }
+                now.last = Instant::now();
+            }
+            Err(Errno::EINTR) => {}
+            Err(Errno::EAGAIN) => {
+                // Only if something made the pty non-blocking.
+                let mut p = [PollFd::new(pty.as_fd(), PollFlags::POLLIN)];
+                let _ = poll(&mut p, PollTimeout::from(100u16));
+            }
+            // EIO: every holder of the pty's other side closed it.
+            Err(_) => break,
+        }
+    }
+    lock(shared).done = true;
+    wake_relay(OUTPUT_ENDED);
+}
+
+impl Flow {
+    /// Returns once the command's output has all been passed on: the pty
+    /// closed, or stayed quiet for [`QUIET`] (a background job may hold it
+    /// open for good). The thread passes nothing on after this: the relay
+    /// is about to exit.
+    pub(super) fn settle(self) {
+        let asked = Instant::now();
+        loop {
+            let shared = lock(&self.shared);
+            let quiet = shared.last.max(asked).elapsed();
+            if shared.done || quiet >= QUIET {
+                // Kept locked until the process exits.
+                std::mem::forget(shared);
+                return;
+            }
+            drop(shared);
+            std::thread::sleep((QUIET - quiet).min(Duration::from_millis(10)));
+        }
+    }
+}
