@@ -268,22 +268,36 @@ impl Pipe {
 /// `docs/PERFORMANCE.md`), so the pipes are read on ticks, not on every
 /// write: after a read that found output, the next one is [`READ_EVERY`]
 /// later, whatever was written meanwhile (ten busy agents wake the daemon
-/// at most that often, not once per write). A tick that finds nothing
-/// makes the reader *quiet*: the loop then waits on the pipes themselves
-/// (the [`Reader::doorbell`]) and the first byte is read at once, so an
-/// agent that goes silent and then draws a dialog is read without waiting
-/// for a tick.
+/// at most that often, not once per write). [`QUIET_AFTER`] ticks in a
+/// row that find nothing make the reader *quiet*: the loop then waits on
+/// the pipes themselves (the [`Reader::doorbell`]) and the first byte is
+/// read at once, so an agent that goes silent and then draws a dialog is
+/// read without waiting for a tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cadence {
-    /// The last read tick that found something; `None` while quiet.
+    /// The last read tick while busy; `None` while quiet.
     busy_since_read: Option<Instant>,
+    /// Ticks in a row that found nothing.
+    empty: u8,
 }
+
+/// Read ticks in a row that find nothing before the reader goes quiet:
+/// 120 ms of silence. Waiting on the doorbell means registering it with
+/// the runtime and taking it off again at the next byte, which costs
+/// more than the ticks it saves when it happens at every spinner frame:
+/// the agents' working turns pause 60–120 ms between frames hundreds of
+/// times a minute (Codex's spinner, Gemini CLI's redraws; `tests/corpus/
+/// <agent>/working_then_done`), rarely longer while they work. Quiet
+/// after the first empty tick, ten such panes cost 8 % more CPU than on
+/// ticks throughout (`docs/PERFORMANCE.md`).
+pub const QUIET_AFTER: u8 = 4;
 
 impl Cadence {
     /// A quiet cadence.
     pub const fn new() -> Cadence {
         Cadence {
             busy_since_read: None,
+            empty: 0,
         }
     }
 
@@ -302,7 +316,16 @@ impl Cadence {
 
     /// A read tick at `now` found output (`found`) or nothing.
     pub fn read(&mut self, now: Instant, found: bool) {
-        self.busy_since_read = found.then_some(now);
+        self.empty = if found {
+            0
+        } else {
+            self.empty.saturating_add(1)
+        };
+        let busy = found || (self.busy_since_read.is_some() && self.empty < QUIET_AFTER);
+        self.busy_since_read = busy.then_some(now);
+        if !busy {
+            self.empty = 0;
+        }
     }
 
     /// The first instant at or after `at` that falls on this cadence's
@@ -844,8 +867,26 @@ mod tests {
             t0 + 2 * READ_EVERY
         );
         assert_eq!(c.align(t0), t0 + READ_EVERY, "never before the next read");
-        // A tick that finds nothing: quiet again.
-        c.read(t0 + READ_EVERY, false);
+        // Ticks that find nothing: on ticks still, until QUIET_AFTER of
+        // them in a row make it quiet again.
+        let mut t = t0;
+        for n in 1..QUIET_AFTER {
+            t += READ_EVERY;
+            c.read(t, false);
+            assert_eq!(c.next_tick(), Some(t + READ_EVERY), "empty tick {n}");
+        }
+        // Output before the last: the count starts again.
+        t += READ_EVERY;
+        c.read(t, true);
+        for _ in 1..QUIET_AFTER {
+            t += READ_EVERY;
+            c.read(t, false);
+        }
+        assert!(c.next_tick().is_some());
+        c.read(t + READ_EVERY, false);
+        assert_eq!(c.next_tick(), None, "quiet after {QUIET_AFTER} empty ticks");
+        // A doorbell's read that finds nothing leaves it quiet.
+        c.read(t + 2 * READ_EVERY, false);
         assert_eq!(c.next_tick(), None);
     }
 
@@ -887,14 +928,20 @@ mod tests {
         assert!(out.is_empty(), "read before its tick: {out:?}");
         r.poll(t0 + READ_EVERY, false, &mut out);
         assert_eq!(data_of(&out), [(2, b"dialog".to_vec())]);
-        // A tick with nothing to read: quiet, waiting on the doorbell.
+        // Ticks with nothing to read: quiet after QUIET_AFTER of them,
+        // waiting on the doorbell.
         out.clear();
-        r.poll(t0 + 2 * READ_EVERY, false, &mut out);
+        let mut t = t0 + READ_EVERY;
+        for _ in 0..QUIET_AFTER {
+            assert!(!r.quiet());
+            t += READ_EVERY;
+            r.poll(t, false, &mut out);
+        }
         assert!(out.is_empty());
         assert!(r.quiet());
         // Its end is an event like output.
         drop(ends);
-        r.poll(t0 + 3 * READ_EVERY, true, &mut out);
+        r.poll(t + READ_EVERY, true, &mut out);
         let closed: Vec<u64> = out
             .iter()
             .filter_map(|e| match e {
