@@ -101,22 +101,9 @@ impl Drop for Server {
     }
 }
 
-/// CPU time of `pid`, all its threads, in nanoseconds, from the
-/// scheduler's own accounting (`/proc/PID/task/*/schedstat`; exact, where
-/// the tick-sampled `utime`/`stime` charge whole 10 ms ticks and show a
-/// process that runs for microseconds at a time as 0 or as 10 ms).
-/// `/proc/PID/schedstat` alone is the main thread only: the daemon reads
-/// the panes' pipes on a thread of its own and runs tmux from another.
+/// CPU time of `pid`, all its threads, in nanoseconds.
 fn cpu_ns(pid: u32) -> u64 {
-    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"));
-    let mut sum = 0;
-    for t in tasks.into_iter().flatten().flatten() {
-        sum += std::fs::read_to_string(t.path().join("schedstat"))
-            .ok()
-            .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-            .unwrap_or(0);
-    }
-    sum
+    tend_testkit::cpu_ns(pid)
 }
 
 /// CPU ticks of the children `pid` waited for: for the daemon, the tmux

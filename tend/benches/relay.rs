@@ -449,19 +449,10 @@ impl Run {
     }
 }
 
-/// On-CPU time of every thread of `pid` (`/proc/PID/schedstat` alone is
-/// its main thread's: the relay passes the output on from a thread of its
-/// own).
+/// On-CPU time of every thread of `pid` (the relay passes the output on
+/// from a thread of its own).
 fn schedstat_ns(pid: u32) -> u64 {
-    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"));
-    let mut sum = 0;
-    for task in tasks.into_iter().flatten().flatten() {
-        sum += std::fs::read_to_string(task.path().join("schedstat"))
-            .ok()
-            .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-            .unwrap_or(0);
-    }
-    sum
+    tend_testkit::cpu_ns(pid)
 }
 
 fn children(pid: u32) -> Vec<u32> {
