@@ -202,7 +202,7 @@ pub struct Answerer {
 
 impl Answerer {
     /// How many queries end in `bytes` (each is answered with
-    /// [`QUERY_ANSWER`]).
+    /// [`QUERY_ANSWER`](tend_detector::psp::QUERY_ANSWER)).
     pub fn queries(&mut self, bytes: &[u8]) -> usize {
         let mut n = 0;
         self.scanner.scan(bytes, |f| {
