@@ -67,11 +67,13 @@ use nix::sys::signal::{self, SaFlags, SigAction, SigHandler, SigSet, Signal};
 use nix::sys::termios::{self, SetArg, Termios};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{self, Pid};
-use tend_detector::psp::{Found, Scanner};
 
 use crate::error::CliError;
 
 mod output;
+mod pty;
+
+use pty::{send, write_all};
 
 /// The environment variable naming the relay's pty (for the command and
 /// everything it starts).
@@ -191,32 +193,6 @@ pub fn init(args: &ShellInitArgs, out: &mut dyn Write) -> Result<(), CliError> {
 }
 
 // ---------------------------------------------------------------------------
-// The query: found in the command's output, answered in its input.
-
-/// Finds the OSC 7501 queries in the command's output, however it is split
-/// into reads.
-#[derive(Debug, Default)]
-pub struct Answerer {
-    scanner: Scanner,
-}
-
-impl Answerer {
-    /// How many queries end in `bytes` (each is answered with
-    /// [`QUERY_ANSWER`](tend_detector::psp::QUERY_ANSWER)).
-    pub fn queries(&mut self, bytes: &[u8]) -> usize {
-        let mut n = 0;
-        self.scanner.scan(bytes, |f| {
-            if let Found::Sequence(body) = f {
-                if body == b"?" {
-                    n += 1;
-                }
-            }
-        });
-        n
-    }
-}
-
-// ---------------------------------------------------------------------------
 // The relay.
 
 /// The write end of the signal pipe (the handler writes the signal's
@@ -310,39 +286,6 @@ impl RawMode {
 impl Drop for RawMode {
     fn drop(&mut self) {
         self.restore();
-    }
-}
-
-/// Writes all of `buf` to a blocking descriptor; false when it is gone.
-fn write_all(fd: BorrowedFd<'_>, mut buf: &[u8]) -> bool {
-    while !buf.is_empty() {
-        match unistd::write(fd, buf) {
-            Ok(0) => return false,
-            Ok(n) => buf = &buf[n..],
-            Err(Errno::EINTR) => {}
-            Err(Errno::EAGAIN) => {
-                let mut p = [PollFd::new(fd, PollFlags::POLLOUT)];
-                let _ = poll(&mut p, PollTimeout::from(100u16));
-            }
-            Err(_) => return false,
-        }
-    }
-    true
-}
-
-/// The command's foreground process group on the relay's pty (the command
-/// itself when that cannot be read).
-fn foreground(master: BorrowedFd<'_>, child: Pid) -> Pid {
-    unistd::tcgetpgrp(master).unwrap_or(child)
-}
-
-/// Sends `sig` to the command's foreground job (and SIGCONT to the
-/// session's leader too, which may be stopped with it).
-fn send(master: BorrowedFd<'_>, child: Pid, sig: Signal) {
-    let fg = foreground(master, child);
-    let _ = signal::kill(Pid::from_raw(-fg.as_raw()), sig);
-    if fg != child && sig == Signal::SIGCONT {
-        let _ = signal::kill(child, sig);
     }
 }
 
@@ -561,7 +504,7 @@ fn relay(master: OwnedFd, child: Pid, saved: Option<&Termios>, outer_tty: bool) 
     // The pty's input is written by this thread (the user's keys) and by
     // the output's (the query's answer), one write at a time.
     let writer = std::sync::Arc::new(std::sync::Mutex::new(()));
-    let flow = match output::start(&master, child, writer.clone()) {
+    let flow = match output::start(&master, child, writer.clone(), || wake_relay(OUTPUT_ENDED)) {
         Ok(flow) => flow,
         Err(e) => {
             let _ = signal::kill(child, Signal::SIGHUP);
@@ -821,6 +764,7 @@ pub fn session(args: &RunArgs) -> ExitCode {
 
 #[cfg(test)]
 mod tests {
+    use super::output::Answerer;
     use super::*;
 
     #[test]

@@ -22,9 +22,9 @@ use nix::errno::Errno;
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::Signal;
 use nix::unistd::{self, Pid};
-use tend_detector::psp::QUERY_ANSWER;
+use tend_detector::psp::{Found, Scanner, QUERY_ANSWER};
 
-use super::{send, wake_relay, write_all, Answerer, OUTPUT_ENDED};
+use super::pty::{send, write_all};
 
 /// How long the pty must stay quiet after the command ended before the
 /// relay exits while something else (a background job) still holds it.
@@ -47,8 +47,14 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// Starts passing the command's output (read from `master`) on to this
-/// process's standard output. `writer` is held while writing to the pty.
-pub(super) fn start(master: &OwnedFd, child: Pid, writer: Arc<Mutex<()>>) -> std::io::Result<Flow> {
+/// process's standard output. `writer` is held while writing to the pty;
+/// `on_end` runs on that thread once the output has ended.
+pub(super) fn start(
+    master: &OwnedFd,
+    child: Pid,
+    writer: Arc<Mutex<()>>,
+    on_end: impl FnOnce() + Send + 'static,
+) -> std::io::Result<Flow> {
     let pty = master.try_clone()?;
     let shared = Arc::new(Mutex::new(Shared {
         last: Instant::now(),
@@ -57,7 +63,10 @@ pub(super) fn start(master: &OwnedFd, child: Pid, writer: Arc<Mutex<()>>) -> std
     let theirs = shared.clone();
     std::thread::Builder::new()
         .name("relay-output".into())
-        .spawn(move || pass_on(&pty, child, &writer, &theirs))?;
+        .spawn(move || {
+            pass_on(&pty, child, &writer, &theirs);
+            on_end();
+        })?;
     Ok(Flow { shared })
 }
 
@@ -101,7 +110,6 @@ fn pass_on(pty: &OwnedFd, child: Pid, writer: &Mutex<()>, shared: &Mutex<Shared>
         }
     }
     lock(shared).done = true;
-    wake_relay(OUTPUT_ENDED);
 }
 
 impl Flow {
@@ -122,5 +130,30 @@ impl Flow {
             drop(shared);
             std::thread::sleep((QUIET - quiet).min(Duration::from_millis(10)));
         }
+    }
+}
+
+// The query: found in the command's output, answered in its input.
+
+/// Finds the OSC 7501 queries in the command's output, however it is split
+/// into reads.
+#[derive(Debug, Default)]
+pub struct Answerer {
+    scanner: Scanner,
+}
+
+impl Answerer {
+    /// How many queries end in `bytes` (each is answered with
+    /// [`QUERY_ANSWER`](tend_detector::psp::QUERY_ANSWER)).
+    pub fn queries(&mut self, bytes: &[u8]) -> usize {
+        let mut n = 0;
+        self.scanner.scan(bytes, |f| {
+            if let Found::Sequence(body) = f {
+                if body == b"?" {
+                    n += 1;
+                }
+            }
+        });
+        n
     }
 }
