@@ -113,7 +113,7 @@ fn next_grid_tick(at: std::time::Instant) -> std::time::Instant {
 
 /// When the loop wakes next: for the pane table's next deadline, `wait`
 /// from now, and for the pipes. While panes print, only on the pipes' read
-/// ticks ([`pipes::Cadence`]): the table's deadlines due before the next
+/// ticks ([`pipes::Cadence`]) while the last one found output: the table's deadlines due before the next
 /// read wait for it, so that reads, evaluations and identity probes of all
 /// panes share one wake-up instead of each waking the daemon on its own
 /// schedule. While none prints, on the table's deadline rounded up to a
@@ -135,7 +135,10 @@ fn wake_at(wait: Duration, reader: &pipes::Reader, bell: bool) -> std::time::Ins
         read => read,
     };
     match read {
-        Some(read) if reader.quiet() => read.min(table),
+        // Between the last output and going quiet, the table's deadlines
+        // are served on time: nothing prints to share a wake-up with, and
+        // an agent that stopped streaming is drawing its dialog.
+        Some(read) if reader.quiet() || !reader.cadence().printing() => read.min(table),
         Some(read) => read.min(reader.cadence().align(table)),
         None => table,
     }

@@ -301,6 +301,12 @@ impl Cadence {
         }
     }
 
+    /// Whether the last read tick found output (panes print now; not
+    /// while quiet, nor on the empty ticks before it).
+    pub fn printing(&self) -> bool {
+        self.busy_since_read.is_some() && self.empty == 0
+    }
+
     /// The next read tick, or `None` while quiet (wait on the doorbell).
     pub fn next_tick(&self) -> Option<Instant> {
         self.busy_since_read.map(|t| t + READ_EVERY)
@@ -867,13 +873,15 @@ mod tests {
             t0 + 2 * READ_EVERY
         );
         assert_eq!(c.align(t0), t0 + READ_EVERY, "never before the next read");
+        assert!(c.printing());
         // Ticks that find nothing: on ticks still, until QUIET_AFTER of
-        // them in a row make it quiet again.
+        // them in a row make it quiet again; not printing meanwhile.
         let mut t = t0;
         for n in 1..QUIET_AFTER {
             t += READ_EVERY;
             c.read(t, false);
             assert_eq!(c.next_tick(), Some(t + READ_EVERY), "empty tick {n}");
+            assert!(!c.printing());
         }
         // Output before the last: the count starts again.
         t += READ_EVERY;
