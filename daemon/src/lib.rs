@@ -112,12 +112,14 @@ fn next_grid_tick(at: std::time::Instant) -> std::time::Instant {
 }
 
 /// When the loop wakes next: for the pane table's next deadline, `wait`
-/// from now, and for the pipes. While panes print, only on the pipes' read
-/// ticks ([`pipes::Cadence`]) while the last one found output: the table's deadlines due before the next
-/// read wait for it, so that reads, evaluations and identity probes of all
-/// panes share one wake-up instead of each waking the daemon on its own
-/// schedule. While none prints, on the table's deadline rounded up to a
-/// shared grid ([`next_grid_tick`]) or on the doorbell. The deadlines
+/// from now, and for the pipes. While panes print (the last read tick
+/// found output, [`pipes::Cadence::printing`]), only on the pipes' read
+/// ticks: the table's deadlines due before the next read wait for it, so
+/// that reads, evaluations and identity probes of all panes share one
+/// wake-up instead of each waking the daemon on its own schedule.
+/// Otherwise on the table's deadline rounded up to a shared grid
+/// ([`next_grid_tick`]), the read ticks left before the reader goes quiet,
+/// or the doorbell. The deadlines
 /// are soft (an evaluation interval, a probe gap): up to one tick late is
 /// within their meaning.
 ///
@@ -135,10 +137,10 @@ fn wake_at(wait: Duration, reader: &pipes::Reader, bell: bool) -> std::time::Ins
         read => read,
     };
     match read {
-        // Between the last output and going quiet, the table's deadlines
-        // are served on time: nothing prints to share a wake-up with, and
-        // an agent that stopped streaming is drawing its dialog.
-        Some(read) if reader.quiet() || !reader.cadence().printing() => read.min(table),
+        // Once a tick found nothing (quiet or not yet), the table's
+        // deadlines are served on time: nothing prints to share a wake-up
+        // with, and an agent that stopped streaming is drawing its dialog.
+        Some(read) if !reader.cadence().printing() => read.min(table),
         Some(read) => read.min(reader.cadence().align(table)),
         None => table,
     }

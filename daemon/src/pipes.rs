@@ -322,14 +322,17 @@ impl Cadence {
 
     /// A read tick at `now` found output (`found`) or nothing.
     pub fn read(&mut self, now: Instant, found: bool) {
-        self.empty = if found {
-            0
+        if found {
+            self.empty = 0;
+        } else if self.busy_since_read.is_some() {
+            self.empty += 1;
+        }
+        // Quiet (and counting from nought again) after QUIET_AFTER empty
+        // ticks; a doorbell's read that finds nothing leaves it quiet.
+        if found || (self.busy_since_read.is_some() && self.empty < QUIET_AFTER) {
+            self.busy_since_read = Some(now);
         } else {
-            self.empty.saturating_add(1)
-        };
-        let busy = found || (self.busy_since_read.is_some() && self.empty < QUIET_AFTER);
-        self.busy_since_read = busy.then_some(now);
-        if !busy {
+            self.busy_since_read = None;
             self.empty = 0;
         }
     }
