@@ -52,6 +52,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use tend_detector::cast::Cast;
+use tend_testkit::cpu_ns;
 
 struct Server {
     name: String,
@@ -99,11 +100,6 @@ impl Drop for Server {
         self.tend(&["stop"]);
         self.tmux(&["kill-server"]);
     }
-}
-
-/// CPU time of `pid`, all its threads, in nanoseconds.
-fn cpu_ns(pid: u32) -> u64 {
-    tend_testkit::cpu_ns(pid)
 }
 
 /// CPU ticks of the children `pid` waited for: for the daemon, the tmux

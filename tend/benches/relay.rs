@@ -361,10 +361,10 @@ impl Run {
     /// or `cat`.
     fn cpu_ns(&self, via: Via) -> u64 {
         let pid = self.relay.id();
-        let mut sum = schedstat_ns(pid);
+        let mut sum = tend_testkit::cpu_ns(pid);
         if via == Via::Relay {
             for c in children(pid) {
-                sum += schedstat_ns(c);
+                sum += tend_testkit::cpu_ns(c);
             }
         }
         sum
@@ -447,12 +447,6 @@ impl Run {
             let _ = p.wait();
         }
     }
-}
-
-/// On-CPU time of every thread of `pid` (the relay passes the output on
-/// from a thread of its own).
-fn schedstat_ns(pid: u32) -> u64 {
-    tend_testkit::cpu_ns(pid)
 }
 
 fn children(pid: u32) -> Vec<u32> {

@@ -73,7 +73,7 @@ use crate::error::CliError;
 mod output;
 mod pty;
 
-use pty::{send, write_all};
+use pty::{lock, send, write_all};
 
 /// The environment variable naming the relay's pty (for the command and
 /// everything it starts).
@@ -623,12 +623,12 @@ impl Relay<'_> {
                 if !self.outer_tty {
                     // Input from a file or pipe ended: end of file for the
                     // command (VEOF at the start of a line).
-                    let _lock = self.writer.lock();
+                    let _lock = lock(&self.writer);
                     write_all(self.master, b"\x04");
                 }
             }
             Ok(n) => {
-                let _lock = self.writer.lock();
+                let _lock = lock(&self.writer);
                 if !write_all(self.master, &self.buf[..n]) {
                     self.master_open = false;
                 }

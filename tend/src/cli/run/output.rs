@@ -15,7 +15,7 @@
 //! beside the user's keys, which the relay's loop writes.
 
 use std::os::fd::{AsFd, OwnedFd};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
@@ -24,7 +24,7 @@ use nix::sys::signal::Signal;
 use nix::unistd::{self, Pid};
 use tend_detector::psp::{Found, Scanner, QUERY_ANSWER};
 
-use super::pty::{send, write_all};
+use super::pty::{lock, send, write_all};
 
 /// How long the pty must stay quiet after the command ended before the
 /// relay exits while something else (a background job) still holds it.
@@ -40,10 +40,6 @@ struct Shared {
     last: Instant,
     /// The pty's output ended (every holder of its other side closed it).
     done: bool,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Starts passing the command's output (read from `master`) on to this

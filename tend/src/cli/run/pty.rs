@@ -2,6 +2,7 @@
 //! it whole, and signal the command's foreground job.
 
 use std::os::fd::BorrowedFd;
+use std::sync::{Mutex, MutexGuard};
 
 use nix::errno::Errno;
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
@@ -39,4 +40,10 @@ pub(super) fn send(master: BorrowedFd<'_>, child: Pid, sig: Signal) {
     if fg != child && sig == Signal::SIGCONT {
         let _ = signal::kill(child, sig);
     }
+}
+
+/// `m` locked, whatever a thread that panicked holding it left: the lock
+/// only keeps writes to the pty whole.
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
