@@ -114,6 +114,70 @@ fn sizes_follow_the_pane_and_the_exit_code_passes_through() {
     wait_text(&env, &pane, "rc=7");
 }
 
+/// A paste bigger than the pty holds, into a program that does not read
+/// it yet, leaves the relay free: a resize reaches the program while the
+/// paste waits (the keys go in from a thread of their own), and then the
+/// whole paste arrives, byte for byte in order.
+#[test]
+fn a_resize_reaches_a_program_while_a_paste_waits_for_it() {
+    if !python() {
+        return;
+    }
+    let _serial = serial();
+    let env = Env::new("run-paste");
+    let pane = shell(&env);
+    wait_text(&env, &pane, "$ ");
+    // 600 KiB: more than the pty's buffers (~68 KiB) and the keys the
+    // relay queues before it stops reading (256 KiB) together.
+    let paste: Vec<u8> = (0..600 * 1024).map(|i| b'a' + (i % 26) as u8).collect();
+    let file = env.path().join("paste.txt");
+    std::fs::write(&file, &paste).expect("write the paste");
+    let got = env.path().join("got.txt");
+    let program = env.path().join("slow_reader.py");
+    std::fs::write(
+        &program,
+        format!(
+            r#"import os, signal, time, tty
+tty.setraw(0)
+resized = []
+signal.signal(signal.SIGWINCH, lambda *_: resized.append(os.get_terminal_size(1)))
+os.write(1, b"not reading\r\n")
+while not resized:
+    time.sleep(0.05)
+rows, cols = resized[0].lines, resized[0].columns
+os.write(1, f"resized {{rows}} {{cols}}\r\n".encode())
+want, got = {n}, b""
+while len(got) < want:
+    got += os.read(0, want - len(got))
+open("{got}", "wb").write(got)
+os.write(1, f"read {{len(got)}}\r\n".encode())
+"#,
+            n = paste.len(),
+            got = got.display()
+        ),
+    )
+    .expect("write the program");
+    env.type_line(
+        &pane,
+        &format!("{} python3 {}; echo \"rc=$?\"", relay(), quoted(&program)),
+    );
+    wait_text(&env, &pane, "not reading");
+    env.tmux(&["load-buffer", "-b", "big", &file.display().to_string()]);
+    env.tmux(&["paste-buffer", "-b", "big", "-t", &pane]);
+    // Until the resize's answer shows, the program reads nothing: the
+    // paste fills the pty and waits.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    env.tmux(&["resize-window", "-t", &pane, "-x", "93", "-y", "29"]);
+    let size = pane_size(&env, &pane);
+    let (rows, cols) = size.split_once(' ').expect("rows cols");
+    wait_text(&env, &pane, &format!("resized {rows} {cols}"));
+    wait_text(&env, &pane, &format!("read {}", paste.len()));
+    wait_text(&env, &pane, "rc=0");
+    let got = std::fs::read(&got).expect("what the program read");
+    assert_eq!(got.len(), paste.len());
+    assert!(got == paste, "the paste arrived changed");
+}
+
 /// Ctrl-C and Ctrl-Z are bytes to the relay and signals to the program
 /// (its pty's line discipline makes them): Ctrl-C interrupts it (128 +
 /// SIGINT, or what its handler says), Ctrl-Z stops it and hands the pane

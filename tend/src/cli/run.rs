@@ -40,8 +40,9 @@
 //!   answers on both ends, once each).
 //!
 //! The command's output is passed on by a thread that blocks in `read` on
-//! the pty, as `cat` would (`run/output.rs`); the relay's own loop waits
-//! with `poll` on the rarer things, the signals and the user's keys.
+//! the pty, as `cat` would (`run/output.rs`), and the user's keys go in
+//! from a thread of their own (`run/keys.rs`); the relay's own loop waits
+//! with `poll` on the rarer things, the signals and the user's input.
 //!
 //! Why `nix` (`openpty`, termios, `poll`, `waitpid`) rather than
 //! `portable-pty` or `pty-process`: it is already in the build, well kept,
@@ -70,10 +71,11 @@ use nix::unistd::{self, Pid};
 
 use crate::error::CliError;
 
+mod keys;
 mod output;
 mod pty;
 
-use pty::{lock, send, write_all};
+use pty::send;
 
 /// The environment variable naming the relay's pty (for the command and
 /// everything it starts).
@@ -501,8 +503,8 @@ fn relay(master: OwnedFd, child: Pid, saved: Option<&Termios>, outer_tty: bool) 
     let stdin = std::io::stdin();
     // SAFETY: fd 0 stays open for the life of the process.
     let inp = unsafe { BorrowedFd::borrow_raw(stdin.as_raw_fd()) };
-    // The pty's input is written by this thread (the user's keys) and by
-    // the output's (the query's answer), one write at a time.
+    // The pty's input is written by the keys' thread and by the output's
+    // (the query's answer), one write at a time.
     let writer = std::sync::Arc::new(std::sync::Mutex::new(()));
     let flow = match output::start(&master, child, writer.clone(), || wake_relay(OUTPUT_ENDED)) {
         Ok(flow) => flow,
@@ -512,12 +514,20 @@ fn relay(master: OwnedFd, child: Pid, saved: Option<&Termios>, outer_tty: bool) 
             return fail(format!("cannot start the relay's output: {e}"), 1);
         }
     };
+    let keys = match keys::Keys::start(&master, writer, || wake_relay(KEYS_DRAINED)) {
+        Ok(keys) => keys,
+        Err(e) => {
+            let _ = signal::kill(child, Signal::SIGHUP);
+            drop(raw);
+            return fail(format!("cannot start the relay's input: {e}"), 1);
+        }
+    };
     let mut r = Relay {
         master: master.as_fd(),
         child,
         inp,
         outer_tty,
-        writer,
+        keys,
         buf: vec![0u8; 64 * 1024],
         stdin_open: true,
         master_open: true,
@@ -528,7 +538,13 @@ fn relay(master: OwnedFd, child: Pid, saved: Option<&Termios>, outer_tty: bool) 
             PollFd::new(sigs.as_fd(), PollFlags::POLLIN),
             PollFd::new(inp, PollFlags::POLLIN),
         ];
-        let n = if r.stdin_open { 2 } else { 1 };
+        // Not while the keys already given wait for the command to read
+        // them: the rest waits in the user's terminal.
+        let n = if r.stdin_open && r.keys.accepting() {
+            2
+        } else {
+            1
+        };
         match poll(&mut fds[..n], PollTimeout::NONE) {
             Ok(_) | Err(Errno::EINTR) => {}
             Err(_) => break,
@@ -563,6 +579,11 @@ fn wake_relay(byte: u8) {
 /// signal is numbered 0).
 const OUTPUT_ENDED: u8 = 0;
 
+/// Written to the signals' pipe when the keys queued for the command fell
+/// under [`keys::MAX_QUEUED`] (signals are numbered below 128): the loop
+/// reads the user's input again.
+const KEYS_DRAINED: u8 = 255;
+
 /// The relay's state between two waits.
 struct Relay<'a> {
     master: BorrowedFd<'a>,
@@ -570,8 +591,8 @@ struct Relay<'a> {
     inp: BorrowedFd<'a>,
     /// The relay's input is a terminal (else a file or a pipe).
     outer_tty: bool,
-    /// Held while writing to the pty's input.
-    writer: std::sync::Arc<std::sync::Mutex<()>>,
+    /// The user's keys on their way into the pty.
+    keys: keys::Keys,
     buf: Vec<u8>,
     stdin_open: bool,
     master_open: bool,
@@ -589,6 +610,10 @@ impl Relay<'_> {
         for &s in &got[..n] {
             if s == OUTPUT_ENDED {
                 self.master_open = false;
+                continue;
+            }
+            if s == KEYS_DRAINED {
+                // The next wait reads the user's input again.
                 continue;
             }
             match Signal::try_from(i32::from(s)) {
@@ -614,25 +639,20 @@ impl Relay<'_> {
         }
     }
 
-    /// The user's input, for the command (written whole: the pty takes it
-    /// as the command reads).
+    /// The user's input, for the command (queued whole for the keys'
+    /// thread: the pty takes it as the command reads).
     fn pass_input(&mut self) {
         match unistd::read(self.inp, &mut self.buf) {
             Ok(0) => {
                 self.stdin_open = false;
                 if !self.outer_tty {
                     // Input from a file or pipe ended: end of file for the
-                    // command (VEOF at the start of a line).
-                    let _lock = lock(&self.writer);
-                    write_all(self.master, b"\x04");
+                    // command (VEOF at the start of a line), after the
+                    // input before it.
+                    self.keys.send(b"\x04");
                 }
             }
-            Ok(n) => {
-                let _lock = lock(&self.writer);
-                if !write_all(self.master, &self.buf[..n]) {
-                    self.master_open = false;
-                }
-            }
+            Ok(n) => self.keys.send(&self.buf[..n]),
             Err(Errno::EAGAIN | Errno::EINTR) => {}
             Err(_) => self.stdin_open = false,
         }

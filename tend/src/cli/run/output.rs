@@ -12,7 +12,8 @@
 //! The query's answer goes into the pty's input from this thread, before
 //! the piece of output that holds the query is passed on, so before the
 //! terminal can answer the DA1 request behind it; a lock keeps it whole
-//! beside the user's keys, which the relay's loop writes.
+//! beside the user's keys, which a thread of their own writes
+//! (`run/keys.rs`).
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::{Arc, Mutex};
