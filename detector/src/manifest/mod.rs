@@ -21,7 +21,9 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 use crate::state::Reason;
+pub use lazy::LazyRegex;
 
+mod lazy;
 mod parse;
 mod registry;
 pub mod resume;
@@ -164,10 +166,11 @@ pub enum Matcher {
     /// The region's text (rows joined by `\n`) matches this regex. In
     /// every manifest regex `\b` and `\B` are ASCII word boundaries (see
     /// `parse::ascii_word_boundaries`: a Unicode one makes the matcher slow
-    /// on any screen with a non-ASCII character).
-    Regex(Regex),
+    /// on any screen with a non-ASCII character). Compiled when first
+    /// used ([`LazyRegex`]).
+    Regex(LazyRegex),
     /// At least one row of the region matches this regex on its own.
-    LineRegex(Regex),
+    LineRegex(LazyRegex),
     /// Every inner matcher matches.
     All(Vec<Matcher>),
     /// At least one inner matcher matches.
@@ -199,6 +202,16 @@ impl Matcher {
             Matcher::In(region, m) => {
                 src.with_region(*region, &mut |rows, joined| m.matches(src, rows, joined))
             }
+        }
+    }
+
+    /// Calls `f` with each regex of the matcher, inner ones included.
+    pub fn each_regex(&self, f: &mut dyn FnMut(&LazyRegex)) {
+        match self {
+            Matcher::Contains(_) => {}
+            Matcher::Regex(r) | Matcher::LineRegex(r) => f(r),
+            Matcher::All(ms) | Matcher::Any(ms) => ms.iter().for_each(|m| m.each_regex(f)),
+            Matcher::Not(m) | Matcher::In(_, m) => m.each_regex(f),
         }
     }
 }

@@ -5,6 +5,7 @@
 //! Separate because the file format and its checks are most of the code,
 //! while the rest of the detector only uses the compiled model.
 
+use super::registry::BUNDLED_PREFIX;
 use super::*;
 
 #[derive(Deserialize)]
@@ -295,6 +296,13 @@ fn compile_regex(src: &str) -> Result<Regex, String> {
         .map_err(|e| format!("invalid regex `{src}`: {e}"))
 }
 
+/// A screen rule's regex, its syntax checked now, compiled on first use
+/// (`lazy.rs`).
+fn lazy_regex(src: &str) -> Result<LazyRegex, String> {
+    LazyRegex::new(ascii_word_boundaries(src).into_owned())
+        .map_err(|e| format!("invalid regex `{src}`: {e}"))
+}
+
 /// `src` with each `\b` and `\B` made an ASCII word boundary
 /// (`(?-u:\b)`): a match still ends at a word's edge, but the regex stays
 /// on the fast engine. A Unicode `\b` makes the regex crate's DFA give up
@@ -382,10 +390,10 @@ fn compile_matcher(raw: &RawMatcher, depth: usize) -> Result<Matcher, String> {
         return Ok(Matcher::Contains(s.clone()));
     }
     if let Some(r) = &raw.regex {
-        return Ok(Matcher::Regex(compile_regex(r)?));
+        return Ok(Matcher::Regex(lazy_regex(r)?));
     }
     if let Some(r) = &raw.line_regex {
-        return Ok(Matcher::LineRegex(compile_regex(r)?));
+        return Ok(Matcher::LineRegex(lazy_regex(r)?));
     }
     if let Some(items) = &raw.all {
         return Ok(Matcher::All(group(items, "all")?));
@@ -503,6 +511,20 @@ impl Manifest {
             }
             let region = Region::parse(&r.region).map_err(|p| err(Some(rid), p))?;
             let matcher = compile_matcher(&r.matcher, 0).map_err(|p| err(Some(rid), p))?;
+            if !file.starts_with(BUNDLED_PREFIX) {
+                // A user's file is refused whole now rather than a rule
+                // found never to match later (a pattern over the size
+                // limit); the bundled ones are compiled by a test.
+                let mut failed = None;
+                matcher.each_regex(&mut |re| {
+                    if let Err(e) = re.compile() {
+                        failed.get_or_insert(format!("invalid regex `{}`: {e}", re.as_str()));
+                    }
+                });
+                if let Some(p) = failed {
+                    return Err(err(Some(rid), p));
+                }
+            }
             let (reset, go_on_keys) =
                 compile_limit(r, reason, region).map_err(|p| err(Some(rid), p))?;
             let cite =

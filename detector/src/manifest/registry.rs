@@ -31,6 +31,9 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("vibe.toml", include_str!("../../agents/vibe.toml")),
 ];
 
+/// How a bundled manifest's file is named (`bundled:claude.toml`).
+pub(crate) const BUNDLED_PREFIX: &str = "bundled:";
+
 /// All known agents: bundled manifests, then user files over them.
 #[derive(Debug, Clone, Default)]
 pub struct Registry {
@@ -52,7 +55,7 @@ impl Registry {
         let mut agents = BTreeMap::new();
         let mut errors = Vec::new();
         for (file, text) in BUNDLED {
-            match Manifest::parse(&format!("bundled:{file}"), text) {
+            match Manifest::parse(&format!("{BUNDLED_PREFIX}{file}"), text) {
                 Ok(m) => {
                     agents.insert(m.id.clone(), m);
                 }
@@ -91,6 +94,37 @@ mod tests {
     use super::*;
     use crate::manifest::testutil::*;
 
+    /// A bundled manifest's regexes are compiled when first used, so this
+    /// is where one over the size limit is found.
+    #[test]
+    fn every_bundled_screen_regex_compiles() {
+        let mut count = 0;
+        for m in Registry::bundled().iter() {
+            for rule in &m.rules {
+                rule.matcher.each_regex(&mut |re| {
+                    count += 1;
+                    if let Err(e) = re.compile() {
+                        panic!("{}: regex `{}`: {e}", rule.id, re.as_str());
+                    }
+                });
+            }
+        }
+        assert!(count > 100, "only {count} regexes found");
+    }
+
+    /// Reading the manifests compiles none of their screen rules: a
+    /// daemon compiles those of the agents its panes run.
+    #[test]
+    fn bundled_screen_regexes_wait_for_their_first_use() {
+        let registry = Registry::bundled();
+        for m in registry.iter() {
+            for rule in &m.rules {
+                rule.matcher
+                    .each_regex(&mut |re| assert!(!re.compiled(), "{} compiled", rule.id));
+            }
+        }
+    }
+
     #[test]
     fn bundled_manifests_all_load() {
         let (reg, errors) = Registry::load(&[]);
@@ -117,5 +151,21 @@ mod tests {
         assert_eq!(reg.get("claude").unwrap().source, "/u/claude.toml");
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].file, "/u/broken.toml");
+    }
+
+    /// A user's manifest is compiled whole when read: a pattern too big to
+    /// compile refuses the file then, with the rule that holds it, and the
+    /// bundled manifest of the same id stays in force.
+    #[test]
+    fn a_user_regex_too_big_to_compile_refuses_the_file() {
+        let big = GOOD.replace("\"demo\"", "\"claude\"").replace(
+            "{ contains = \"esc to interrupt\" }",
+            r"{ regex = '\w{1000}\w{1000}\w{1000}' }",
+        );
+        let (reg, errors) = Registry::load(&[("/u/claude.toml".to_owned(), big)]);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].rule.as_deref(), Some("spin"));
+        assert!(errors[0].problem.contains("size limit"), "{}", errors[0]);
+        assert_eq!(reg.get("claude").unwrap().source, "bundled:claude.toml");
     }
 }
