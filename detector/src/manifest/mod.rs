@@ -343,7 +343,7 @@ pub struct ScreenMarker {
 #[derive(Debug, Clone)]
 pub struct ScreenHints {
     /// Recognises a horizontal rule line (input-box borders).
-    pub horizontal_rule: Regex,
+    pub horizontal_rule: LazyRegex,
     /// True when the input box is a single marker line (matched by
     /// `horizontal_rule`) rather than rows between two rules.
     pub single_line_box: bool,

@@ -448,12 +448,18 @@ impl Manifest {
         }
         let screen_identity =
             compile_markers(&raw.id, &raw.identity.screen).map_err(|p| err(None, p))?;
-        let horizontal_rule = compile_regex(
+        let bundled = file.starts_with(BUNDLED_PREFIX);
+        // Compiled with the screen rules that read it (when first used).
+        let horizontal_rule = lazy_regex(
             raw.screen
                 .horizontal_rule
                 .as_deref()
                 .unwrap_or(DEFAULT_RULE_REGEX),
         )
+        .and_then(|re| match bundled {
+            true => Ok(re),
+            false => re.compile().map(|_| re.clone()),
+        })
         .map_err(|p| err(None, format!("screen.horizontal_rule: {p}")))?;
         let mut rules = Vec::with_capacity(raw.rules.len());
         let mut seen = std::collections::HashSet::new();
@@ -511,7 +517,7 @@ impl Manifest {
             }
             let region = Region::parse(&r.region).map_err(|p| err(Some(rid), p))?;
             let matcher = compile_matcher(&r.matcher, 0).map_err(|p| err(Some(rid), p))?;
-            if !file.starts_with(BUNDLED_PREFIX) {
+            if !bundled {
                 // A user's file is refused whole now rather than a rule
                 // found never to match later (a pattern over the size
                 // limit); the bundled ones are compiled by a test.

@@ -100,6 +100,9 @@ mod tests {
     fn every_bundled_screen_regex_compiles() {
         let mut count = 0;
         for m in Registry::bundled().iter() {
+            if let Err(e) = m.screen.horizontal_rule.compile() {
+                panic!("{}: screen.horizontal_rule: {e}", m.id);
+            }
             for rule in &m.rules {
                 rule.matcher.each_regex(&mut |re| {
                     count += 1;
