@@ -24,9 +24,9 @@ say "process sampling of 50 panes (criterion, short)"
 cargo bench -p tend --bench sampler -- \
   --warm-up-time 1 --measurement-time 2 --sample-size 10
 
-say "daemon on a real tmux server: latency (alone, beside 9 busy agents), CPU, memory; side by side with a capture-pane poller and this machine's floor (waking every 30 ms and reading, nothing parsed)"
+say "daemon on a real tmux server: latency (alone, beside 9 busy agents), CPU, memory; side by side with a capture-pane poller and this machine's floor (waking every 30 ms and reading, nothing parsed; then with an emulator, and a whole detector, a pane)"
 cargo bench -p tend --bench live -- \
-  --latency-runs 20 --panes 10,50 --secs 5 --load agents,idle --floor 30
+  --latency-runs 20 --panes 10,50 --secs 5 --load agents,idle --floor 30 --floor-work screen,detector
 
 say "remotes: 3 remotes x 5 panes over a stand-in ssh; remote dialog -> local status line"
 cargo bench -p tend --bench remotes -- --remotes 3 --panes 5 --runs 5 --secs 3

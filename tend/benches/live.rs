@@ -5,6 +5,7 @@
 //! cargo bench -p tend --bench live -- --latency-runs 100 --panes 10,50,200 --secs 30
 //! cargo bench -p tend --bench live -- --latency-runs 40 --latency-busy 9 --panes 10 --load agents
 //! cargo bench -p tend --bench live -- --latency-runs 0 --floor 20,30 --panes 10 --load agents,real --rounds 0
+//! cargo bench -p tend --bench live -- --latency-runs 0 --floor 30 --floor-work screen,detector --panes 10 --load agents
 //! TEND_BENCH_AGENTS=claude,codex cargo bench -p tend --bench live -- --load agents
 //! TEND_BENCH_BIN=/path/to/other/tend cargo bench -p tend --bench live    # another build
 //! TEND_BENCH_BEFORE=/tmp/tend-before cargo bench -p tend --bench live -- --rounds 3 --load agents,real
@@ -35,7 +36,11 @@
 //!    what waking and reading alone cost on this machine, the part of
 //!    tend's cost no work of its own can remove. Under the cost table each
 //!    build's CPU is printed over it (`over the floor`: a ratio from one
-//!    run, which a noisy machine moves less than a percentage).
+//!    run, which a noisy machine moves less than a percentage). With
+//!    `--floor-work screen,detector` the floor is measured again with each
+//!    pane's bytes through an emulator of its own, then through a whole
+//!    detector with its agent's manifest: what any reader of these screens
+//!    pays, and what detection costs without the daemon around it.
 //! 3. **Cost**: N panes streaming (a spinner line at 60 Hz, as a working
 //!    agent redraws) for S seconds; CPU (user+system, % of one core) and
 //!    memory of the daemon (RSS) and of the taps (PSS, summed), and the tmux
@@ -338,10 +343,8 @@ fn load_command(s: &Server, load: Load, i: usize) -> String {
     // per pane measured the forks: 12,000 a second at 200 panes).
     let spinner = "env TEND_AGENT=claude python3 -u -c 'import sys,time\ni=0\nwhile True:\n i+=1\n sys.stdout.write(\"\\r* Working… (%ds · esc to interrupt) frame %d   \" % (i//60, i))\n sys.stdout.flush()\n time.sleep(1/60)'";
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
-    let list =
-        std::env::var("TEND_BENCH_AGENTS").unwrap_or_else(|_| "claude,codex,gemini,aider".into());
-    let agents: Vec<&str> = list.split(',').filter(|a| !a.is_empty()).collect();
-    let agent = agents[i % agents.len()];
+    let agent = pane_agent(load, i);
+    let agent = agent.as_str();
     let play = |agent: &str, rec: &str, repeat: bool| {
         format!(
             "env TEND_AGENT={agent} '{}' play '{}'{}",
@@ -353,12 +356,23 @@ fn load_command(s: &Server, load: Load, i: usize) -> String {
     match load {
         Load::Spinner60Hz => spinner.to_owned(),
         Load::Agents => play(agent, "working_then_done", true),
-        Load::Real => play(
-            REAL_AGENTS[i % REAL_AGENTS.len()],
-            "working_then_done@80x24",
-            true,
-        ),
+        Load::Real => play(agent, "working_then_done@80x24", true),
         Load::Idle => play(agent, "idle", false),
+    }
+}
+
+/// The agent the `i`-th pane of `load` runs (the spinner says it is Claude
+/// Code).
+fn pane_agent(load: Load, i: usize) -> String {
+    match load {
+        Load::Spinner60Hz => "claude".into(),
+        Load::Real => REAL_AGENTS[i % REAL_AGENTS.len()].into(),
+        Load::Agents | Load::Idle => {
+            let list = std::env::var("TEND_BENCH_AGENTS")
+                .unwrap_or_else(|_| "claude,codex,gemini,aider".into());
+            let agents: Vec<&str> = list.split(',').filter(|a| !a.is_empty()).collect();
+            agents[i % agents.len()].into()
+        }
     }
 }
 
@@ -458,17 +472,59 @@ fn thread_cpu_ns() -> u64 {
         .unwrap_or(0)
 }
 
+/// What the floor's reader does with the bytes it reads.
+#[derive(Clone, Copy, PartialEq)]
+enum FloorWork {
+    /// Nothing: waking and reading alone.
+    Nothing,
+    /// Each pane's bytes into a terminal emulator of its own (tend's
+    /// `Screen`, the pane's 200×50): the least a reader of screens pays.
+    Screen,
+    /// Each pane's bytes into a whole detector (screen, rules of its
+    /// agent's manifest, timers), ticked on the same wake-ups when it asks:
+    /// the detector's own work, without the daemon around it.
+    Detector,
+}
+
+impl FloorWork {
+    fn label(self) -> &'static str {
+        match self {
+            FloorWork::Nothing => "nothing parsed",
+            FloorWork::Screen => "+ an emulator a pane",
+            FloorWork::Detector => "+ a detector a pane",
+        }
+    }
+}
+
+/// One pane's parser in a floor run.
+enum FloorParse {
+    Nothing,
+    Screen(Box<tend_detector::screen::Screen>),
+    Detector(Box<tend_detector::PaneDetector>),
+}
+
 /// The floor under any tap reader on this machine: the same panes' pipes,
 /// handed over by `tend tap` exactly as to the daemon, read by one thread
 /// of this process on a tick of `tick` (the reader's own ready set for the
 /// readable ones: `epoll`, or `poll(2)` with `TEND_PLATFORM=portable`; one
-/// read each), nothing parsed, nothing evaluated. % of one core over
-/// `secs`. What tend costs above it is its own work; the floor itself is
-/// what waking up and reading costs here.
-fn cost_floor(panes: usize, secs: u64, settle: u64, load: Load, bin: &Path, tick: Duration) -> f64 {
+/// read each), with `work` done on the bytes (nothing, for the floor
+/// itself). % of one core over `secs`. What tend costs above the bare
+/// floor is its own work; the floor itself is what waking up and reading
+/// costs here, and the floor with a detector a pane is what the same
+/// detection costs without the daemon's loop and bookkeeping around it.
+fn cost_floor(
+    panes: usize,
+    secs: u64,
+    settle: u64,
+    load: Load,
+    bin: &Path,
+    tick: Duration,
+    work: FloorWork,
+) -> f64 {
     use std::io::Read;
     use std::os::fd::AsFd;
     use std::os::unix::net::UnixListener;
+    use std::sync::Arc;
     let s = cost_server(panes, load, bin);
     let sock = s.dir.path().join("floor.sock");
     let listener = UnixListener::bind(&sock).expect("bind the floor's tap socket");
@@ -487,6 +543,9 @@ fn cost_floor(panes: usize, secs: u64, settle: u64, load: Load, bin: &Path, tick
     }
     let mut set = tend_platform::ReadySet::new().expect("the pipes' ready set");
     let mut pipes: Vec<std::fs::File> = Vec::new();
+    let mut parsers: Vec<FloorParse> = Vec::new();
+    let registry = tend_detector::Registry::bundled();
+    let config = Arc::new(tend_detector::DetectorConfig::default());
     listener
         .set_nonblocking(true)
         .expect("non-blocking listener");
@@ -500,7 +559,7 @@ fn cost_floor(panes: usize, secs: u64, settle: u64, load: Load, bin: &Path, tick
             }
         };
         conn.set_nonblocking(false).expect("blocking hand-over");
-        let Ok((_, fd)) = tend_daemon::pipes::receive(&conn) else {
+        let Ok((pane, fd)) = tend_daemon::pipes::receive(&conn) else {
             continue;
         };
         let file = std::fs::File::from(fd);
@@ -508,6 +567,19 @@ fn cost_floor(panes: usize, secs: u64, settle: u64, load: Load, bin: &Path, tick
         set.add(file.as_fd(), pipes.len() as u64)
             .expect("watch a pipe");
         pipes.push(file);
+        // The pane's place in the server is its place in the load.
+        let agent = pane_agent(load, ids.iter().position(|id| *id == pane).unwrap_or(0));
+        parsers.push(match work {
+            FloorWork::Nothing => FloorParse::Nothing,
+            FloorWork::Screen => FloorParse::Screen(Box::new(
+                tend_detector::screen::Screen::with_history(50, 200, 0),
+            )),
+            FloorWork::Detector => {
+                let mut d = tend_detector::PaneDetector::new(config.clone(), 50, 200);
+                d.set_agent(Duration::ZERO, registry.get(&agent).cloned().map(Arc::new));
+                FloorParse::Detector(Box::new(d))
+            }
+        });
     }
     if pipes.len() < ids.len() {
         println!(
@@ -529,17 +601,33 @@ fn cost_floor(panes: usize, secs: u64, settle: u64, load: Load, bin: &Path, tick
             ready.clear();
             let fds = pipes.iter().zip(0u64..).map(|(f, i)| (f.as_fd(), i));
             let _ = set.ready(pipes.len(), fds, &mut ready);
+            let now = t0.elapsed();
             for &i in &ready {
-                let _ = (&pipes[i as usize]).read(&mut buf);
+                let n = (&pipes[i as usize]).read(&mut buf).unwrap_or(0);
+                match &mut parsers[i as usize] {
+                    FloorParse::Nothing => {}
+                    FloorParse::Screen(screen) => screen.process(&buf[..n]),
+                    FloorParse::Detector(d) => d.feed(now, &buf[..n]),
+                }
+            }
+            for parser in &mut parsers {
+                if let FloorParse::Detector(d) = parser {
+                    if d.poll_timeout().is_some_and(|at| at <= now) {
+                        d.tick(now);
+                    }
+                    while d.poll_transition().is_some() {}
+                    d.drain_signals();
+                }
             }
         }
         (thread_cpu_ns() - cpu0) as f64 / 1e9 / t0.elapsed().as_secs_f64() * 100.0
     });
     let pct = reader.join().expect("floor reader");
     println!(
-        "floor         {:<6} panes={panes:>3} waking every {} ms and reading the readable pipes, nothing parsed: cpu={pct:.2}%",
+        "floor         {:<6} panes={panes:>3} waking every {} ms and reading the readable pipes, {}: cpu={pct:.2}%",
         load.label(),
-        tick.as_millis()
+        tick.as_millis(),
+        work.label()
     );
     pct
 }
@@ -771,21 +859,38 @@ fn main() {
     let floors: Vec<u64> = get("--floor")
         .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
         .unwrap_or_default();
-    // (load, panes, tick, % of a core): for the ratios under the table.
-    let mut floor_cells: Vec<(&'static str, usize, u64, f64)> = Vec::new();
+    // `--floor-work screen,detector`: the same floors again with each
+    // pane's bytes parsed by an emulator, or by a whole detector.
+    let mut works = vec![FloorWork::Nothing];
+    works.extend(
+        get("--floor-work")
+            .unwrap_or_default()
+            .split(',')
+            .filter_map(|w| match w {
+                "screen" => Some(FloorWork::Screen),
+                "detector" => Some(FloorWork::Detector),
+                _ => None,
+            }),
+    );
+    // (load, panes, tick, what was done, % of a core): for the ratios
+    // under the table.
+    let mut floor_cells: Vec<(&'static str, usize, u64, FloorWork, f64)> = Vec::new();
     if !floors.is_empty() {
         for &load in &loads {
             for &n in &panes {
                 for &ms in &floors {
-                    let pct = cost_floor(
-                        n,
-                        secs,
-                        settle,
-                        load,
-                        &builds[builds.len() - 1].1,
-                        Duration::from_millis(ms),
-                    );
-                    floor_cells.push((load.label(), n, ms, pct));
+                    for &work in &works {
+                        let pct = cost_floor(
+                            n,
+                            secs,
+                            settle,
+                            load,
+                            &builds[builds.len() - 1].1,
+                            Duration::from_millis(ms),
+                            work,
+                        );
+                        floor_cells.push((load.label(), n, ms, work, pct));
+                    }
                 }
             }
         }
@@ -851,15 +956,32 @@ fn main() {
                 // The figure to watch: all of tend over the floor measured
                 // in the same run (a ratio survives a noisy machine better
                 // than a percentage).
-                for (_, _, ms, floor) in floor_cells
-                    .iter()
-                    .filter(|(l, p, _, _)| *l == load.label() && *p == n)
-                {
+                for (_, _, ms, _, floor) in floor_cells.iter().filter(|(l, p, _, w, _)| {
+                    *l == load.label() && *p == n && *w == FloorWork::Nothing
+                }) {
                     ratios.push(format!(
                         "{} {n} panes, {label}: all of tend {:.2} % ÷ floor at {ms} ms {floor:.2} % = {:.2}×",
                         load.label(),
                         median_of(runs, |c| c.total),
                         median_of(runs, |c| c.total) / floor,
+                    ));
+                }
+            }
+            // The floor with the bytes parsed, over the bare floor: what
+            // any reader of these screens pays before a daemon around it.
+            for (_, _, ms, work, pct) in floor_cells
+                .iter()
+                .filter(|(l, p, _, w, _)| *l == load.label() && *p == n && *w != FloorWork::Nothing)
+            {
+                let bare = floor_cells.iter().find(|(l, p, m, w, _)| {
+                    *l == load.label() && *p == n && m == ms && *w == FloorWork::Nothing
+                });
+                if let Some((.., floor)) = bare {
+                    ratios.push(format!(
+                        "{} {n} panes, the floor at {ms} ms {}: {pct:.2} % = {:.2}× the floor",
+                        load.label(),
+                        work.label(),
+                        pct / floor,
                     ));
                 }
             }
