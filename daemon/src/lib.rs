@@ -127,21 +127,31 @@ fn next_grid_tick(at: std::time::Instant) -> std::time::Instant {
 /// on ticks anyway.
 fn wake_at(wait: Duration, reader: &pipes::Reader, bell: bool) -> std::time::Instant {
     let now = std::time::Instant::now();
+    let read = match reader.next_wake() {
+        None if !bell => Some(now + pipes::READ_EVERY),
+        read => read,
+    };
+    first_wake(now, wait, read, reader.cadence())
+}
+
+/// [`wake_at`] at `now`, the reader's next wake being `read`.
+fn first_wake(
+    now: std::time::Instant,
+    wait: Duration,
+    read: Option<std::time::Instant>,
+    cadence: &pipes::Cadence,
+) -> std::time::Instant {
     let table = if wait.is_zero() {
         now
     } else {
         next_grid_tick(now + wait - Duration::from_nanos(1))
     };
-    let read = match reader.next_wake() {
-        None if !bell => Some(now + pipes::READ_EVERY),
-        read => read,
-    };
     match read {
         // Once a tick found nothing (quiet or not yet), the table's
         // deadlines are served on time: nothing prints to share a wake-up
         // with, and an agent that stopped streaming is drawing its dialog.
-        Some(read) if !reader.cadence().printing() => read.min(table),
-        Some(read) => read.min(reader.cadence().align(table)),
+        Some(read) if !cadence.printing() => read.min(table),
+        Some(read) => read.min(cadence.align(table)),
         None => table,
     }
 }
@@ -781,5 +791,42 @@ mod tests {
         assert_eq!(next_grid_tick(a - Duration::from_nanos(1)), a);
         assert_eq!(next_grid_tick(a), a + DEADLINE_GRID);
         assert_eq!(next_grid_tick(a + DEADLINE_GRID / 2), a + DEADLINE_GRID);
+    }
+
+    /// While the last read tick found output, a pane's deadline before
+    /// the next tick waits for it (one wake-up for reads and evaluations);
+    /// once a tick found nothing, it is served on its own grid tick, before
+    /// the next read: an agent that stopped streaming may be drawing its
+    /// dialog, and its evaluation is not held back a tick.
+    #[test]
+    fn deadlines_wait_for_the_read_tick_only_while_panes_print() {
+        let grid = DEADLINE_GRID;
+        assert!(
+            grid + Duration::from_millis(5) < pipes::READ_EVERY,
+            "the test needs a grid finer than the read tick"
+        );
+        let t0 = std::time::Instant::now();
+        let mut cadence = pipes::Cadence::new();
+        cadence.read(t0, true);
+        assert!(cadence.printing());
+        let wait = Duration::from_millis(5);
+        let read = cadence.next_tick();
+        assert_eq!(read, Some(t0 + pipes::READ_EVERY));
+        assert_eq!(first_wake(t0, wait, read, &cadence), t0 + pipes::READ_EVERY);
+
+        let t1 = t0 + pipes::READ_EVERY;
+        cadence.read(t1, false);
+        assert!(!cadence.printing());
+        let read = cadence.next_tick();
+        assert_eq!(read, Some(t1 + pipes::READ_EVERY));
+        let woke = first_wake(t1, wait, read, &cadence);
+        assert!(woke >= t1 + wait, "{:?} early", (t1 + wait) - woke);
+        assert!(woke <= t1 + wait + grid, "{:?} late", woke - (t1 + wait));
+        assert!(woke < t1 + pipes::READ_EVERY);
+
+        // Quiet (no read tick: the doorbell wakes the loop): the deadline
+        // on its grid tick.
+        let woke = first_wake(t1, wait, None, &cadence);
+        assert!(woke >= t1 + wait && woke <= t1 + wait + grid);
     }
 }
