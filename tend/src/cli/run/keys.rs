@@ -1,8 +1,9 @@
 //! The user's keys, written to the pty by a thread of their own.
 //!
 //! The pty's master is blocking (the output thread blocks in `read` on
-//! it), so a write of more than its input buffer holds (~4 KiB: a paste)
-//! waits until the command reads. Written from the relay's loop, that
+//! it), so a write of more than its input buffer holds (18 KiB on Linux
+//! 6.18: a paste) waits until the command reads. Written from the relay's
+//! loop, that
 //! wait held the loop too: a resize or a signal sent to the relay waited
 //! behind a paste into a command that was not reading. Here the loop
 //! hands the keys over and goes back to waiting; it stops reading the
