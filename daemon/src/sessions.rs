@@ -3,8 +3,11 @@
 //! notifications (the `notify` crate: inotify on Linux, FSEvents on macOS,
 //! kqueue on the BSDs), reads a file when it is told to follow it and each
 //! time the system says it changed, and hands what it read to the core.
-//! Nothing is polled; a folder that cannot be watched yet (not made yet)
-//! is tried again each second until it can.
+//! Nothing is polled: a folder that cannot be watched yet (not made yet:
+//! Claude Code makes a project's folder at its first message) is watched
+//! through the nearest folder above it that exists, and tried again when
+//! something is made there; only where no folder above it can be watched
+//! either is it tried again each second.
 //!
 //! A file is read only when the user owns it and no one else can write it
 //! or any folder above it, never through a symlink, never more than
@@ -27,7 +30,8 @@ use tend_protocol::PaneId;
 
 use crate::event::Event;
 
-/// How often a folder that could not be watched is tried again.
+/// How often a folder that could not be watched, nor any folder above
+/// it, is tried again.
 const RETRY_EVERY: Duration = Duration::from_secs(1);
 
 enum Msg {
@@ -90,6 +94,9 @@ struct Follower<W: Watcher> {
     watched: BTreeSet<PathBuf>,
     /// Folders to watch that could not be yet.
     pending: BTreeSet<PathBuf>,
+    /// The nearest existing folder above each pending one, watched until
+    /// it can be (a folder made there may be, or lead to, one).
+    above: BTreeSet<PathBuf>,
 }
 
 impl<W: Watcher> Follower<W> {
@@ -100,19 +107,22 @@ impl<W: Watcher> Follower<W> {
             files: BTreeMap::new(),
             watched: BTreeSet::new(),
             pending: BTreeSet::new(),
+            above: BTreeSet::new(),
         }
     }
 
     fn run(mut self, rx: mpsc::Receiver<Msg>) {
         loop {
-            let msg = if self.pending.is_empty() {
-                rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected)
-            } else {
+            let msg = if self.blind() {
                 rx.recv_timeout(RETRY_EVERY)
+            } else {
+                rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected)
             };
             let alive = match msg {
                 Ok(Msg::Follow(files)) => self.follow(files),
-                Ok(Msg::Fs(Ok(ev))) => self.changed(&ev),
+                Ok(Msg::Fs(Ok(ev))) => {
+                    (!self.leads_to_pending(&ev) || self.retry()) && self.changed(&ev)
+                }
                 // The system dropped events (an overflow): read them all.
                 Ok(Msg::Fs(Err(_))) => self.read_all(),
                 Ok(Msg::Stop) | Err(mpsc::RecvTimeoutError::Disconnected) => false,
@@ -146,6 +156,8 @@ impl<W: Watcher> Follower<W> {
         {
             let _ = self.watcher.unwatch(&gone);
             self.watched.remove(&gone);
+            // Its watch is gone, whatever else it was watched for.
+            self.above.remove(&gone);
         }
         self.pending.retain(|f| folders.contains(f));
         for f in folders {
@@ -153,9 +165,52 @@ impl<W: Watcher> Follower<W> {
                 self.watch(f);
             }
         }
+        self.watch_above();
         fresh
             .into_iter()
             .all(|(path, pane)| self.send(pane, &path, read(&path)))
+    }
+
+    /// Watches the nearest existing folder above each pending one (not
+    /// those already watched for their own files), and no other.
+    fn watch_above(&mut self) {
+        let want: BTreeSet<PathBuf> = self
+            .pending
+            .iter()
+            .filter_map(|f| nearest_existing_above(f))
+            .filter(|a| !self.watched.contains(a))
+            .collect();
+        for gone in self.above.difference(&want).cloned().collect::<Vec<_>>() {
+            let _ = self.watcher.unwatch(&gone);
+            self.above.remove(&gone);
+        }
+        for a in want {
+            if !self.above.contains(&a)
+                && self.watcher.watch(&a, RecursiveMode::NonRecursive).is_ok()
+            {
+                self.above.insert(a);
+            }
+        }
+    }
+
+    /// Whether some pending folder has no watched folder above it: then
+    /// the loop tries again each second.
+    fn blind(&self) -> bool {
+        self.pending.iter().any(|f| {
+            nearest_existing_above(f)
+                .is_none_or(|a| !self.above.contains(&a) && !self.watched.contains(&a))
+        })
+    }
+
+    /// Whether `ev` made (or moved in, or took away) a pending folder or
+    /// one on the way to it.
+    fn leads_to_pending(&self, ev: &::notify::Event) -> bool {
+        !self.pending.is_empty()
+            && !matches!(ev.kind, EventKind::Access(_))
+            && ev
+                .paths
+                .iter()
+                .any(|p| self.pending.iter().any(|f| f.starts_with(p)))
     }
 
     fn watch(&mut self, folder: PathBuf) {
@@ -171,8 +226,15 @@ impl<W: Watcher> Follower<W> {
     }
 
     /// Folders that could not be watched: once they can, their files are
-    /// read.
+    /// read; the others are watched through the folder above them that
+    /// exists now.
     fn retry(&mut self) -> bool {
+        let alive = self.retry_pending();
+        self.watch_above();
+        alive
+    }
+
+    fn retry_pending(&mut self) -> bool {
         for f in self.pending.clone() {
             self.watch(f.clone());
             if self.watched.contains(&f) {
@@ -252,6 +314,15 @@ const CLOSE_WRITE_SEEN: bool = cfg!(any(target_os = "linux", target_os = "androi
 
 fn folder_of(path: &Path) -> Option<PathBuf> {
     path.parent().map(Path::to_path_buf)
+}
+
+/// The nearest folder above `folder` that exists.
+fn nearest_existing_above(folder: &Path) -> Option<PathBuf> {
+    folder
+        .ancestors()
+        .skip(1)
+        .find(|a| a.is_dir())
+        .map(Path::to_path_buf)
 }
 
 /// `stat`'s words, for `tend_core::trust`.

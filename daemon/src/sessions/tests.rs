@@ -204,3 +204,59 @@ fn a_file_written_in_place_is_read_when_its_writer_closes_it() {
     );
     assert_eq!(read(EventKind::Create(CreateKind::File)), !CLOSE_WRITE_SEEN);
 }
+
+/// A followed file whose folder is not made yet, two levels up: the
+/// nearest folder that exists is watched instead (nothing is tried each
+/// second), the watch moves down as the folders are made, and the file is
+/// read once its folder is there.
+#[test]
+fn a_folder_not_made_yet_is_watched_through_the_folder_above_it() {
+    let d = folder();
+    let sessions = d.path().join("projects").join("-work-app");
+    let f = sessions.join("4242.json");
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    let watcher = ::notify::recommended_watcher(|_| {}).expect("a watcher");
+    let mut follower = Follower::new(watcher, tx);
+    assert!(follower.follow(vec![FollowFile {
+        pane: PaneId(3),
+        path: f.to_string_lossy().into_owned(),
+    }]));
+    assert_eq!(
+        reads_until(&mut rx, |r| *r == FileRead::Gone),
+        [FileRead::Gone]
+    );
+    assert!(follower.pending.contains(&sessions));
+    assert_eq!(
+        follower.above.iter().collect::<Vec<_>>(),
+        [&d.path().to_path_buf()]
+    );
+    assert!(!follower.blind(), "tried again each second");
+
+    let made = |path: &Path| ::notify::Event {
+        kind: EventKind::Create(::notify::event::CreateKind::Folder),
+        paths: vec![path.to_path_buf()],
+        attrs: Default::default(),
+    };
+    // One level made: the watch moves down to it.
+    std::fs::create_dir(d.path().join("projects")).expect("mkdir");
+    assert!(follower.leads_to_pending(&made(&d.path().join("projects"))));
+    assert!(follower.retry());
+    assert_eq!(
+        follower.above.iter().collect::<Vec<_>>(),
+        [&d.path().join("projects")]
+    );
+    // Something else made beside it leads nowhere.
+    assert!(!follower.leads_to_pending(&made(&d.path().join("other"))));
+    // The folder itself, with the file in it: watched, the file read.
+    std::fs::create_dir(&sessions).expect("mkdir");
+    write(&f, "{\"status\":\"idle\"}");
+    assert!(follower.leads_to_pending(&made(&sessions)));
+    assert!(follower.retry());
+    reads_until(&mut rx, |r| {
+        *r == FileRead::Bytes(b"{\"status\":\"idle\"}".to_vec())
+    });
+    assert!(follower.pending.is_empty());
+    assert!(follower.above.is_empty());
+    assert!(follower.watched.contains(&sessions));
+    assert!(!follower.blind());
+}
