@@ -326,6 +326,25 @@ impl Rig {
         self.ok("report", p);
     }
 
+    /// The verifying captures among the jobs since the last look, of any
+    /// pane.
+    fn verifies(&mut self) -> usize {
+        self.drain_jobs()
+            .iter()
+            .filter(|j| matches!(j, MuxJob::Capture(_, CapturePurpose::Verify)))
+            .count()
+    }
+
+    /// `pane` reports it waits for the user (`reason`), for an hour.
+    fn waits(&mut self, pane: &str, reason: &str) {
+        self.report(pane, "waiting", json!({"reason": reason, "every": "1h"}));
+    }
+
+    /// `pane` reports it works, for an hour.
+    fn works(&mut self, pane: &str) {
+        self.report(pane, "working", json!({"every": "1h"}));
+    }
+
     fn get(&mut self, pane: &str) -> Value {
         self.ok("get", json!({ "pane": pane }))
     }
@@ -367,11 +386,7 @@ impl Rig {
 fn a_snooze_runs_out_on_the_clock_the_table_is_given() {
     let mut r = Rig::new(Mux::Tmux);
     r.list(&[1], vec![]);
-    r.report(
-        "%1",
-        "waiting",
-        json!({"reason": "question", "every": "1h"}),
-    );
+    r.waits("%1", "question");
     r.at(1);
     assert_eq!(r.get("%1")["band"], "waiting");
     let until = r.ok("snooze", json!({"pane": "%1", "for": "30m"}))["until"].clone();
@@ -397,11 +412,7 @@ fn a_snooze_runs_out_on_the_clock_the_table_is_given() {
 fn typing_into_a_snoozed_pane_ends_the_snooze() {
     let mut r = Rig::new(Mux::Tmux);
     r.list(&[1], vec![client(1, 100)]);
-    r.report(
-        "%1",
-        "waiting",
-        json!({"reason": "question", "every": "1h"}),
-    );
+    r.waits("%1", "question");
     r.ok("snooze", json!({"pane": "%1", "for": "6h"}));
     r.at(1);
     assert_eq!(r.get("%1")["band"], "snoozed");
@@ -449,12 +460,8 @@ fn a_report_lease_runs_out_when_the_agent_goes_silent() {
 fn a_closed_pane_releases_parks_gated_on_it_and_forgets_its_report() {
     let mut r = Rig::new(Mux::Tmux);
     r.list(&[1, 2], vec![]);
-    r.report(
-        "%1",
-        "waiting",
-        json!({"reason": "question", "every": "1h"}),
-    );
-    r.report("%2", "working", json!({"every": "1h"}));
+    r.waits("%1", "question");
+    r.works("%2");
     r.ok("park", json!({"pane": "%1", "gate": "%2"}));
     r.at(1);
     r.events("park.released");
@@ -487,12 +494,8 @@ fn a_closed_pane_releases_parks_gated_on_it_and_forgets_its_report() {
 fn a_gated_park_releases_when_its_gate_finishes_a_turn() {
     let mut r = Rig::new(Mux::Tmux);
     r.list(&[1, 2], vec![]);
-    r.report(
-        "%1",
-        "waiting",
-        json!({"reason": "question", "every": "1h"}),
-    );
-    r.report("%2", "working", json!({"every": "1h"}));
+    r.waits("%1", "question");
+    r.works("%2");
     r.at(1);
     r.ok(
         "park",
@@ -519,11 +522,7 @@ fn tmux_gets_options_and_a_guard() {
     let mut r = Rig::new(Mux::Tmux);
     r.core.install_guard();
     r.list(&[1], vec![]);
-    r.report(
-        "%1",
-        "waiting",
-        json!({"reason": "approval", "every": "1h"}),
-    );
+    r.waits("%1", "approval");
     r.at(1);
     let jobs = r.drain_jobs();
     assert!(jobs.iter().any(|j| matches!(j, MuxJob::Guard { .. })));
@@ -538,12 +537,8 @@ fn zellij_panes_keep_zellij_names_and_publish_to_the_plugin() {
     // No guard in zellij: the plugin's status has a time to live instead.
     r.core.install_guard();
     r.list(&[4, 5], vec![]);
-    r.report(
-        "terminal_4",
-        "waiting",
-        json!({"reason": "approval", "every": "1h"}),
-    );
-    r.report("terminal_5", "working", json!({"every": "1h"}));
+    r.waits("terminal_4", "approval");
+    r.works("terminal_5");
     r.at(1);
     // The bare number `$ZELLIJ_PANE_ID` holds, and `%N`.
     for spelled in ["terminal_4", "4", "%4"] {
@@ -626,11 +621,7 @@ fn the_core_asks_what_the_backend_offers_not_which_it_is() {
     let mut hidden = pane(2);
     hidden.window_active = false;
     r.list_infos(vec![shown, hidden], vec![]);
-    r.report(
-        "%1",
-        "waiting",
-        json!({"reason": "approval", "every": "1h"}),
-    );
+    r.waits("%1", "approval");
     r.at(1);
     let jobs = r.drain_jobs();
     assert!(!jobs
@@ -669,20 +660,12 @@ fn zellij_changes_reach_the_notifier_grouped() {
         }
     };
     r.list(&[4, 5], vec![]);
-    r.report("terminal_4", "working", json!({"every": "1h"}));
-    r.report("terminal_5", "working", json!({"every": "1h"}));
+    r.works("terminal_4");
+    r.works("terminal_5");
     r.at(1);
     feed(&mut r, &mut n, 1);
-    r.report(
-        "terminal_4",
-        "waiting",
-        json!({"reason": "approval", "every": "1h"}),
-    );
-    r.report(
-        "terminal_5",
-        "waiting",
-        json!({"reason": "question", "every": "1h"}),
-    );
+    r.waits("terminal_4", "approval");
+    r.waits("terminal_5", "question");
     r.at(60);
     feed(&mut r, &mut n, 60);
     // Both within one grouping window: one notification for the two, the
@@ -706,7 +689,7 @@ fn the_sweep_skips_panes_where_nothing_happened() {
         panes: vec![p1.clone(), pane(2)],
         clients: vec![],
     });
-    r.report("%2", "working", json!({"every": "1h"}));
+    r.works("%2");
     // A minute of quiet: the process samples back off.
     r.drive_to(60_000);
     r.drain_jobs();
@@ -884,11 +867,7 @@ fn output_already_in_the_seed_is_found_by_a_second_capture_and_the_screen_put_ri
     let mut verify = 0;
     for ms in (100..=3000).step_by(20) {
         r.at_ms(ms);
-        verify += r
-            .drain_jobs()
-            .iter()
-            .filter(|j| matches!(j, MuxJob::Capture(PaneId(1), CapturePurpose::Verify)))
-            .count();
+        verify += r.verifies();
     }
     assert_eq!(verify, 1, "one verifying capture once the pane is quiet");
     let st = r.core.panes[&PaneId(1)].det.status();
@@ -914,10 +893,7 @@ fn output_already_in_the_seed_is_found_by_a_second_capture_and_the_screen_put_ri
         (Some(State::Waiting), Some(Reason::Approval))
     );
     // The re-seed is checked too; this time nothing followed it.
-    assert!(!r
-        .drain_jobs()
-        .iter()
-        .any(|j| matches!(j, MuxJob::Capture(_, CapturePurpose::Verify))));
+    assert_eq!(r.verifies(), 0);
 }
 
 #[test]
@@ -931,10 +907,7 @@ fn a_verifying_capture_that_matches_changes_nothing() {
     r.data(1, 10, b"ls\r\n");
     r.drain_jobs();
     r.at_ms(200);
-    assert!(r
-        .drain_jobs()
-        .iter()
-        .any(|j| matches!(j, MuxJob::Capture(PaneId(1), CapturePurpose::Verify))));
+    assert!(r.verifies() > 0, "no verifying capture asked for");
     let cap = capture_of(1, r.core.panes[&PaneId(1)].det.screen());
     r.input(Input::Captured {
         pane: PaneId(1),
@@ -946,10 +919,7 @@ fn a_verifying_capture_that_matches_changes_nothing() {
     for ms in (420..=3000).step_by(20) {
         r.at_ms(ms);
     }
-    assert!(!r
-        .drain_jobs()
-        .iter()
-        .any(|j| matches!(j, MuxJob::Capture(_, CapturePurpose::Verify))));
+    assert_eq!(r.verifies(), 0);
 }
 
 #[test]
@@ -1118,7 +1088,7 @@ impl Rig {
 #[test]
 fn a_wait_is_answered_at_once_when_the_pane_is_there_and_else_by_the_change_that_gets_it_there() {
     let mut r = rig_with_agent(1);
-    r.report("%1", "working", json!({"every": "1h"}));
+    r.works("%1");
     r.at(2);
     let at_once = r.ok("wait", json!({"pane": "%1", "until": ["working"]}));
     assert_eq!(
@@ -1141,7 +1111,7 @@ fn a_wait_is_answered_at_once_when_the_pane_is_there_and_else_by_the_change_that
 #[test]
 fn a_wait_runs_out_on_the_core_s_clock() {
     let mut r = rig_with_agent(1);
-    r.report("%1", "working", json!({"every": "1h"}));
+    r.works("%1");
     r.at(2);
     let id = r.send(
         "wait",
@@ -1203,7 +1173,7 @@ fn prompt_wait_needs_a_reaction_within_five_seconds_then_waits_for_its_states() 
         "prompt",
         json!({"pane": "%1", "text": "go", "wait": true, "until": ["completed"]}),
     );
-    r.report("%1", "working", json!({"every": "1h"}));
+    r.works("%1");
     assert!(
         r.answer_by(id, 7_000).is_none(),
         "reacted, not completed yet"
