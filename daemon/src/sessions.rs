@@ -181,7 +181,10 @@ impl<W: Watcher> Follower<W> {
             .filter(|a| !self.watched.contains(a))
             .collect();
         for gone in self.above.difference(&want).cloned().collect::<Vec<_>>() {
-            let _ = self.watcher.unwatch(&gone);
+            // A folder watched for its own files since keeps its watch.
+            if !self.watched.contains(&gone) {
+                let _ = self.watcher.unwatch(&gone);
+            }
             self.above.remove(&gone);
         }
         for a in want {

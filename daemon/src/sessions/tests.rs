@@ -260,3 +260,44 @@ fn a_folder_not_made_yet_is_watched_through_the_folder_above_it() {
     assert!(follower.watched.contains(&sessions));
     assert!(!follower.blind());
 }
+
+/// A folder watched as the one above a pending folder, then followed for
+/// a file of its own: it keeps its watch when the pending folder no
+/// longer needs it, and its file is read on every change.
+#[test]
+fn a_folder_watched_from_below_and_for_its_own_file_keeps_its_watch() {
+    let d = folder();
+    let mine = d.path().join("7.json");
+    let deep = d.path().join("sessions").join("8.json");
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    let (fs_tx, fs_rx) = std::sync::mpsc::channel();
+    let watcher = ::notify::recommended_watcher(move |res| {
+        let _ = fs_tx.send(res);
+    })
+    .expect("a watcher");
+    let mut follower = Follower::new(watcher, tx);
+    let follow = |path: &Path, pane: u32| FollowFile {
+        pane: PaneId(pane),
+        path: path.to_string_lossy().into_owned(),
+    };
+    assert!(follower.follow(vec![follow(&deep, 8)]));
+    assert!(follower.above.contains(d.path()));
+    assert!(follower.follow(vec![follow(&deep, 8), follow(&mine, 7)]));
+    assert!(follower.watched.contains(d.path()));
+    // The pending folder is made: nothing needs the folder above it now.
+    std::fs::create_dir(d.path().join("sessions")).expect("mkdir");
+    assert!(follower.retry());
+    assert!(follower.above.is_empty());
+    // Still watched for its own file: a write there is reported.
+    while fs_rx.try_recv().is_ok() {}
+    write(&mine, "{\"status\":\"busy\"}");
+    let end = Instant::now() + Duration::from_secs(10);
+    let mut reported = false;
+    while !reported && Instant::now() < end {
+        if let Ok(Ok(ev)) = fs_rx.recv_timeout(Duration::from_millis(50)) {
+            reported = ev.paths.iter().any(|p| p == &mine);
+        }
+    }
+    assert!(reported, "the folder's watch was dropped");
+    while rx.try_recv().is_ok() {}
+}
