@@ -14,7 +14,9 @@ use tend_protocol::PaneId;
 use crate::pane::{ClientInfo, PaneInfo, Pipe, Screen};
 use crate::tape::Tape;
 use crate::watch::PaneWatch;
-use crate::{trace, CapturePurpose, Core, Effect, MuxJob, PaneEntry, TapState, TAP_CONNECT_GRACE};
+use crate::{
+    trace, CapturePurpose, Core, Effect, MuxJob, OutputRead, PaneEntry, TapState, TAP_CONNECT_GRACE,
+};
 
 impl Core {
     pub(super) fn on_listed(&mut self, panes: Vec<PaneInfo>, clients: Vec<ClientInfo>) {
@@ -194,6 +196,10 @@ impl Core {
             TapState::Polling
         } else if info.pipe == Pipe::Tend {
             TapState::Installed
+        } else if self.backend.output != OutputRead::Taps {
+            // A backend without taps (zellij): the screens come from its
+            // subscription and polls, with nothing to ask for first.
+            TapState::Polling
         } else {
             // Tapped at once, beside the seed: a restarted daemon
             // holds every pane's pipe after one tmux invocation.

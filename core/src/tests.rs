@@ -531,6 +531,31 @@ fn tmux_gets_options_and_a_guard() {
     assert_eq!(r.ok("ping", json!({}))["backend"], "tmux");
 }
 
+/// zellij has no taps: its panes are read through its subscription and
+/// polls from their first listing, and no tap is asked for (the backend
+/// could only refuse it).
+#[test]
+fn zellij_panes_are_never_asked_for_a_tap() {
+    let mut r = Rig::new(Mux::Zellij);
+    r.list(&[4, 5], vec![]);
+    r.at(1);
+    let jobs = r.drain_jobs();
+    assert!(
+        !jobs
+            .iter()
+            .any(|j| matches!(j, MuxJob::InstallTap(_) | MuxJob::Retap(_))),
+        "{jobs:?}"
+    );
+    assert_eq!(r.core.panes[&PaneId(4)].tap, crate::TapState::Polling);
+    // tmux's panes are tapped at once.
+    let mut t = Rig::new(Mux::Tmux);
+    t.list(&[1], vec![]);
+    assert!(t
+        .drain_jobs()
+        .iter()
+        .any(|j| matches!(j, MuxJob::InstallTap(PaneId(1)))));
+}
+
 #[test]
 fn zellij_panes_keep_zellij_names_and_publish_to_the_plugin() {
     let mut r = Rig::new(Mux::Zellij);

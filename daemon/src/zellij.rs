@@ -381,6 +381,8 @@ impl Backend {
             MuxJob::Capture(pane, purpose) => self.capture(pane, purpose),
             // zellij has no pipes to hand over: output comes from the
             // subscription and dump-screen, as for a foreign pipe in tmux.
+            // The core does not ask (the backend says its output is read
+            // `ShownLive`); answered should it ever.
             MuxJob::InstallTap(pane) | MuxJob::Retap(pane) => self.send(Input::TapInstalled {
                 pane,
                 outcome: TapOutcome::Foreign,
