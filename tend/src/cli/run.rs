@@ -503,23 +503,22 @@ fn relay(master: OwnedFd, child: Pid, saved: Option<&Termios>, outer_tty: bool) 
     let stdin = std::io::stdin();
     // SAFETY: fd 0 stays open for the life of the process.
     let inp = unsafe { BorrowedFd::borrow_raw(stdin.as_raw_fd()) };
-    // The pty's input is written by the keys' thread and by the output's
-    // (the query's answer), one write at a time.
-    let writer = std::sync::Arc::new(std::sync::Mutex::new(()));
-    let flow = match output::start(&master, child, writer.clone(), || wake_relay(OUTPUT_ENDED)) {
-        Ok(flow) => flow,
-        Err(e) => {
-            let _ = signal::kill(child, Signal::SIGHUP);
-            drop(raw);
-            return fail(format!("cannot start the relay's output: {e}"), 1);
-        }
-    };
-    let keys = match keys::Keys::start(&master, writer, || wake_relay(KEYS_DRAINED)) {
+    // The pty's input has one writer: the user's keys and the query's
+    // answers (from the output thread) in the order they are handed over.
+    let keys = match keys::Keys::start(&master, || wake_relay(KEYS_DRAINED)) {
         Ok(keys) => keys,
         Err(e) => {
             let _ = signal::kill(child, Signal::SIGHUP);
             drop(raw);
             return fail(format!("cannot start the relay's input: {e}"), 1);
+        }
+    };
+    let flow = match output::start(&master, child, keys.clone(), || wake_relay(OUTPUT_ENDED)) {
+        Ok(flow) => flow,
+        Err(e) => {
+            let _ = signal::kill(child, Signal::SIGHUP);
+            drop(raw);
+            return fail(format!("cannot start the relay's output: {e}"), 1);
         }
     };
     let mut r = Relay {

@@ -1,4 +1,5 @@
-//! The user's keys, written to the pty by a thread of their own.
+//! The pty's input, written by a thread of its own: the user's keys, and
+//! the answers to the command's queries that the output thread hands it.
 //!
 //! The pty's master is blocking (the output thread blocks in `read` on
 //! it), so a write of more than its input buffer holds (18 KiB on Linux
@@ -10,32 +11,38 @@
 //! user's input while [`MAX_QUEUED`] bytes wait (the terminal holds the
 //! rest, as it would for the command itself), and this thread wakes it
 //! once they have gone in.
+//!
+//! One writer keeps every write whole without a lock, and keeps the order
+//! that matters: a query's answer is handed over before the output that
+//! holds the query is passed on, so before the terminal's reply to what
+//! follows it (a DA1 request) can reach the relay's input and be handed
+//! over behind it. The output thread never waits here: a paste the command
+//! has not read does not hold its output back.
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use super::pty::{lock, write_all};
+use super::pty::write_all;
 
 /// Bytes of keys queued before the loop stops reading the user's input.
 pub(super) const MAX_QUEUED: usize = 256 * 1024;
 
-/// The keys' writer, as the relay's loop sees it.
+/// The pty's input, as the relay's loop and the output thread see it.
+#[derive(Clone)]
 pub(super) struct Keys {
     tx: Sender<Vec<u8>>,
     queued: Arc<AtomicUsize>,
 }
 
 impl Keys {
-    /// Starts the thread writing keys to `master`, one handed-over piece
-    /// at a time under `writer` (held by the output thread for a query's
-    /// answer). `on_drained` runs on that thread when the queue falls
-    /// back under [`MAX_QUEUED`] after reaching it, and once the pty takes
-    /// no more.
+    /// Starts the thread writing to `master`'s input, one handed-over
+    /// piece at a time, in the order they were handed over. `on_drained`
+    /// runs on that thread when the queue falls back under [`MAX_QUEUED`]
+    /// after reaching it, and once the pty takes no more.
     pub(super) fn start(
         master: &OwnedFd,
-        writer: Arc<Mutex<()>>,
         on_drained: impl Fn() + Send + 'static,
     ) -> std::io::Result<Keys> {
         let pty = master.try_clone()?;
@@ -46,10 +53,7 @@ impl Keys {
             .name("relay-keys".into())
             .spawn(move || {
                 for keys in rx {
-                    let written = {
-                        let _lock = lock(&writer);
-                        write_all(pty.as_fd(), &keys)
-                    };
+                    let written = write_all(pty.as_fd(), &keys);
                     let before = theirs.fetch_sub(keys.len(), Ordering::AcqRel);
                     if !written {
                         // The pty is gone; the loop learns it from the
@@ -66,7 +70,7 @@ impl Keys {
         Ok(Keys { tx, queued })
     }
 
-    /// Queues `keys` for the command.
+    /// Queues `keys` for the command (the user's, or a query's answer).
     pub(super) fn send(&self, keys: &[u8]) {
         self.queued.fetch_add(keys.len(), Ordering::AcqRel);
         if self.tx.send(keys.to_vec()).is_err() {

@@ -9,14 +9,15 @@
 //! `read`, one `write` — plus the scan for the query; the relay's own loop
 //! waits on the rarer things (signals, keys) with `poll`.
 //!
-//! The query's answer goes into the pty's input from this thread, before
-//! the piece of output that holds the query is passed on, so before the
-//! terminal can answer the DA1 request behind it; a lock keeps it whole
-//! beside the user's keys, which a thread of their own writes
-//! (`run/keys.rs`).
+//! The query's answer is handed to the pty's input (`run/keys.rs`, the one
+//! writer of it, the user's keys too) before the piece of output that
+//! holds the query is passed on, so before the terminal can answer the DA1
+//! request behind it.
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::{Arc, Mutex};
+
+use super::keys::Keys;
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
@@ -44,12 +45,12 @@ struct Shared {
 }
 
 /// Starts passing the command's output (read from `master`) on to this
-/// process's standard output. `writer` is held while writing to the pty;
-/// `on_end` runs on that thread once the output has ended.
+/// process's standard output; query's answers go to `input`. `on_end`
+/// runs on that thread once the output has ended.
 pub(super) fn start(
     master: &OwnedFd,
     child: Pid,
-    writer: Arc<Mutex<()>>,
+    input: Keys,
     on_end: impl FnOnce() + Send + 'static,
 ) -> std::io::Result<Flow> {
     let pty = master.try_clone()?;
@@ -61,13 +62,13 @@ pub(super) fn start(
     std::thread::Builder::new()
         .name("relay-output".into())
         .spawn(move || {
-            pass_on(&pty, child, &writer, &theirs);
+            pass_on(&pty, child, &input, &theirs);
             on_end();
         })?;
     Ok(Flow { shared })
 }
 
-fn pass_on(pty: &OwnedFd, child: Pid, writer: &Mutex<()>, shared: &Mutex<Shared>) {
+fn pass_on(pty: &OwnedFd, child: Pid, input: &Keys, shared: &Mutex<Shared>) {
     let stdout = std::io::stdout();
     let out = stdout.as_fd();
     let mut buf = vec![0u8; 64 * 1024];
@@ -81,12 +82,8 @@ fn pass_on(pty: &OwnedFd, child: Pid, writer: &Mutex<()>, shared: &Mutex<Shared>
                 // between pieces.
                 let mut now = lock(shared);
                 let piece = &buf[..n];
-                let queries = answerer.queries(piece);
-                if queries > 0 {
-                    let _w = lock(writer);
-                    for _ in 0..queries {
-                        write_all(pty.as_fd(), QUERY_ANSWER);
-                    }
+                for _ in 0..answerer.queries(piece) {
+                    input.send(QUERY_ANSWER);
                 }
                 if stdout_open && !write_all(out, piece) {
                     // The outer terminal is gone: the command is told, and
