@@ -2,12 +2,13 @@
 //! against it.
 //!
 //! A daemon holds every bundled manifest (identity needs them all), but
-//! a server runs a few kinds of agent: compiled up front, the ~200
-//! screen-rule patterns of the bundled manifests held about 5 MB of heap
-//! in every daemon (each a forward and a reverse automaton with their
-//! tables, ~20 KiB), most of it for agents no pane ran. A pattern's syntax
+//! a server runs a few kinds of agent: compiled up front, the 200
+//! screen-rule patterns of the bundled manifests were compiled in every
+//! daemon, most for agents no pane ran (compiled when first used, a
+//! daemon watching four kinds of agent holds 3.3–3.5 MB less, measured
+//! in `docs/PERFORMANCE.md`; its four agents' 54 patterns take 1.9 MB). A pattern's syntax
 //! is still checked when its manifest is read; a user's manifest is
-//! compiled whole then too (`Manifest::parse`), so a pattern over the
+//! compiled whole then too (`Registry::load`), so a pattern over the
 //! size limit is refused with the rest of the file's errors, and the
 //! bundled ones are compiled by a test.
 

@@ -445,6 +445,36 @@ pub struct Prompting {
 }
 
 impl Manifest {
+    /// Compiles every screen regex now (they wait for their first use
+    /// otherwise, [`LazyRegex`]): the first that cannot be, named with
+    /// its rule.
+    pub fn compile(&self) -> Result<(), ManifestError> {
+        let err = |rule: Option<&Rule>, problem: String| ManifestError {
+            file: self.source.clone(),
+            rule: rule.map(|r| {
+                let short = r.id.split_once('/').map_or(r.id.as_str(), |(_, id)| id);
+                short.to_owned()
+            }),
+            problem,
+        };
+        self.screen
+            .horizontal_rule
+            .compile()
+            .map_err(|e| err(None, format!("screen.horizontal_rule: {e}")))?;
+        for rule in &self.rules {
+            let mut failed = None;
+            rule.matcher.each_regex(&mut |re| {
+                if let Err(e) = re.compile() {
+                    failed.get_or_insert(format!("invalid regex `{}`: {e}", re.as_str()));
+                }
+            });
+            if let Some(problem) = failed {
+                return Err(err(Some(rule), problem));
+            }
+        }
+        Ok(())
+    }
+
     /// The reason a match of `rule` gives. A manifest whose rules were not
     /// verified on recordings of the real agent may be wrong about what a
     /// dialog is: its approval, question, error and limit rules give `prompt`, so

@@ -5,7 +5,6 @@
 //! Separate because the file format and its checks are most of the code,
 //! while the rest of the detector only uses the compiled model.
 
-use super::registry::BUNDLED_PREFIX;
 use super::*;
 
 #[derive(Deserialize)]
@@ -448,7 +447,6 @@ impl Manifest {
         }
         let screen_identity =
             compile_markers(&raw.id, &raw.identity.screen).map_err(|p| err(None, p))?;
-        let bundled = file.starts_with(BUNDLED_PREFIX);
         // Compiled with the screen rules that read it (when first used).
         let horizontal_rule = lazy_regex(
             raw.screen
@@ -456,10 +454,6 @@ impl Manifest {
                 .as_deref()
                 .unwrap_or(DEFAULT_RULE_REGEX),
         )
-        .and_then(|re| match bundled {
-            true => Ok(re),
-            false => re.compile().map(|_| re.clone()),
-        })
         .map_err(|p| err(None, format!("screen.horizontal_rule: {p}")))?;
         let mut rules = Vec::with_capacity(raw.rules.len());
         let mut seen = std::collections::HashSet::new();
@@ -517,20 +511,6 @@ impl Manifest {
             }
             let region = Region::parse(&r.region).map_err(|p| err(Some(rid), p))?;
             let matcher = compile_matcher(&r.matcher, 0).map_err(|p| err(Some(rid), p))?;
-            if !bundled {
-                // A user's file is refused whole now rather than a rule
-                // found never to match later (a pattern over the size
-                // limit); the bundled ones are compiled by a test.
-                let mut failed = None;
-                matcher.each_regex(&mut |re| {
-                    if let Err(e) = re.compile() {
-                        failed.get_or_insert(format!("invalid regex `{}`: {e}", re.as_str()));
-                    }
-                });
-                if let Some(p) = failed {
-                    return Err(err(Some(rid), p));
-                }
-            }
             let (reset, go_on_keys) =
                 compile_limit(r, reason, region).map_err(|p| err(Some(rid), p))?;
             let cite =
